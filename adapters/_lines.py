@@ -1,0 +1,85 @@
+"""Linear-time splitting of a child's stdout into JSON-RPC lines, with a per-line size cap."""
+
+import json
+import re
+from dataclasses import dataclass
+
+from mcp.types import RequestId
+
+# Enough of an oversized line to find the id of the response it carries.
+_HEAD_BYTES = 256
+
+# A server serializes responses as {"jsonrpc":"2.0","id":…,"result":…} (or "error"); requests and
+# notifications carry "method" first and must not match, or we would fail an unrelated pending call.
+_RESPONSE_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,'
+    rb'\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:'
+)
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A line that exceeded the limit and was dropped without being buffered whole."""
+
+    size: int
+    """Length of the whole line in bytes, without its newline."""
+    head: bytes
+    """Its first bytes, kept to recover the id of the response it carried."""
+
+    def response_id(self) -> RequestId | None:
+        """The id of the JSON-RPC response this line carried, if its head shows one."""
+        match = _RESPONSE_HEAD.match(self.head)
+        if match is None:
+            return None
+        value = json.loads(match.group(1))
+        return value if isinstance(value, int | str) else None
+
+
+class LineSplitter:
+    """Feeds on chunks and returns complete lines; every byte is scanned once.
+
+    The stock SDK reader re-splits the whole pending line on every 64 KiB chunk, which is O(n²)
+    for one large message. Here the newline search resumes where the previous one stopped, and a
+    line over `limit` is skipped up to its newline instead of accumulating.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buf = bytearray()
+        self._scanned = 0
+        self._skipped = 0
+        self._head = b""
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the current unfinished line seen so far (buffered or skipped)."""
+        return self._skipped or len(self._buf)
+
+    def feed(self, chunk: bytes) -> list[bytearray | Oversized]:
+        """Consume one chunk; return the lines it completed, in order, without their newlines."""
+        out: list[bytearray | Oversized] = []
+        if self._skipped:
+            end = chunk.find(b"\n")
+            if end == -1:
+                self._skipped += len(chunk)
+                return out
+            out.append(Oversized(self._skipped + end, self._head))
+            self._skipped = 0
+            chunk = chunk[end + 1 :]
+        buf = self._buf
+        buf += chunk
+        pos = self._scanned
+        while (end := buf.find(b"\n", pos)) != -1:
+            if end > self._limit:
+                out.append(Oversized(end, bytes(buf[:_HEAD_BYTES])))
+            elif end:
+                out.append(buf[:end])
+            # Deleting from the front of a bytearray is O(1) in CPython: it only moves the start.
+            del buf[: end + 1]
+            pos = 0
+        if len(buf) > self._limit:
+            self._head = bytes(buf[:_HEAD_BYTES])
+            self._skipped = len(buf)
+            buf.clear()
+        self._scanned = len(buf)
+        return out

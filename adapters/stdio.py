@@ -1,0 +1,209 @@
+"""stdio transport: a child process speaking newline-delimited JSON-RPC, read in linear time."""
+
+import logging
+import os
+import signal
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager, suppress
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from anyio.abc import Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client._transport import TransportStreams
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+
+from adapters._lines import LineSplitter, Oversized
+from gateway.config import StdioServer
+
+logger = logging.getLogger(__name__)
+
+# Grace for the server to exit after its stdin closes, then again after SIGTERM (the SDK's values).
+EXIT_GRACE_S = 2.0
+TERM_GRACE_S = 2.0
+# How long already-accepted outgoing messages may take to reach the child's stdin at close.
+_FLUSH_S = 0.5
+# Lines at least this long are parsed in a worker thread.
+_THREAD_PARSE_BYTES = 4 * 1024 * 1024
+# Nothing notifies us when the last member of a process group dies, so we poll for it.
+_GROUP_POLL_S = 0.02
+
+
+@asynccontextmanager
+async def stdio_transport(config: StdioServer, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
+    """Start the server in its own process group and bridge its pipes to the session's streams.
+
+    Raises:
+        OSError: the executable or working directory is missing or not usable; names the command.
+    """
+    try:
+        process = await anyio.open_process(
+            [config.command, *config.args],
+            env=get_default_environment() | config.env,
+            cwd=config.cwd,
+            stderr=None,  # inherit: the server's diagnostics belong in the gateway's log
+            start_new_session=True,
+        )
+    except OSError as exc:
+        where = config.cwd or os.getcwd()
+        raise type(exc)(exc.errno, f"cannot start MCP server {config.command!r} in {where}: {exc.strerror}") from exc
+    # No await between the spawn and the try below, or a cancellation there would leak the child.
+    connection = _Connection(process, os.path.basename(config.command), max_message_bytes)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(connection.read)
+        tg.start_soon(connection.write)
+        tg.start_soon(connection.watch)
+        try:
+            yield connection.streams
+        finally:
+            # Shielded so a cancelled caller cannot leak the process; every wait inside is bounded.
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+            tg.cancel_scope.cancel()
+
+
+class _Connection:
+    def __init__(self, process: Process, name: str, limit: int) -> None:
+        self.process = process
+        self.name = name
+        self.limit = limit
+        self.closing = False
+        self.writer_done = anyio.Event()
+        self.read_send: MemoryObjectSendStream[SessionMessage | Exception]
+        self.read_recv: MemoryObjectReceiveStream[SessionMessage | Exception]
+        self.read_send, self.read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        self.write_send: MemoryObjectSendStream[SessionMessage]
+        self.write_recv: MemoryObjectReceiveStream[SessionMessage]
+        self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+
+    @property
+    def streams(self) -> TransportStreams:
+        return self.read_recv, self.write_send
+
+    async def read(self) -> None:
+        """Split stdout into messages; at EOF close the read stream so pending calls fail at once."""
+        assert self.process.stdout is not None
+        splitter = LineSplitter(self.limit)
+        listening = True
+        try:
+            async with self.read_send:
+                async for chunk in self.process.stdout:
+                    for item in splitter.feed(chunk):
+                        # Once the session stops listening we still drain, or a child blocked on a
+                        # full stdout pipe could never notice its stdin closing and exit.
+                        listening = listening and await self._deliver(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            pass  # our own close() shut stdout under the read
+        if splitter.pending and not self.closing:
+            logger.warning("MCP server %s: dropped %d bytes of an unterminated last line", self.name, splitter.pending)
+
+    async def _deliver(self, item: bytearray | Oversized) -> bool:
+        try:
+            if isinstance(item, Oversized):
+                for message in self._rejection(item):
+                    await self.read_send.send(message)
+                return True
+            try:
+                if len(item) < _THREAD_PARSE_BYTES:
+                    parsed = _parse(item)
+                else:
+                    # ~1.3 s for 100 MB; in a thread the event loop keeps serving other downstreams.
+                    parsed = await anyio.to_thread.run_sync(_parse, item)
+            except ValueError as exc:
+                logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, exc)
+                await self.read_send.send(exc)
+                return True
+            await self.read_send.send(SessionMessage(parsed))
+            return True
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+
+    def _rejection(self, item: Oversized) -> list[SessionMessage | Exception]:
+        logger.warning(
+            "MCP server %s sent a %d-byte message; dropped it (max_message_bytes is %d)",
+            self.name,
+            item.size,
+            self.limit,
+        )
+        error = ValueError(f"message of {item.size} bytes exceeds max_message_bytes ({self.limit})")
+        out: list[SessionMessage | Exception] = [error]
+        # Fail the call the dropped response belonged to now, instead of leaving it to its timeout.
+        request_id = item.response_id()
+        if request_id is not None:
+            data = types.ErrorData(
+                code=types.INTERNAL_ERROR,
+                message=f"response from {self.name} is {item.size} bytes, over max_message_bytes ({self.limit})",
+            )
+            out.append(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)))
+        return out
+
+    async def write(self) -> None:
+        assert self.process.stdin is not None
+        try:
+            async with self.write_recv:
+                async for message in self.write_recv:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await self.process.stdin.send(data.encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The child stopped reading; end the session rather than let requests wait forever.
+            await self.read_send.aclose()
+        finally:
+            self.writer_done.set()
+
+    async def watch(self) -> None:
+        """When the server dies on its own, also end its group so stdout reaches EOF."""
+        code = await self.process.wait()
+        if self.closing:
+            return
+        logger.warning("MCP server %s (pid %d) exited with code %d", self.name, self.process.pid, code)
+        # A surviving grandchild holding the stdout pipe would otherwise keep the reader from EOF,
+        # leaving in-flight calls hanging instead of failing with "Connection closed".
+        await kill_group(self.process.pid)
+
+    async def close(self) -> None:
+        self.closing = True
+        self.write_send.close()
+        with anyio.move_on_after(_FLUSH_S):
+            await self.writer_done.wait()
+        assert self.process.stdin is not None
+        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self.process.stdin.aclose()
+        with anyio.move_on_after(EXIT_GRACE_S):
+            await self.process.wait()
+        # Even when the server exited cleanly, children it left in its group must not survive it.
+        await kill_group(self.process.pid)
+        with anyio.move_on_after(TERM_GRACE_S):
+            await self.process.aclose()
+        if self.process.returncode is None:
+            logger.error("MCP server %s (pid %d) survived SIGKILL; abandoning it", self.name, self.process.pid)
+        self.read_recv.close()
+
+
+def _parse(line: bytearray) -> types.JSONRPCMessage:
+    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+
+
+async def kill_group(pgid: int) -> None:
+    """SIGTERM the process group, give it `TERM_GRACE_S` to vanish, then SIGKILL what is left."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    with anyio.move_on_after(TERM_GRACE_S):
+        while _signal_group(pgid, 0):  # noqa: ASYNC110 - group death has no event to wait on
+            await anyio.sleep(_GROUP_POLL_S)
+        return
+    logger.warning("process group %d ignored SIGTERM for %.0f s; sending SIGKILL", pgid, TERM_GRACE_S)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when no member is left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # Only a member that changed its uid refuses; it is still there.
+        return True
+    return True

@@ -1,0 +1,91 @@
+"""Composition root: config -> downstreams -> registry -> pipeline -> front."""
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+
+import adapters
+from gateway import hosted
+from gateway.cache import SharedCache
+from gateway.config import GatewayConfig
+from gateway.downstream import Downstream, Target
+from gateway.front import Front
+from gateway.pipeline import Middleware, Pipeline
+from gateway.registry import Registry
+from gateway.session import SessionStore
+
+logger = logging.getLogger(__name__)
+
+
+class Gateway:
+    """Everything one gateway process runs; `async with gateway.running()` connects, then serve `front.server`."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        in_process: Mapping[str, Callable[[], Target]] | None = None,
+        chain: list[Middleware] | None = None,
+    ) -> None:
+        self.config = config
+        self.cache = SharedCache()
+        self.sessions = SessionStore()
+        downstreams: dict[str, Downstream] = {
+            "gateway": Downstream("gateway", lambda: hosted.build(self.registry.status), timeout_s=60),
+        }
+        for name, make in (in_process or {}).items():
+            downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
+        for name, server in config.servers.items():
+            downstreams[name] = Downstream(
+                name,
+                partial(adapters.target, server, max_message_bytes=config.limits.max_message_bytes),
+                protocol=server.protocol,
+                timeout_s=server.timeout_s,
+                connect_timeout_s=server.connect_timeout_s,
+                on_list_changed=self._list_changed,
+            )
+        self.registry = Registry(
+            downstreams,
+            namespace=config.namespace,
+            filters={name: server.tools for name, server in config.servers.items()},
+            cache=self.cache,
+            on_changed=self._front_changed,
+        )
+        self.pipeline = Pipeline(self.registry, chain or [])
+        self.front = Front(self.pipeline, self.registry, self.sessions, instructions=None)
+
+    def _list_changed(self, server: str, kind: str) -> None:
+        self.registry.list_changed(server, kind)
+
+    def _front_changed(self, kind: str) -> None:
+        self.front.list_changed(kind)
+
+    def health(self) -> dict[str, Any]:
+        servers = self.registry.status()
+        ok = all(s["state"] == "up" for s in servers.values())
+        return {"status": "ok" if ok else "degraded", "servers": servers}
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Gateway"]:
+        """Start every downstream concurrently, wait until each is up or has failed once, then serve.
+
+        One that fails keeps retrying in the background while the others serve. Leaving closes all
+        of them (and the stdio children's process groups).
+        """
+        async with AsyncExitStack() as stack:
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tg.cancel_scope.cancel)
+            self.front.bind(tg)
+            for downstream in self.registry.downstreams.values():
+                await stack.enter_async_context(downstream)
+            async with anyio.create_task_group() as waiting:
+                for downstream in self.registry.downstreams.values():
+                    waiting.start_soon(downstream.settled)
+            await self.registry.catalog()
+            states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
+            logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
+            yield self

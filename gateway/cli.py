@@ -1,0 +1,111 @@
+"""Command line: `gateway serve | check | tools`. Parses arguments and delegates; no logic of its own."""
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from gateway.config import GatewayConfig, StdioServer, load_config
+from gateway.errors import ConfigError
+
+logger = logging.getLogger("gateway")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gateway", description="One MCP endpoint in front of many MCP servers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve MCP on stdio (default) or Streamable HTTP")
+    serve.add_argument("--config", required=True, type=Path)
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)")
+    serve.add_argument("--log-level", default="INFO")
+    check = sub.add_parser("check", help="validate a config file")
+    check.add_argument("--config", required=True, type=Path)
+    tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
+    tools.add_argument("--config", required=True, type=Path)
+    tools.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    level = getattr(args, "log_level", "WARNING")
+    logging.basicConfig(
+        level=level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{exc.source}: {problem}", file=sys.stderr)  # noqa: T201 -- the CLI's output
+        return 1
+    match args.command:
+        case "check":
+            return _check(config, args.config)
+        case "tools":
+            return anyio.run(_tools, config, args.json)
+        case _:
+            return _serve(config, args.http)
+
+
+def _check(config: GatewayConfig, path: Path) -> int:
+    for name, server in config.servers.items():
+        if isinstance(server, StdioServer) and shutil.which(server.command) is None:
+            # A warning, not an error: the command may be installed where the gateway will run.
+            print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
+    print(f"{path}: ok ({len(config.servers)} servers: {', '.join(config.servers)})")  # noqa: T201
+    return 0
+
+
+async def _tools(config: GatewayConfig, as_json: bool) -> int:
+    from gateway.app import Gateway
+
+    gateway = Gateway(config)
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+        status = gateway.registry.status()
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.exposed,
+            "server": e.server,
+            "original": e.original,
+            "chars": len(e.item.model_dump_json(by_alias=True, exclude_none=True)),
+        }
+        for e in catalog.tools.values()
+    ]
+    total = sum(r["chars"] for r in rows)
+    if as_json:
+        print(json.dumps({"tools": rows, "total_tools": len(rows), "total_chars": total, "servers": status}, indent=1))  # noqa: T201
+        return 0
+    width = max([len(r["name"]) for r in rows] + [4])
+    lines = [f"{'NAME':<{width}}  {'SERVER':<12}  {'ORIGINAL':<32}  CHARS"]
+    lines += [f"{r['name']:<{width}}  {r['server']:<12}  {r['original']:<32}  {r['chars']:>5}" for r in rows]
+    lines.append(f"{len(rows)} tools, {total:,} chars of definitions")
+    lines += [
+        f"server {n}: {s['state']}" + (f" ({s['last_error']})" if s["last_error"] else "") for n, s in status.items()
+    ]
+    print("\n".join(lines))  # noqa: T201
+    return 0
+
+
+def _serve(config: GatewayConfig, http: str | None) -> int:
+    from gateway import serve, telemetry
+
+    provider = telemetry.configure(config.telemetry)
+    try:
+        if http is None:
+            anyio.run(serve.stdio, config)
+        else:
+            host, _, port = http.rpartition(":")
+            serve.http(config, host or config.listen.host, int(port))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if provider is not None:
+            provider.shutdown()
+    return 0

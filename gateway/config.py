@@ -1,0 +1,214 @@
+"""Pydantic models for the gateway's YAML config, `${VAR}` expansion and `load_config()`.
+
+Every key is a field with a docstring; unknown keys are errors that name the key.
+"""
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gateway.errors import ConfigError
+
+MIB = 1024 * 1024
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ToolFilter(_Model):
+    include: list[str] = ["*"]
+    """Glob patterns of downstream tool names to expose (matched against the original name)."""
+    exclude: list[str] = []
+    """Glob patterns of downstream tool names to hide; wins over `include`."""
+
+
+class _ServerBase(_Model):
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds a single request to this server may take before the caller gets a timeout error."""
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds the connection handshake may take before the start counts as failed."""
+    tools: ToolFilter = ToolFilter()
+    """Which of the server's tools are exposed."""
+    protocol: Literal["auto", "legacy", "modern"] = "auto"
+    """Protocol era: `auto` probes 2026-07-28 and falls back, `legacy` forces the initialize handshake."""
+
+
+class StdioServer(_ServerBase):
+    transport: Literal["stdio"]
+    command: str
+    """Executable; a relative path containing `/` resolves against the config file's folder."""
+    args: list[str] = []
+    """Arguments; the child runs in `cwd`, so relative paths work."""
+    env: dict[str, str] = {}
+    """Extra environment variables (the child inherits only HOME, PATH, LOGNAME, SHELL, TERM, USER)."""
+    cwd: str | None = None
+    """Working directory; defaults to the config file's folder, relative paths resolve against it."""
+    max_message_bytes: int | None = None
+    """Largest single message accepted from the child; `None` follows `limits.max_message_bytes`."""
+
+
+class HttpServer(_ServerBase):
+    transport: Literal["http"]
+    url: str
+    """Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`."""
+    headers: dict[str, str] = {}
+    """Headers sent with every request (e.g. `Authorization: Bearer ${TOKEN}`)."""
+
+
+class SseServer(_ServerBase):
+    transport: Literal["sse"]
+    url: str
+    """Legacy HTTP+SSE endpoint, e.g. `http://127.0.0.1:9000/sse`."""
+    headers: dict[str, str] = {}
+    """Headers sent with every request."""
+    max_event_bytes: int | None = None
+    """Largest SSE event accepted; `None` follows `limits.max_message_bytes` (the stock client caps at 1 MiB)."""
+
+
+ServerConfig = Annotated[StdioServer | HttpServer | SseServer, Field(discriminator="transport")]
+
+
+class Listen(_Model):
+    host: str = "127.0.0.1"
+    """Interface for `serve --http` when the command line gives none; keep it on loopback unless fronted."""
+    port: int = Field(default=8765, ge=0, le=65535)
+    """Port for `serve --http` when the command line gives none."""
+    allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    """Host header values accepted (DNS-rebinding protection); `*` as port matches any port."""
+    allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    """Origin header values accepted from browsers."""
+    bearer_tokens_env: str = "GATEWAY_BEARER_TOKENS"
+    """Environment variable holding comma-separated bearer tokens; when set and non-empty, HTTP requires one."""
+
+
+class Namespace(_Model):
+    separator: str = Field(default=".", min_length=1, max_length=2)
+    """Between server and tool name: `git.git_status`. Use `_` for clients that reject dots."""
+    max_name_length: int = Field(default=64, ge=16, le=128)
+    """Longer exposed names get a deterministic short form with a hash suffix."""
+    catalog_ttl_s: float = Field(default=300.0, gt=0)
+    """How long a downstream's listing is cached; a `list_changed` from it refreshes at once."""
+
+
+class Limits(_Model):
+    max_message_bytes: int = Field(default=64 * MIB, ge=1024)
+    """Largest inbound message (HTTP body) and downstream message accepted."""
+
+
+class Telemetry(_Model):
+    exporter: Literal["none", "console", "otlp"] | None = None
+    """Span exporter; `None` follows `OTEL_TRACES_EXPORTER` (default none)."""
+    endpoint: str | None = None
+    """OTLP/HTTP traces endpoint; `None` follows the standard `OTEL_EXPORTER_OTLP_*` variables."""
+    service_name: str = "mcp-gateway"
+    """`service.name` resource attribute."""
+
+
+class GatewayConfig(_Model):
+    servers: dict[str, ServerConfig] = {}
+    """Downstream MCP servers by namespace."""
+    listen: Listen = Listen()
+    namespace: Namespace = Namespace()
+    limits: Limits = Limits()
+    telemetry: Telemetry = Telemetry()
+
+    @field_validator("servers")
+    @classmethod
+    def _namespaces_are_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
+        for name in servers:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", name):
+                raise ValueError(f"namespace {name!r} must be 1-32 letters, digits, '_' or '-'")
+            if name == "gateway":
+                raise ValueError("namespace 'gateway' is reserved for the gateway's own tools")
+        return servers
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expand(node: Any, path: str, problems: list[str]) -> Any:
+    """Replace `${VAR}` in every string; an unset variable is a problem naming the key path."""
+    if isinstance(node, dict):
+        return {k: _expand(v, f"{path}.{k}" if path else str(k), problems) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_expand(v, f"{path}[{i}]", problems) for i, v in enumerate(node)]
+    if isinstance(node, str):
+
+        def sub(m: re.Match[str]) -> str:
+            value = os.environ.get(m.group(1))
+            if value is None:
+                problems.append(f"{path}: environment variable {m.group(1)} is not set")
+                return ""
+            return value
+
+        return _VAR.sub(sub, node)
+    return node
+
+
+def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
+    servers: dict[str, StdioServer | HttpServer | SseServer] = {}
+    for name, server in config.servers.items():
+        if isinstance(server, StdioServer):
+            cwd = base / server.cwd if server.cwd else base
+            command = server.command
+            if "/" in command and not os.path.isabs(command):
+                command = str(base / command)
+            server = server.model_copy(update={"cwd": str(cwd.resolve()), "command": command})
+        servers[name] = server
+    return config.model_copy(update={"servers": servers})
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    # Drop pydantic's discriminator tags ("stdio", "http") so the path reads like the YAML.
+    parts = [str(p) for p in loc if p not in ("stdio", "http", "sse")]
+    return ".".join(parts) or "(top level)"
+
+
+def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
+    """Validate already-loaded YAML data.
+
+    Raises:
+        ConfigError: with one problem per line, each naming `source` and the key path.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"(top level): expected a mapping, got {type(data).__name__}"])
+    problems: list[str] = []
+    data = _expand(data, "", problems)
+    if problems:
+        raise ConfigError(source, problems)
+    try:
+        config = GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            lines.append(f"{_location(err['loc'])}: {msg}")
+        raise ConfigError(source, lines) from None
+    return _resolve_paths(config, base)
+
+
+def load_config(path: str | Path) -> GatewayConfig:
+    """Read, expand and validate a config file.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, or invalid; every problem names the file and key path.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(file)"
+        raise ConfigError(str(path), [f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    return parse_config(data, str(path), path.parent.resolve())

@@ -1,0 +1,282 @@
+"""One supervised downstream MCP server: connect, watch, restart with backoff, timeouts, error mapping."""
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from enum import StrEnum
+from typing import Any, Self, TypeVar
+
+import anyio
+import mcp.types as types
+from mcp import Client, ClientSession, MCPError
+from mcp.client._transport import Transport, TransportStreams
+from mcp.server import Server
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from gateway import __version__
+from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, from_downstream
+from gateway.pipeline import ProgressFn
+from gateway.streams import EofWatcher
+
+logger = logging.getLogger(__name__)
+
+Target = Transport | Server[Any]
+ListChanged = Callable[[str, str], None]
+"""Called with (server, kind) where kind is "tools", "resources" or "prompts"."""
+
+CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
+    types.CallToolResult | types.InputRequiredResult
+)
+R = TypeVar("R", bound=BaseModel)
+_CHANGED = {
+    types.ToolListChangedNotification: "tools",
+    types.ResourceListChangedNotification: "resources",
+    types.PromptListChangedNotification: "prompts",
+}
+_MODES: dict[str, str] = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
+
+
+class State(StrEnum):
+    STARTING = "starting"
+    UP = "up"
+    RESTARTING = "restarting"
+    DOWN = "down"
+
+
+@asynccontextmanager
+async def _watched(transport: Transport, lost: anyio.Event) -> AsyncIterator[TransportStreams]:
+    async with transport as (read, write):
+        yield EofWatcher(read, lost), write
+
+
+class Downstream:
+    """A downstream server behind one long-lived `mcp.Client`, shared by all client sessions.
+
+    Use as `async with`: entering starts the owner task (which connects, and reconnects with
+    exponential backoff whenever the connection is lost); leaving closes the connection and, for
+    stdio servers, the whole process group.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        target: Callable[[], Target],
+        *,
+        protocol: str = "auto",
+        timeout_s: float = 60.0,
+        connect_timeout_s: float = 30.0,
+        on_list_changed: ListChanged | None = None,
+        backoff: tuple[float, float] = (0.1, 30.0),
+    ) -> None:
+        self.name = name
+        self.timeout_s = timeout_s
+        self.state = State.STARTING
+        self.last_error: str | None = None
+        self.restarts = 0
+        self.protocol_version: str | None = None
+        self._target = target
+        self._mode = _MODES[protocol]
+        self._connect_timeout_s = connect_timeout_s
+        self._on_list_changed = on_list_changed or (lambda server, kind: None)
+        self._backoff = backoff
+        self._client: Client | None = None
+        self._lost = anyio.Event()
+        self._ready = anyio.Event()
+        self._settled = anyio.Event()
+        self._tg: AbstractAsyncContextManager[anyio.abc.TaskGroup] | None = None
+        self._cancel_scope = anyio.CancelScope()
+        self._stopping = False
+
+    async def __aenter__(self) -> Self:
+        self._tg = anyio.create_task_group()
+        tg = await self._tg.__aenter__()
+        tg.start_soon(self._run, name=f"downstream {self.name}")
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        assert self._tg is not None
+        tg, self._tg = self._tg, None
+        self._cancel()
+        await tg.__aexit__(*exc_info)
+
+    def _cancel(self) -> None:
+        self._stopping = True
+        self._lost.set()
+        self._cancel_scope.cancel()
+
+    async def settled(self) -> None:
+        """Wait until the first connection attempt has succeeded or failed."""
+        await self._settled.wait()
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        return None if self._client is None else self._client.server_capabilities
+
+    # -- the owner task ------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        delay = self._backoff[0]
+        with self._cancel_scope:
+            while not self._stopping:
+                self._lost = anyio.Event()
+                try:
+                    async with anyio.create_task_group() as tg:
+                        with anyio.fail_after(self._connect_timeout_s):
+                            await tg.start(self._hold)
+                        delay = self._backoff[0]
+                        await self._lost.wait()
+                        tg.cancel_scope.cancel()
+                    if self._stopping:
+                        break
+                    self.last_error = "the connection was lost"
+                except TimeoutError:
+                    self.last_error = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
+                except Exception as exc:  # noqa: BLE001 -- any failure to connect is retried, never fatal
+                    self.last_error = _describe(exc)
+                self.state = State.DOWN
+                self._settled.set()
+                logger.warning("server %s is down: %s; retrying in %.1f s", self.name, self.last_error, delay)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, self._backoff[1])
+                self.restarts += 1
+                self.state = State.RESTARTING
+
+    async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        target = self._target()
+        if not isinstance(target, Server):
+            target = _watched(target, self._lost)
+        client = Client(
+            target,
+            mode=self._mode,
+            cache=None,
+            message_handler=self._on_message,
+            client_info=types.Implementation(name="mcp-gateway", version=__version__),
+        )
+        try:
+            async with client:
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.state = State.UP
+                self.last_error = None
+                self._ready.set()
+                self._settled.set()
+                logger.info("server %s is up (%s)", self.name, client.protocol_version)
+                task_status.started()
+                if client.protocol_version == "2026-07-28":
+                    await self._listen(client)
+                await anyio.sleep_forever()
+        finally:
+            self._client = None
+            self._ready = anyio.Event()
+
+    async def _listen(self, client: Client) -> None:
+        """2026-era servers push list changes only on a `subscriptions/listen` stream."""
+        caps = client.server_capabilities
+        wanted = {
+            "tools": bool(caps.tools and caps.tools.list_changed),
+            "resources": bool(caps.resources and caps.resources.list_changed),
+            "prompts": bool(caps.prompts and caps.prompts.list_changed),
+        }
+        if not any(wanted.values()):
+            return
+        try:
+            async with client.listen(
+                tools_list_changed=wanted["tools"],
+                resources_list_changed=wanted["resources"],
+                prompts_list_changed=wanted["prompts"],
+            ) as subscription:
+                async for event in subscription:
+                    kind = type(event).__name__.removesuffix("ListChanged").lower()
+                    self._on_list_changed(self.name, kind)
+        except Exception as exc:  # noqa: BLE001 -- no change events is a degraded mode, not a failure
+            logger.info("server %s: no list_changed subscription (%s)", self.name, _describe(exc))
+
+    async def _on_message(self, message: Any) -> None:
+        kind = _CHANGED.get(type(message))
+        if kind is not None:
+            self._on_list_changed(self.name, kind)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def _session(self) -> tuple[Client, ClientSession]:
+        if self._client is None and self.state in (State.STARTING, State.RESTARTING):
+            with anyio.move_on_after(self._connect_timeout_s):
+                await self._ready.wait()
+        client = self._client
+        if client is None:
+            raise DownstreamUnavailable(self.name, self.state.value, self.last_error)
+        return client, client.session
+
+    async def request(
+        self,
+        request: types.ClientRequest,
+        result_type: type[R] | TypeAdapter[R],
+        *,
+        progress: ProgressFn | None = None,
+    ) -> R:
+        """Send one request with this server's timeout; failures come back as `DownstreamError`."""
+        client, session = await self._session()
+        try:
+            return await session.send_request(
+                request, result_type, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
+            )
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise DownstreamTimeout(self.name, self.timeout_s) from exc
+            if exc.code == types.CONNECTION_CLOSED and client is self._client:
+                self._lost.set()
+            raise from_downstream(self.name, exc) from exc
+        except ValidationError as exc:
+            raise DownstreamFailed(
+                self.name, f"it answered with an invalid result ({exc.error_count()} errors)."
+            ) from exc
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        result = await self.request(request, CALL_RESULT, progress=progress)
+        if isinstance(result, types.InputRequiredResult):
+            raise DownstreamFailed(
+                self.name, f"tool {name!r} asked for user input, which the gateway does not relay yet."
+            )
+        return result
+
+    async def list_all(self, kind: str) -> list[Any]:
+        """Every page of tools, resources, resource templates or prompts; [] if the server lacks the capability."""
+        client, _ = await self._session()
+        capability, request_type, result_type, field = _LISTS[kind]
+        if getattr(client.server_capabilities, capability) is None:
+            return []
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.request(request_type(params=params), result_type)
+            items.extend(getattr(page, field))
+            cursor = page.next_cursor
+            if not cursor:
+                return items
+
+
+_LISTS: dict[str, tuple[str, Any, Any, str]] = {
+    "tools": ("tools", types.ListToolsRequest, types.ListToolsResult, "tools"),
+    "resources": ("resources", types.ListResourcesRequest, types.ListResourcesResult, "resources"),
+    "resource_templates": (
+        "resources",
+        types.ListResourceTemplatesRequest,
+        types.ListResourceTemplatesResult,
+        "resource_templates",
+    ),
+    "prompts": ("prompts", types.ListPromptsRequest, types.ListPromptsResult, "prompts"),
+}
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for logs and /healthz; unwraps the ExceptionGroups that transports raise."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"cannot start: {exc.strerror}: {exc.filename!r}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"

@@ -1,0 +1,99 @@
+"""The gateway's exceptions and the ONE mapping from them to what an MCP client sees.
+
+    GatewayError
+    ├── ConfigError            the config file is unreadable or invalid (CLI audience)
+    ├── UnknownName            a tool, resource or prompt the catalog does not hold
+    ├── RequestRejected        the gateway refuses to forward a request (e.g. too large)
+    └── DownstreamError        a downstream could not answer
+        ├── DownstreamUnavailable   not connected (starting, restarting, down)
+        ├── DownstreamTimeout       no answer within the server's `timeout_s`
+        └── DownstreamFailed        the connection broke mid-call, or the server answered with an error
+
+Two audiences: developers get these exceptions; the model gets `to_tool_result()` (an `isError` result
+that says what happened and what to do next) for tool calls, and `to_mcp_error()` for everything else.
+"""
+
+import mcp.types as types
+from mcp import MCPError
+
+
+class GatewayError(Exception):
+    """Base class; `str(exc)` is written for the model: what happened, the value, what to do next."""
+
+    code: int = types.INTERNAL_ERROR
+
+
+class ConfigError(GatewayError):
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+
+
+class UnknownName(GatewayError):
+    code = types.INVALID_PARAMS
+
+    def __init__(self, kind: str, name: str, closest: list[str]) -> None:
+        self.kind, self.name, self.closest = kind, name, closest
+        hint = f" Closest known {kind}s: {', '.join(closest)}." if closest else ""
+        super().__init__(f"Unknown {kind} {name!r}.{hint} List {kind}s again to see what is available.")
+
+
+class RequestRejected(GatewayError):
+    code = types.INVALID_PARAMS
+
+
+class DownstreamError(GatewayError):
+    def __init__(self, server: str, message: str) -> None:
+        self.server = server
+        super().__init__(message)
+
+
+class DownstreamUnavailable(DownstreamError):
+    def __init__(self, server: str, state: str, last_error: str | None) -> None:
+        why = f" Last error: {last_error}." if last_error else ""
+        super().__init__(
+            server,
+            f"Server {server!r} is {state} and cannot take calls right now.{why} "
+            "The gateway retries it in the background; try again shortly or use another server's tools.",
+        )
+
+
+class DownstreamTimeout(DownstreamError):
+    code = types.REQUEST_TIMEOUT
+
+    def __init__(self, server: str, seconds: float) -> None:
+        super().__init__(
+            server,
+            f"Server {server!r} did not answer within {seconds:g} s (its timeout_s). "
+            "Retry once; if it keeps timing out, ask for less at a time.",
+        )
+
+
+class DownstreamFailed(DownstreamError):
+    def __init__(self, server: str, detail: str, *, code: int = types.INTERNAL_ERROR) -> None:
+        self.code = code
+        super().__init__(server, f"Server {server!r} failed: {detail}")
+
+
+def from_downstream(server: str, exc: MCPError) -> DownstreamError:
+    """Map an SDK error from a downstream call to our family (the downstream boundary)."""
+    if exc.code == types.CONNECTION_CLOSED:
+        return DownstreamFailed(
+            server,
+            f"the connection was lost during the call ({exc.message}). The gateway is restarting it; retry the call.",
+            code=types.CONNECTION_CLOSED,
+        )
+    return DownstreamFailed(server, f"{exc.message} (error {exc.code}).", code=exc.code)
+
+
+def to_tool_result(exc: GatewayError) -> types.CallToolResult:
+    """What the model sees when a tool call fails in or behind the gateway."""
+    return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+
+
+def to_mcp_error(exc: GatewayError) -> MCPError:
+    """The JSON-RPC error for failures of methods other than tools/call."""
+    # -32000 would make clients believe their connection to the gateway closed.
+    code = types.INTERNAL_ERROR if exc.code == types.CONNECTION_CLOSED else exc.code
+    return MCPError(code=code, message=str(exc))

@@ -1,0 +1,175 @@
+"""The client-facing MCP server: SDK handlers in, one `Call` through the pipeline, result or mapped error out."""
+
+import hashlib
+import logging
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp.types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+
+from gateway import __version__
+from gateway.errors import to_mcp_error, to_tool_result
+from gateway.pipeline import Call, Pipeline
+from gateway.registry import Registry
+from gateway.session import Session, SessionStore
+
+logger = logging.getLogger(__name__)
+
+Ctx = ServerRequestContext[Any]
+_EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
+    "tools": ToolsListChanged,
+    "resources": ResourcesListChanged,
+    "prompts": PromptsListChanged,
+}
+
+
+class GatewayServer(Server[Any]):
+    # The HTTP session manager builds InitializationOptions without NotificationOptions, which would
+    # advertise listChanged=false to handshake-era HTTP clients although we do send the notifications.
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        options = notification_options or NotificationOptions(
+            tools_changed=True, resources_changed=True, prompts_changed=True
+        )
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
+def session_key(ctx: Ctx) -> str:
+    """MCP session id where the era has one; "stdio" for the process; else auth or peer address."""
+    request = ctx.request
+    if request is None:
+        return "stdio"
+    sid = request.headers.get("mcp-session-id") or request.query_params.get("session_id")
+    if sid:
+        return str(sid)
+    auth = request.headers.get("authorization")
+    if auth:
+        return "auth-" + hashlib.sha256(auth.encode()).hexdigest()[:16]
+    return f"peer-{request.client.host if request.client else 'unknown'}"
+
+
+class Front:
+    """Builds the SDK `Server` whose handlers turn requests into `Call`s, and fans out list changes."""
+
+    def __init__(self, pipeline: Pipeline, registry: Registry, sessions: SessionStore, instructions: str | None):
+        self.pipeline = pipeline
+        self.registry = registry
+        self.sessions = sessions
+        self.bus = InMemorySubscriptionBus()
+        # Handshake-era connections that can receive pushes, by session key (dropped once sending fails).
+        self._listeners: dict[str, Any] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self.server = GatewayServer(
+            "mcp-gateway",
+            version=__version__,
+            instructions=instructions,
+            get_tool_input_schema=registry.input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+
+    # -- list_changed fan-out ------------------------------------------------------------------
+
+    def bind(self, tg: anyio.abc.TaskGroup) -> None:
+        """Give the front a task group for sending notifications (they are triggered from sync code)."""
+        self._tg = tg
+
+    def list_changed(self, kind: str) -> None:
+        if self._tg is not None:
+            self._tg.start_soon(self._broadcast, kind)
+
+    async def _broadcast(self, kind: str) -> None:
+        for key, session in list(self._listeners.items()):
+            try:
+                match kind:
+                    case "tools":
+                        await session.send_tool_list_changed()
+                    case "resources":
+                        await session.send_resource_list_changed()
+                    case _:
+                        await session.send_prompt_list_changed()
+            except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
+                logger.debug("dropping listener %s", key)
+                self._listeners.pop(key, None)
+        await self.bus.publish(_EVENTS[kind]())
+
+    async def _initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
+        self._listeners[session_key(ctx)] = ctx.session
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    async def _handle(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call:
+        session: Session = self.sessions.get(session_key(ctx))
+        call = Call(session, method, params)
+        if _progress_token(ctx) is not None:
+            call.progress = ctx.session.report_progress
+        await self.pipeline.handle(call)
+        return call
+
+    async def _list(self, ctx: Ctx, method: str) -> Any:
+        call = await self._handle(ctx, method, {})
+        if call.error is not None:
+            raise to_mcp_error(call.error)
+        return call.result
+
+    async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        result: types.ListToolsResult = await self._list(ctx, "tools/list")
+        return result
+
+    async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        result: types.ListResourcesResult = await self._list(ctx, "resources/list")
+        return result
+
+    async def _list_resource_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        result: types.ListResourceTemplatesResult = await self._list(ctx, "resources/templates/list")
+        return result
+
+    async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        result: types.ListPromptsResult = await self._list(ctx, "prompts/list")
+        return result
+
+    async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # Built by hand: model_dump would deep-copy arguments that may be megabytes.
+        call = await self._handle(ctx, "tools/call", {"name": params.name, "arguments": params.arguments})
+        if call.error is not None:
+            return to_tool_result(call.error)
+        result: types.CallToolResult = call.result
+        return result
+
+    async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        call = await self._handle(ctx, "resources/read", {"uri": params.uri})
+        if call.error is not None:
+            raise to_mcp_error(call.error)
+        result: types.ReadResourceResult = call.result
+        return result
+
+    async def _get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        call = await self._handle(ctx, "prompts/get", {"name": params.name, "arguments": params.arguments})
+        if call.error is not None:
+            raise to_mcp_error(call.error)
+        result: types.GetPromptResult = call.result
+        return result
+
+
+def _progress_token(ctx: Ctx) -> Any:
+    meta: Any = ctx.meta or {}
+    return meta.get("progress_token", meta.get("progressToken"))

@@ -1,0 +1,39 @@
+"""Exposed names: `<server><sep><name>`, never longer than the limit, never colliding."""
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+
+_HASH_LEN = 8
+
+
+def _short(server: str, name: str, sep: str, max_length: int, hash_len: int) -> str:
+    digest = hashlib.sha256(f"{server}\0{name}".encode()).hexdigest()[:hash_len]
+    keep = max_length - hash_len - 1
+    return f"{server}{sep}{name}"[:keep] + "-" + digest
+
+
+def assign(pairs: Iterable[tuple[str, str]], sep: str, max_length: int) -> dict[tuple[str, str], str]:
+    """Map each (server, original name) to its exposed name.
+
+    A name that fits stays `<server><sep><name>`; a longer one becomes its first characters plus
+    `-` and a hash of (server, name), so it is stable across restarts. Names are then checked as a
+    set: any that coincide (e.g. with separator `_`, `a_b`+`c` and `a`+`b_c`) are all replaced by
+    their hashed form, with longer hashes until the set is collision-free.
+    """
+    names = {(server, name): f"{server}{sep}{name}" for server, name in pairs}
+    for key, full in names.items():
+        if len(full) > max_length:
+            names[key] = _short(*key, sep, max_length, _HASH_LEN)
+    hash_len = _HASH_LEN
+    while True:
+        groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for key, exposed in names.items():
+            groups[exposed].append(key)
+        clashes = [keys for keys in groups.values() if len(keys) > 1]
+        if not clashes:
+            return names
+        for keys in clashes:
+            for key in keys:
+                names[key] = _short(*key, sep, max_length, hash_len)
+        hash_len += 4

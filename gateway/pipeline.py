@@ -1,0 +1,103 @@
+"""Call, Middleware and Pipeline: every client request travels as one mutable `Call` through a list.
+
+Rules of the pipeline:
+
+* Request hooks run top to bottom until one sets `call.result` or `call.error`; then nothing is
+  forwarded (the hook has answered, or refused).
+* Response hooks always all run, top to bottom, whether the result came from a downstream, from a
+  short-circuit, or an error occurred. The last middleware in the list sees every response.
+* A hook refuses a call by raising `GatewayError`; it is stored in `call.error`. Any other exception
+  escaping a hook is a bug: it is logged, that hook is skipped, and the call completes.
+* A middleware only sees calls whose method is in its `methods`.
+* Configuration is constructor arguments; the chain is a plain list built in `app.py`.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from mcp.shared.dispatcher import ProgressFnT
+
+from gateway.errors import GatewayError
+from gateway.session import Session
+
+logger = logging.getLogger(__name__)
+
+ProgressFn = ProgressFnT
+
+
+@dataclass(slots=True, frozen=True)
+class Hint:
+    """Gateway-authored text for the model, appended after the result and never truncated."""
+
+    kind: str
+    text: str
+
+
+@dataclass(slots=True)
+class Call:
+    """One client request on its way through the gateway (mitmproxy's flow, for MCP)."""
+
+    session: Session
+    method: str
+    """The MCP method: "tools/call", "tools/list", "resources/read", ..."""
+    params: dict[str, Any]
+    """Inbound params as the client sent them (without `_meta`)."""
+    progress: ProgressFn | None = None
+    """Relays downstream progress to the client; None when the client asked for none."""
+    server: str | None = None
+    """Downstream namespace, set when the name is resolved."""
+    tool: str | None = None
+    """Downstream-local name of the tool, resource URI or prompt."""
+    result: Any = None
+    """Set by the forward, or by a request hook to short-circuit."""
+    error: GatewayError | None = None
+    hints: list[Hint] = field(default_factory=list[Hint])
+    notes: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Scratch space between middlewares (sizes, spill ids, findings)."""
+
+
+class Middleware:
+    """Override one or both hooks; see the module docstring for the order rules."""
+
+    methods: ClassVar[frozenset[str]] = frozenset({"tools/call"})
+
+    async def on_request(self, call: Call) -> None:
+        return None
+
+    async def on_response(self, call: Call) -> None:
+        return None
+
+
+class Forwarder(Protocol):
+    async def forward(self, call: Call) -> None:
+        """Send the call to its downstream; sets `call.result` or raises `GatewayError`."""
+
+
+class Pipeline:
+    def __init__(self, forwarder: Forwarder, chain: Sequence[Middleware]) -> None:
+        self._forwarder = forwarder
+        self.chain = list(chain)
+
+    async def handle(self, call: Call) -> None:
+        chain = [mw for mw in self.chain if call.method in mw.methods]
+        for mw in chain:
+            await self._run(mw.on_request, call)
+            if call.result is not None or call.error is not None:
+                break
+        else:
+            try:
+                await self._forwarder.forward(call)
+            except GatewayError as exc:
+                call.error = exc
+        for mw in chain:
+            await self._run(mw.on_response, call)
+
+    async def _run(self, hook: Callable[[Call], Awaitable[None]], call: Call) -> None:
+        try:
+            await hook(call)
+        except GatewayError as exc:
+            call.error = exc
+        except Exception:
+            logger.exception("middleware hook %s failed and was skipped", hook.__qualname__)

@@ -1,0 +1,218 @@
+"""The namespaced catalog of all downstreams (TTL-cached), name resolution, and the forward."""
+
+import difflib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+import anyio
+import mcp.types as types
+
+from gateway import names
+from gateway.cache import SharedCache
+from gateway.config import Namespace, ToolFilter
+from gateway.downstream import Downstream
+from gateway.errors import DownstreamError, UnknownName
+from gateway.pipeline import Call
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("tools", "resources", "resource_templates", "prompts")
+URI_SEP = "+"
+"""Exposed resource URI = `<server>+<original URI>`: still a valid URI (`+` is legal in a scheme), reversible."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    exposed: str
+    server: str
+    original: str
+    item: types.Tool | types.Prompt
+
+
+@dataclass(slots=True)
+class Catalog:
+    tools: dict[str, Entry] = field(default_factory=dict[str, Entry])
+    prompts: dict[str, Entry] = field(default_factory=dict[str, Entry])
+    resources: list[types.Resource] = field(default_factory=list[types.Resource])
+    resource_templates: list[types.ResourceTemplate] = field(default_factory=list[types.ResourceTemplate])
+
+
+def sanitize_tool(tool: types.Tool, exposed: str) -> types.Tool:
+    """Rename, and repair schemas that would make the SDK reject the whole listing."""
+    update: dict[str, Any] = {"name": exposed}
+    schema = tool.input_schema
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        update["input_schema"] = {"type": "object", "additionalProperties": True}
+    if tool.output_schema is not None and tool.output_schema.get("type") != "object":
+        update["output_schema"] = None
+    return tool.model_copy(update=update)
+
+
+class Registry:
+    """Owns the merged catalog and forwards calls to the downstream that owns a name."""
+
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream],
+        *,
+        namespace: Namespace,
+        filters: Mapping[str, ToolFilter],
+        cache: SharedCache,
+        on_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        self.downstreams = downstreams
+        self._ns = namespace
+        self._filters = filters
+        self._cache = cache
+        self._on_changed = on_changed or (lambda kind: None)
+        self._merged: Catalog | None = None
+        self._merged_from: tuple[int, ...] = ()
+
+    def list_changed(self, server: str, kind: str) -> None:
+        """A downstream said its list changed: drop its cached listing and tell the clients."""
+        logger.info("server %s: %s list changed", server, kind)
+        self._cache.invalidate(f"{server}:{kind}")
+        if kind == "resources":
+            self._cache.invalidate(f"{server}:resource_templates")
+        self._on_changed(kind)
+
+    async def _listing(self, server: str, kind: str) -> list[Any]:
+        downstream = self.downstreams[server]
+        try:
+            return await self._cache.get(
+                f"{server}:{kind}", lambda: downstream.list_all(kind), ttl_s=self._ns.catalog_ttl_s
+            )
+        except DownstreamError as exc:
+            logger.debug("server %s left out of the %s listing: %s", server, kind, exc)
+            return []
+
+    async def catalog(self) -> Catalog:
+        listings: dict[tuple[str, str], list[Any]] = {}
+
+        async def load(server: str, kind: str) -> None:
+            listings[server, kind] = await self._listing(server, kind)
+
+        fresh = all(self._cache.is_fresh(f"{s}:{k}") for s in self.downstreams for k in KINDS)
+        if fresh:
+            for server in self.downstreams:
+                for kind in KINDS:
+                    listings[server, kind] = self._cache.peek(f"{server}:{kind}") or []
+        else:
+            async with anyio.create_task_group() as tg:
+                for server in self.downstreams:
+                    for kind in KINDS:
+                        tg.start_soon(load, server, kind)
+        key = tuple(id(listings[s, k]) for s in self.downstreams for k in KINDS)
+        if self._merged is None or key != self._merged_from:
+            self._merged, self._merged_from = self._merge(listings), key
+        return self._merged
+
+    def _merge(self, listings: dict[tuple[str, str], list[Any]]) -> Catalog:
+        tools = [(s, t) for s in self.downstreams for t in listings[s, "tools"] if self._exposed(s, t.name)]
+        prompts = [(s, p) for s in self.downstreams for p in listings[s, "prompts"]]
+        sep, limit = self._ns.separator, self._ns.max_name_length
+        tool_names = names.assign(((s, t.name) for s, t in tools), sep, limit)
+        prompt_names = names.assign(((s, p.name) for s, p in prompts), sep, limit)
+        catalog = Catalog()
+        for server, tool in tools:
+            exposed = tool_names[server, tool.name]
+            catalog.tools[exposed] = Entry(exposed, server, tool.name, sanitize_tool(tool, exposed))
+        for server, prompt in prompts:
+            exposed = prompt_names[server, prompt.name]
+            catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
+        for server in self.downstreams:
+            for res in listings[server, "resources"]:
+                catalog.resources.append(
+                    res.model_copy(update={"uri": f"{server}{URI_SEP}{res.uri}", "name": f"{server}{sep}{res.name}"})
+                )
+            for tpl in listings[server, "resource_templates"]:
+                catalog.resource_templates.append(
+                    tpl.model_copy(
+                        update={
+                            "uri_template": f"{server}{URI_SEP}{tpl.uri_template}",
+                            "name": f"{server}{sep}{tpl.name}",
+                        }
+                    )
+                )
+        return catalog
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""
+        entry = None if self._merged is None else self._merged.tools.get(name)
+        return None if entry is None else entry.item.input_schema  # type: ignore[union-attr]
+
+    def _exposed(self, server: str, tool: str) -> bool:
+        rules = self._filters.get(server)
+        if rules is None:
+            return True
+        return any(fnmatchcase(tool, p) for p in rules.include) and not any(fnmatchcase(tool, p) for p in rules.exclude)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Per downstream: state, tool count (None until listed), restarts, protocol, last error."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, ds in self.downstreams.items():
+            tools = self._cache.peek(f"{name}:tools")
+            out[name] = {
+                "state": ds.state.value,
+                "tools": None if tools is None else sum(1 for t in tools if self._exposed(name, t.name)),
+                "restarts": ds.restarts,
+                "protocol": ds.protocol_version,
+                "last_error": ds.last_error,
+            }
+        return out
+
+    # -- the forward (Pipeline's Forwarder) -----------------------------------------------------
+
+    async def forward(self, call: Call) -> None:
+        catalog = await self.catalog()
+        match call.method:
+            case "tools/list":
+                call.result = types.ListToolsResult(tools=[e.item for e in catalog.tools.values()])
+            case "prompts/list":
+                call.result = types.ListPromptsResult(prompts=[e.item for e in catalog.prompts.values()])
+            case "resources/list":
+                call.result = types.ListResourcesResult(resources=catalog.resources)
+            case "resources/templates/list":
+                call.result = types.ListResourceTemplatesResult(resource_templates=catalog.resource_templates)
+            case "tools/call":
+                entry = self._resolve(catalog.tools, "tool", call.params["name"])
+                call.server, call.tool = entry.server, entry.original
+                ds = self.downstreams[entry.server]
+                call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
+            case "prompts/get":
+                entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
+                call.server, call.tool = entry.server, entry.original
+                request = types.GetPromptRequest(
+                    params=types.GetPromptRequestParams(name=entry.original, arguments=call.params.get("arguments"))
+                )
+                call.result = await self.downstreams[entry.server].request(request, types.GetPromptResult)
+            case "resources/read":
+                await self._read_resource(call, catalog)
+            case _:
+                raise ValueError(f"the registry does not forward {call.method!r}")
+
+    def _resolve(self, entries: dict[str, Entry], kind: str, name: str) -> Entry:
+        entry = entries.get(name)
+        if entry is not None:
+            return entry
+        suffix = [e for e in entries if e.endswith(f"{self._ns.separator}{name}")]
+        closest = suffix or difflib.get_close_matches(name, list(entries), n=3, cutoff=0.5)
+        raise UnknownName(kind, name, closest[:3])
+
+    async def _read_resource(self, call: Call, catalog: Catalog) -> None:
+        uri: str = call.params["uri"]
+        server, _, original = uri.partition(URI_SEP)
+        if server not in self.downstreams or not original:
+            known = [r.uri for r in catalog.resources]
+            raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
+        call.server, call.tool = server, original
+        request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=original))
+        result = await self.downstreams[server].request(request, types.ReadResourceResult)
+        result.contents = [
+            c.model_copy(update={"uri": f"{server}{URI_SEP}{c.uri}"}) if c.uri == original else c
+            for c in result.contents
+        ]
+        call.result = result

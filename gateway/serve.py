@@ -1,0 +1,32 @@
+"""Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
+
+import logging
+
+import uvicorn
+
+from gateway.app import Gateway
+from gateway.config import GatewayConfig
+from gateway.front_http import bearer_tokens, build_app
+from gateway.front_stdio import serve_stdio
+
+logger = logging.getLogger(__name__)
+
+
+async def stdio(config: GatewayConfig) -> None:
+    gateway = Gateway(config)
+    async with gateway.running():
+        await serve_stdio(gateway.front.server)
+
+
+def http(config: GatewayConfig, host: str, port: int) -> None:
+    gateway = Gateway(config)
+    app = build_app(
+        gateway.front.server,
+        listen=config.listen,
+        max_body_bytes=config.limits.max_message_bytes,
+        lifespan=gateway.running,
+        health=gateway.health,
+    )
+    auth = "bearer token required" if bearer_tokens(config.listen) else "no auth"
+    logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, auth)
+    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)

@@ -1,0 +1,39 @@
+"""Per-client sessions: what the gateway remembers about one connected client."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cachetools import TTLCache
+
+
+@dataclass(slots=True)
+class Session:
+    """State kept per client session, shared by all its calls."""
+
+    key: str
+    """MCP session id (HTTP, handshake era), "stdio" for the stdio front, else a key from auth/peer."""
+    first_response_seen: bool = False
+    """Set after the first tool result went out (the driver bootstrap rides on that one)."""
+    active_runs: dict[str, str] = field(default_factory=dict[str, str])
+    """Think runs this session drives: workflow name -> run id."""
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Per-session scratch for middlewares, keyed by middleware name."""
+
+
+class SessionStore:
+    """Sessions by key; idle ones expire (an HTTP client that went away leaves nothing behind)."""
+
+    def __init__(self, ttl_s: float = 3600.0, maxsize: int = 10_000, timer: Callable[[], float] = time.monotonic):
+        self._sessions: TTLCache[str, Session] = TTLCache(maxsize=maxsize, ttl=ttl_s, timer=timer)
+
+    def get(self, key: str) -> Session:
+        session = self._sessions.get(key)
+        if session is None:
+            session = Session(key)
+        self._sessions[key] = session  # re-insert refreshes the idle timer
+        return session
+
+    def __len__(self) -> int:
+        return len(self._sessions)
