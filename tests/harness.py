@@ -1,0 +1,112 @@
+"""Shared test helpers: write configs, start the gateway for real (stdio or HTTP subprocess), connect clients."""
+
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import yaml
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parent.parent
+KITCHEN = str(ROOT / "tests" / "servers" / "kitchen.py")
+PYTHON = sys.executable
+
+
+def kitchen(name: str, *extra: str, events: Path | None = None, **fields: Any) -> dict[str, Any]:
+    """A stdio server entry running the kitchen test server."""
+    args = [KITCHEN, "--name", name, *extra]
+    if events is not None:
+        args += ["--events-file", str(events)]
+    return {"transport": "stdio", "command": PYTHON, "args": args, **fields}
+
+
+def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:
+    path = directory / "gateway.yaml"
+    path.write_text(yaml.safe_dump({"servers": servers, **sections}), encoding="utf-8")
+    return path
+
+
+def gateway_params(config: Path, *, env: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=PYTHON,
+        args=["-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"],
+        cwd=str(ROOT),
+        env={"PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+async def wait_for(predicate: Any, timeout: float = 20.0, what: str = "condition") -> None:
+    """Poll `predicate` (a cheap check of another process's state) until true; fail after `timeout`."""
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.02)
+
+
+async def _healthy(url: str) -> bool:
+    try:
+        async with httpx2.AsyncClient(timeout=1) as http:
+            return (await http.get(url)).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+@asynccontextmanager
+async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
+    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
+    port = free_port()
+    process = await anyio.open_process(
+        [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}", "--log-level", "WARNING"],
+        cwd=str(ROOT),
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        stdout=None,
+        stderr=None,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with anyio.fail_after(30):
+            while not await _healthy(f"{base}/healthz"):
+                if process.returncode is not None:
+                    raise RuntimeError(f"gateway exited with {process.returncode}")
+                await anyio.sleep(0.05)
+        yield base
+    finally:
+        with anyio.CancelScope(shield=True):
+            process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+def http_client(base: str, *, mode: str = "auto", headers: dict[str, str] | None = None, **kw: Any) -> Client:
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+    transport = streamable_http_client(f"{base}/mcp", http_client=http, max_sse_event_size=None)
+    return Client(transport, mode=mode, **kw)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+    return True
