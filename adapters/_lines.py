@@ -71,7 +71,13 @@ class LineSplitter:
         pos = self._scanned
         while (end := buf.find(b"\n", pos)) != -1:
             if end > self._limit:
-                out.append(Oversized(end, bytes(buf[:_HEAD_BYTES])))
+                out.append(Oversized(end, bytes(buf[: min(end, _HEAD_BYTES)])))
+            elif 0 < end == len(buf) - 1:
+                # The line is the whole buffer (typical for big messages): hand it over, no copy.
+                del buf[end:]
+                out.append(buf)
+                buf = self._buf = bytearray()
+                break
             elif end:
                 out.append(buf[:end])
             # Deleting from the front of a bytearray is O(1) in CPython: it only moves the start.

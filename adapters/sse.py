@@ -71,7 +71,9 @@ async def _read_events(
     try:
         async with read_send:
             async for sse in events:
-                if sse.event == "endpoint":
+                if sse.event == "endpoint" and started:
+                    logger.warning("ignoring a second endpoint event from %s", url)
+                elif sse.event == "endpoint":
                     endpoint = urljoin(url, sse.data)
                     if urlparse(endpoint)[:2] != urlparse(url)[:2]:
                         raise ValueError(f"SSE endpoint origin does not match connection origin: {endpoint}")

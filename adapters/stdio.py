@@ -2,7 +2,6 @@
 
 import logging
 import os
-import signal
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager, suppress
 
@@ -16,6 +15,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from adapters._lines import LineSplitter, Oversized
+from adapters._procgroup import kill_group
 from gateway.config import StdioServer
 
 logger = logging.getLogger(__name__)
@@ -27,8 +27,6 @@ TERM_GRACE_S = 2.0
 _FLUSH_S = 0.5
 # Lines at least this long are parsed in a worker thread.
 _THREAD_PARSE_BYTES = 4 * 1024 * 1024
-# Nothing notifies us when the last member of a process group dies, so we poll for it.
-_GROUP_POLL_S = 0.02
 
 
 @asynccontextmanager
@@ -160,7 +158,7 @@ class _Connection:
         logger.warning("MCP server %s (pid %d) exited with code %d", self.name, self.process.pid, code)
         # A surviving grandchild holding the stdout pipe would otherwise keep the reader from EOF,
         # leaving in-flight calls hanging instead of failing with "Connection closed".
-        await kill_group(self.process.pid)
+        await kill_group(self.process, TERM_GRACE_S)
 
     async def close(self) -> None:
         self.closing = True
@@ -173,7 +171,7 @@ class _Connection:
         with anyio.move_on_after(EXIT_GRACE_S):
             await self.process.wait()
         # Even when the server exited cleanly, children it left in its group must not survive it.
-        await kill_group(self.process.pid)
+        await kill_group(self.process, TERM_GRACE_S)
         with anyio.move_on_after(TERM_GRACE_S):
             await self.process.aclose()
         if self.process.returncode is None:
@@ -183,27 +181,3 @@ class _Connection:
 
 def _parse(line: bytearray) -> types.JSONRPCMessage:
     return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-
-
-async def kill_group(pgid: int) -> None:
-    """SIGTERM the process group, give it `TERM_GRACE_S` to vanish, then SIGKILL what is left."""
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    with anyio.move_on_after(TERM_GRACE_S):
-        while _signal_group(pgid, 0):  # noqa: ASYNC110 - group death has no event to wait on
-            await anyio.sleep(_GROUP_POLL_S)
-        return
-    logger.warning("process group %d ignored SIGTERM for %.0f s; sending SIGKILL", pgid, TERM_GRACE_S)
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to the group; False when no member is left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # Only a member that changed its uid refuses; it is still there.
-        return True
-    return True

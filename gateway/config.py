@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from gateway.errors import ConfigError
 
@@ -73,6 +74,18 @@ class SseServer(_ServerBase):
 ServerConfig = Annotated[StdioServer | HttpServer | SseServer, Field(discriminator="transport")]
 
 
+def _check_namespace(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", name):
+        raise ValueError(f"namespace {name!r} must be 1-32 letters, digits, '_' or '-'")
+    if name == "gateway":
+        raise ValueError("namespace 'gateway' is reserved for the gateway's own tools")
+    return name
+
+
+# Validated as a dict key (not by a validator on `servers`) so an error's location names the server.
+ServerName = Annotated[str, AfterValidator(_check_namespace)]
+
+
 class Listen(_Model):
     host: str = "127.0.0.1"
     """Interface for `serve --http` when the command line gives none; keep it on loopback unless fronted."""
@@ -105,27 +118,17 @@ class Telemetry(_Model):
     """Span exporter; `None` follows `OTEL_TRACES_EXPORTER` (default none)."""
     endpoint: str | None = None
     """OTLP/HTTP traces endpoint; `None` follows the standard `OTEL_EXPORTER_OTLP_*` variables."""
-    service_name: str = "mcp-gateway"
-    """`service.name` resource attribute."""
+    service_name: str | None = None
+    """`service.name` resource attribute; `None` follows `OTEL_SERVICE_NAME`, else `mcp-gateway`."""
 
 
 class GatewayConfig(_Model):
-    servers: dict[str, ServerConfig] = {}
+    servers: dict[ServerName, ServerConfig] = {}
     """Downstream MCP servers by namespace."""
     listen: Listen = Listen()
     namespace: Namespace = Namespace()
     limits: Limits = Limits()
     telemetry: Telemetry = Telemetry()
-
-    @field_validator("servers")
-    @classmethod
-    def _namespaces_are_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
-        for name in servers:
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", name):
-                raise ValueError(f"namespace {name!r} must be 1-32 letters, digits, '_' or '-'")
-            if name == "gateway":
-                raise ValueError("namespace 'gateway' is reserved for the gateway's own tools")
-        return servers
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -163,10 +166,38 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
     return config.model_copy(update={"servers": servers})
 
 
+_TAGS = ("stdio", "http", "sse")
+
+
 def _location(loc: tuple[int | str, ...]) -> str:
-    # Drop pydantic's discriminator tags ("stdio", "http") so the path reads like the YAML.
-    parts = [str(p) for p in loc if p not in ("stdio", "http", "sse")]
-    return ".".join(parts) or "(top level)"
+    """The key path as it reads in the YAML: `servers.k.args[1]`."""
+    parts = list(loc)
+    # Pydantic puts the discriminator tag after the server name (servers.k.stdio.command); drop
+    # only that one, so a server that happens to be called "http" keeps its name.
+    if len(parts) > 2 and parts[0] == "servers" and parts[2] in _TAGS:
+        del parts[2]
+    path = ""
+    for part in parts:
+        if part == "[key]":  # the error is about the dict key itself, already named
+            continue
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path or "(top level)"
+
+
+def _problem(err: ErrorDetails) -> str:
+    where, msg = _location(err["loc"]), err["msg"]
+    match err["type"]:
+        case "extra_forbidden":
+            msg = "unknown key"
+        case "union_tag_invalid":
+            where += ".transport"
+            msg = f"unknown transport {err.get('ctx', {}).get('tag')!r}; expected one of {', '.join(_TAGS)}"
+        case "union_tag_not_found":
+            where += ".transport"
+            msg = f"missing; expected one of {', '.join(_TAGS)}"
+        case "value_error":
+            msg = msg.removeprefix("Value error, ")
+    return f"{where}: {msg}"
 
 
 def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
@@ -186,11 +217,7 @@ def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
     try:
         config = GatewayConfig.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            lines.append(f"{_location(err['loc'])}: {msg}")
-        raise ConfigError(source, lines) from None
+        raise ConfigError(source, [_problem(err) for err in exc.errors()]) from None
     return _resolve_paths(config, base)
 
 

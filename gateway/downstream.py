@@ -2,7 +2,7 @@
 
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from enum import StrEnum
 from typing import Any, Self, TypeVar
 
@@ -14,7 +14,7 @@ from mcp.server import Server
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gateway import __version__
-from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, from_downstream
+from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
 from gateway.pipeline import ProgressFn
 from gateway.streams import EofWatcher
 
@@ -81,65 +81,65 @@ class Downstream:
         self._backoff = backoff
         self._client: Client | None = None
         self._lost = anyio.Event()
-        self._ready = anyio.Event()
+        # Set, then replaced, whenever a connection attempt ends (up or failed): calls wait on it.
+        self._attempt = anyio.Event()
         self._settled = anyio.Event()
-        self._tg: AbstractAsyncContextManager[anyio.abc.TaskGroup] | None = None
-        self._cancel_scope = anyio.CancelScope()
+        # Nothing here may need a running event loop: the HTTP front builds the gateway before uvicorn starts one.
+        self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
 
     async def __aenter__(self) -> Self:
-        self._tg = anyio.create_task_group()
-        tg = await self._tg.__aenter__()
-        tg.start_soon(self._run, name=f"downstream {self.name}")
+        self._tg = await anyio.create_task_group().__aenter__()
+        self._tg.start_soon(self._run, name=f"downstream {self.name}")
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
         assert self._tg is not None
         tg, self._tg = self._tg, None
-        self._cancel()
-        await tg.__aexit__(*exc_info)
-
-    def _cancel(self) -> None:
         self._stopping = True
-        self._lost.set()
-        self._cancel_scope.cancel()
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(*exc_info)
 
     async def settled(self) -> None:
         """Wait until the first connection attempt has succeeded or failed."""
         await self._settled.wait()
 
-    @property
-    def capabilities(self) -> types.ServerCapabilities | None:
-        return None if self._client is None else self._client.server_capabilities
-
     # -- the owner task ------------------------------------------------------------------------
+
+    def _attempt_ended(self) -> None:
+        self._settled.set()
+        self._attempt.set()
+        self._attempt = anyio.Event()
 
     async def _run(self) -> None:
         delay = self._backoff[0]
-        with self._cancel_scope:
-            while not self._stopping:
-                self._lost = anyio.Event()
-                try:
-                    async with anyio.create_task_group() as tg:
-                        with anyio.fail_after(self._connect_timeout_s):
-                            await tg.start(self._hold)
-                        delay = self._backoff[0]
-                        await self._lost.wait()
-                        tg.cancel_scope.cancel()
-                    if self._stopping:
-                        break
-                    self.last_error = "the connection was lost"
-                except TimeoutError:
-                    self.last_error = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
-                except Exception as exc:  # noqa: BLE001 -- any failure to connect is retried, never fatal
-                    self.last_error = _describe(exc)
-                self.state = State.DOWN
-                self._settled.set()
-                logger.warning("server %s is down: %s; retrying in %.1f s", self.name, self.last_error, delay)
-                await anyio.sleep(delay)
-                delay = min(delay * 2, self._backoff[1])
-                self.restarts += 1
-                self.state = State.RESTARTING
+        while not self._stopping:
+            self._lost = anyio.Event()
+            was_up = False
+            try:
+                async with anyio.create_task_group() as tg:
+                    with anyio.fail_after(self._connect_timeout_s):
+                        await tg.start(self._hold)
+                    was_up, delay = True, self._backoff[0]
+                    await self._lost.wait()
+                    tg.cancel_scope.cancel()
+                if self._stopping:
+                    break
+                self.last_error = "the connection was lost"
+            except TimeoutError:
+                self.last_error = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
+            except Exception as exc:  # noqa: BLE001 -- any failure to connect is retried, never fatal
+                self.last_error = describe(exc)
+            # A server that was up stays "restarting" through the backoff, so calls wait for the
+            # new connection instead of failing (the next call after a crash must succeed).
+            self.state = State.RESTARTING if was_up else State.DOWN
+            if not was_up:
+                self._attempt_ended()
+            logger.warning("server %s is %s: %s; retrying in %.1f s", self.name, self.state, self.last_error, delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, self._backoff[1])
+            self.restarts += 1
+            self.state = State.RESTARTING
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         target = self._target()
@@ -158,25 +158,24 @@ class Downstream:
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
                 self.last_error = None
-                self._ready.set()
-                self._settled.set()
+                self._attempt_ended()
                 logger.info("server %s is up (%s)", self.name, client.protocol_version)
                 task_status.started()
+                for kind in ("tools", "resources", "prompts"):  # what it offers may differ from before
+                    self._on_list_changed(self.name, kind)
                 if client.protocol_version == "2026-07-28":
                     await self._listen(client)
                 await anyio.sleep_forever()
         finally:
             self._client = None
-            self._ready = anyio.Event()
+            if self.state is State.UP:
+                self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
 
     async def _listen(self, client: Client) -> None:
         """2026-era servers push list changes only on a `subscriptions/listen` stream."""
         caps = client.server_capabilities
-        wanted = {
-            "tools": bool(caps.tools and caps.tools.list_changed),
-            "resources": bool(caps.resources and caps.resources.list_changed),
-            "prompts": bool(caps.prompts and caps.prompts.list_changed),
-        }
+        offered = {"tools": caps.tools, "resources": caps.resources, "prompts": caps.prompts}
+        wanted = {kind: bool(cap and cap.list_changed) for kind, cap in offered.items()}
         if not any(wanted.values()):
             return
         try:
@@ -189,7 +188,7 @@ class Downstream:
                     kind = type(event).__name__.removesuffix("ListChanged").lower()
                     self._on_list_changed(self.name, kind)
         except Exception as exc:  # noqa: BLE001 -- no change events is a degraded mode, not a failure
-            logger.info("server %s: no list_changed subscription (%s)", self.name, _describe(exc))
+            logger.info("server %s: no list_changed subscription (%s)", self.name, describe(exc))
 
     async def _on_message(self, message: Any) -> None:
         kind = _CHANGED.get(type(message))
@@ -200,8 +199,9 @@ class Downstream:
 
     async def _session(self) -> tuple[Client, ClientSession]:
         if self._client is None and self.state in (State.STARTING, State.RESTARTING):
+            # A (re)start is under way: wait for its outcome rather than fail the call.
             with anyio.move_on_after(self._connect_timeout_s):
-                await self._ready.wait()
+                await self._attempt.wait()
         client = self._client
         if client is None:
             raise DownstreamUnavailable(self.name, self.state.value, self.last_error)
@@ -221,15 +221,12 @@ class Downstream:
                 request, result_type, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
             )
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
-                raise DownstreamTimeout(self.name, self.timeout_s) from exc
             if exc.code == types.CONNECTION_CLOSED and client is self._client:
                 self._lost.set()
-            raise from_downstream(self.name, exc) from exc
+            raise from_downstream(self.name, exc, self.timeout_s) from exc
         except ValidationError as exc:
-            raise DownstreamFailed(
-                self.name, f"it answered with an invalid result ({exc.error_count()} errors)."
-            ) from exc
+            detail = f"it answered with an invalid result ({exc.error_count()} errors)."
+            raise DownstreamFailed(self.name, detail) from exc
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
@@ -237,15 +234,14 @@ class Downstream:
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
         result = await self.request(request, CALL_RESULT, progress=progress)
         if isinstance(result, types.InputRequiredResult):
-            raise DownstreamFailed(
-                self.name, f"tool {name!r} asked for user input, which the gateway does not relay yet."
-            )
+            detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."
+            raise DownstreamFailed(self.name, detail)
         return result
 
     async def list_all(self, kind: str) -> list[Any]:
         """Every page of tools, resources, resource templates or prompts; [] if the server lacks the capability."""
         client, _ = await self._session()
-        capability, request_type, result_type, field = _LISTS[kind]
+        capability, request_type, result_type = _LISTS[kind]
         if getattr(client.server_capabilities, capability) is None:
             return []
         items: list[Any] = []
@@ -253,30 +249,16 @@ class Downstream:
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await self.request(request_type(params=params), result_type)
-            items.extend(getattr(page, field))
+            items.extend(getattr(page, kind))
             cursor = page.next_cursor
             if not cursor:
                 return items
 
 
-_LISTS: dict[str, tuple[str, Any, Any, str]] = {
-    "tools": ("tools", types.ListToolsRequest, types.ListToolsResult, "tools"),
-    "resources": ("resources", types.ListResourcesRequest, types.ListResourcesResult, "resources"),
-    "resource_templates": (
-        "resources",
-        types.ListResourceTemplatesRequest,
-        types.ListResourceTemplatesResult,
-        "resource_templates",
-    ),
-    "prompts": ("prompts", types.ListPromptsRequest, types.ListPromptsResult, "prompts"),
+# kind (also the result's list field) -> (capability, request, result)
+_LISTS: dict[str, tuple[str, Any, Any]] = {
+    "tools": ("tools", types.ListToolsRequest, types.ListToolsResult),
+    "resources": ("resources", types.ListResourcesRequest, types.ListResourcesResult),
+    "resource_templates": ("resources", types.ListResourceTemplatesRequest, types.ListResourceTemplatesResult),
+    "prompts": ("prompts", types.ListPromptsRequest, types.ListPromptsResult),
 }
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for logs and /healthz; unwraps the ExceptionGroups that transports raise."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"cannot start: {exc.strerror}: {exc.filename!r}"
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"

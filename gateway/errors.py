@@ -76,8 +76,10 @@ class DownstreamFailed(DownstreamError):
         super().__init__(server, f"Server {server!r} failed: {detail}")
 
 
-def from_downstream(server: str, exc: MCPError) -> DownstreamError:
+def from_downstream(server: str, exc: MCPError, timeout_s: float) -> DownstreamError:
     """Map an SDK error from a downstream call to our family (the downstream boundary)."""
+    if exc.code == types.REQUEST_TIMEOUT:
+        return DownstreamTimeout(server, timeout_s)
     if exc.code == types.CONNECTION_CLOSED:
         return DownstreamFailed(
             server,
@@ -85,6 +87,21 @@ def from_downstream(server: str, exc: MCPError) -> DownstreamError:
             code=types.CONNECTION_CLOSED,
         )
     return DownstreamFailed(server, f"{exc.message} (error {exc.code}).", code=exc.code)
+
+
+def describe(exc: BaseException) -> str:
+    """A foreign exception (OS, transport, SDK) in one line for logs and /healthz; unwraps single-member groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, OSError) and exc.strerror:
+        # str() would add "[Errno 2]"; the stdio adapter puts the command in strerror, a bare OS error in filename.
+        return (
+            f"cannot start: {exc.strerror}: {exc.filename!r}"
+            if exc.filename
+            else f"{type(exc).__name__}: {exc.strerror}"
+        )
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
 
 
 def to_tool_result(exc: GatewayError) -> types.CallToolResult:

@@ -16,7 +16,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
-from gateway import __version__
+from gateway import __version__, telemetry
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.pipeline import Call, Pipeline
 from gateway.registry import Registry
@@ -121,6 +121,7 @@ class Front:
         if _progress_token(ctx) is not None:
             call.progress = ctx.session.report_progress
         await self.pipeline.handle(call)
+        telemetry.annotate(**{telemetry.SERVER: call.server, telemetry.TOOL: call.tool})
         return call
 
     async def _list(self, ctx: Ctx, method: str) -> Any:

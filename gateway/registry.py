@@ -13,13 +13,14 @@ import mcp.types as types
 from gateway import names
 from gateway.cache import SharedCache
 from gateway.config import Namespace, ToolFilter
-from gateway.downstream import Downstream
-from gateway.errors import DownstreamError, UnknownName
+from gateway.downstream import Downstream, State
+from gateway.errors import DownstreamError, DownstreamFailed, UnknownName
 from gateway.pipeline import Call
 
 logger = logging.getLogger(__name__)
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
+_NOTHING: list[Any] = []
 URI_SEP = "+"
 """Exposed resource URI = `<server>+<original URI>`: still a valid URI (`+` is legal in a scheme), reversible."""
 
@@ -79,33 +80,41 @@ class Registry:
             self._cache.invalidate(f"{server}:resource_templates")
         self._on_changed(kind)
 
-    async def _listing(self, server: str, kind: str) -> list[Any]:
-        downstream = self.downstreams[server]
+    async def _load(self, server: str, kind: str) -> list[Any]:
         try:
-            return await self._cache.get(
-                f"{server}:{kind}", lambda: downstream.list_all(kind), ttl_s=self._ns.catalog_ttl_s
-            )
-        except DownstreamError as exc:
-            logger.debug("server %s left out of the %s listing: %s", server, kind, exc)
+            return await self.downstreams[server].list_all(kind)
+        except DownstreamFailed as exc:
+            # The server is up but cannot list this kind (e.g. no resources/templates/list): cache the
+            # empty answer for the TTL instead of asking again on every call.
+            logger.info("server %s: no %s listing (%s)", server, kind, exc)
             return []
 
+    async def _refresh(self, server: str, kind: str) -> None:
+        try:
+            await self._cache.get(f"{server}:{kind}", lambda: self._load(server, kind), ttl_s=self._ns.catalog_ttl_s)
+        except DownstreamError as exc:
+            logger.debug("server %s: %s listing not refreshed: %s", server, kind, exc)
+
     async def catalog(self) -> Catalog:
-        listings: dict[tuple[str, str], list[Any]] = {}
+        """The merged catalog; only listings of servers that are up and whose TTL ran out are reloaded.
 
-        async def load(server: str, kind: str) -> None:
-            listings[server, kind] = await self._listing(server, kind)
-
-        fresh = all(self._cache.is_fresh(f"{s}:{k}") for s in self.downstreams for k in KINDS)
-        if fresh:
-            for server in self.downstreams:
-                for kind in KINDS:
-                    listings[server, kind] = self._cache.peek(f"{server}:{kind}") or []
-        else:
+        A server that is not up contributes its last listing (or nothing); it announces a list change
+        when it comes up, which invalidates its entries.
+        """
+        stale = [
+            (server, kind)
+            for server, ds in self.downstreams.items()
+            if ds.state is State.UP
+            for kind in KINDS
+            if not self._cache.is_fresh(f"{server}:{kind}")
+        ]
+        if stale:
             async with anyio.create_task_group() as tg:
-                for server in self.downstreams:
-                    for kind in KINDS:
-                        tg.start_soon(load, server, kind)
-        key = tuple(id(listings[s, k]) for s in self.downstreams for k in KINDS)
+                for server, kind in stale:
+                    tg.start_soon(self._refresh, server, kind)
+        listings = {(s, k): self._cache.peek(f"{s}:{k}") or _NOTHING for s in self.downstreams for k in KINDS}
+        # Listings are replaced, never mutated, so their identities tell whether a re-merge is needed.
+        key = tuple(id(listing) for listing in listings.values())
         if self._merged is None or key != self._merged_from:
             self._merged, self._merged_from = self._merge(listings), key
         return self._merged

@@ -7,6 +7,7 @@ propagates W3C trace context in `_meta`; the gateway only installs a provider an
 import logging
 import os
 import sys
+import threading
 from typing import Any
 
 from opentelemetry import trace
@@ -28,25 +29,46 @@ tracer = trace.get_tracer("mcp-gateway")
 
 
 def configure(config: Telemetry) -> TracerProvider | None:
-    """Install a global tracer provider unless the exporter is `none`; returns it so the caller can shut it down."""
-    exporter = config.exporter or os.environ.get("OTEL_TRACES_EXPORTER", "none").strip().lower()
-    if exporter in ("none", ""):
-        return None
-    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}))
-    match exporter:
-        case "console":
-            # stdout may be the MCP wire (stdio front): spans go to stderr.
-            provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
-        case "otlp":
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    """Install a global tracer provider unless the exporter is `none`; returns it so the caller can shut it down.
 
-            kwargs: dict[str, Any] = {"endpoint": config.endpoint} if config.endpoint else {}
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(**kwargs)))
-        case _:
-            logger.warning("unknown traces exporter %r (expected none, console or otlp); tracing is off", exporter)
-            return None
+    Config wins over the standard variables: `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER` (a comma-separated
+    list), `OTEL_SERVICE_NAME` and, read by the OTLP exporter itself, `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`.
+    """
+    if config.exporter is not None:
+        exporters: set[str] = {config.exporter}
+    elif os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    else:
+        exporters = {e.strip().lower() for e in os.environ.get("OTEL_TRACES_EXPORTER", "none").split(",")}
+    exporters -= {"none", ""}
+    unknown = exporters - {"console", "otlp"}
+    if unknown:
+        logger.warning("unknown traces exporter(s) %s (expected none, console or otlp); ignored", sorted(unknown))
+    if not exporters - unknown:
+        return None
+    name = config.service_name or os.environ.get("OTEL_SERVICE_NAME") or "mcp-gateway"
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    if "console" in exporters:
+        # stdout may be the MCP wire (stdio front): spans go to stderr.
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    if "otlp" in exporters:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        kwargs: dict[str, Any] = {"endpoint": config.endpoint} if config.endpoint else {}
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(**kwargs)))
     trace.set_tracer_provider(provider)
     return provider
+
+
+def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
+    """Flush and stop the provider, giving up after `timeout_s`.
+
+    The OTLP exporter retries an unreachable collector for ~10 s; that must not hold the gateway's
+    exit (a stdio client kills a gateway still running 2 s after closing its stdin anyway).
+    """
+    worker = threading.Thread(target=provider.shutdown, name="otel-shutdown", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
 
 
 def annotate(**attributes: Any) -> None:

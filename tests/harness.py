@@ -3,13 +3,14 @@
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
+import mcp.types as types
 import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -49,11 +50,14 @@ def free_port() -> int:
         return port
 
 
-async def wait_for(predicate: Any, timeout: float = 20.0, what: str = "condition") -> None:
-    """Poll `predicate` (a cheap check of another process's state) until true; fail after `timeout`."""
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
+async def wait_for(predicate: Callable[[], bool], within_s: float = 20.0, what: str = "condition") -> None:
+    """Poll `predicate` (a cheap check of another process's state) until true; fail after `within_s`."""
+    try:
+        with anyio.fail_after(within_s):
+            while not predicate():  # noqa: ASYNC110 -- another process's files and pids offer no event
+                await anyio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"{what}: not true within {within_s:g} s") from None
 
 
 async def _healthy(url: str) -> bool:
@@ -69,7 +73,18 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
     """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
     port = free_port()
     process = await anyio.open_process(
-        [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}", "--log-level", "WARNING"],
+        [
+            PYTHON,
+            "-m",
+            "gateway",
+            "serve",
+            "--config",
+            str(config),
+            "--http",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "WARNING",
+        ],
         cwd=str(ROOT),
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         stdout=None,
@@ -85,7 +100,8 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
         yield base
     finally:
         with anyio.CancelScope(shield=True):
-            process.terminate()
+            if process.returncode is None:
+                process.terminate()
             with anyio.move_on_after(10):
                 await process.wait()
             if process.returncode is None:
@@ -93,10 +109,15 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
                 await process.wait()
 
 
-def http_client(base: str, *, mode: str = "auto", headers: dict[str, str] | None = None, **kw: Any) -> Client:
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
-    transport = streamable_http_client(f"{base}/mcp", http_client=http, max_sse_event_size=None)
-    return Client(transport, mode=mode, **kw)
+@asynccontextmanager
+async def http_client(
+    base: str, *, mode: str = "auto", headers: dict[str, str] | None = None, **kw: Any
+) -> AsyncIterator[Client]:
+    """A connected `Client` on the gateway's /mcp; closes the httpx2 client too (the SDK leaves ours open)."""
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
+        transport = streamable_http_client(f"{base}/mcp", http_client=http, max_sse_event_size=None)
+        async with Client(transport, mode=mode, **kw) as client:
+            yield client
 
 
 def pid_alive(pid: int) -> bool:
@@ -110,3 +131,8 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text blocks of a tool result, joined (the gateway may append hint blocks after the payload)."""
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))

@@ -153,6 +153,9 @@ class Kitchen:
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, params.arguments or {}
         self.event(f"call {name}")
+        traceparent = (ctx.meta or {}).get("traceparent")
+        if traceparent:
+            self.event(f"traceparent {traceparent}")
         if name == "echo" or name in self.echoes:
             return text_result(str(args.get("text", "")))
         if name in self.padding:

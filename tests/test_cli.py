@@ -1,0 +1,124 @@
+"""The `gateway` command as a real subprocess: `check` reports one problem per line, `tools --json` the catalog."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.harness import ROOT, kitchen, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def gateway(*args: str) -> subprocess.CompletedProcess[bytes]:
+    with anyio.fail_after(60):
+        return await anyio.run_process(
+            [sys.executable, "-m", "gateway", *args],
+            cwd=str(ROOT),
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+
+
+def config_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "gateway.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+UNSET_VARS = (
+    "servers:\n  k: {transport: stdio, command: python3, env: {A: '${GW_CLI_UNSET_A}', B: '${GW_CLI_UNSET_B}'}}\n"
+)
+
+
+async def test_check_accepts_a_good_config_and_exits_0(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"k": kitchen("k")})
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == f"{path}: ok (1 servers: k)"
+
+
+async def test_check_warns_about_a_command_not_on_path_but_still_passes(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"k": {"transport": "stdio", "command": "surely-not-installed-gw"}})
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 0
+    assert f"{path}: servers.k.command: warning: 'surely-not-installed-gw' is not on PATH" in done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "servers:\n  k: {transport: stdio, command: python3, timout_s: 3}\nlimits: {max_bytes: 1}\n",
+            ["servers.k.timout_s: unknown key", "limits.max_bytes: unknown key"],
+            id="unknown-keys",
+        ),
+        pytest.param(
+            UNSET_VARS,
+            [
+                "servers.k.env.A: environment variable GW_CLI_UNSET_A is not set",
+                "servers.k.env.B: environment variable GW_CLI_UNSET_B is not set",
+            ],
+            id="unset-vars",
+        ),
+        pytest.param(
+            "servers:\n  k: {transport: stdio, timeout_s: soon}\n",
+            [
+                "servers.k.command: Field required",
+                "servers.k.timeout_s: Input should be a valid number, unable to parse string as a number",
+            ],
+            id="wrong-type-and-missing-field",
+        ),
+        pytest.param(
+            "servers:\n  k: {transport: stdio\n  j: 1\n",
+            ["line 3: not valid YAML: expected ',' or '}', but got ':'"],
+            id="invalid-yaml",
+        ),
+        pytest.param(
+            "servers:\n  gateway: {transport: carrier-pigeon}\n",
+            [
+                "servers.gateway: namespace 'gateway' is reserved for the gateway's own tools",
+                "servers.gateway.transport: unknown transport 'carrier-pigeon'; expected one of stdio, http, sse",
+            ],
+            id="reserved-namespace-and-transport",
+        ),
+    ],
+)
+async def test_check_prints_each_problem_on_its_own_line_with_file_and_key_path_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: list[str]
+) -> None:
+    monkeypatch.delenv("GW_CLI_UNSET_A", raising=False)
+    monkeypatch.delenv("GW_CLI_UNSET_B", raising=False)
+    path = config_file(tmp_path, text)
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 1
+    assert done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert sorted(lines) == sorted(f"{path}: {problem}" for problem in expected)
+
+
+async def test_check_on_a_missing_file_exits_1_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yaml"
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [f"{path}: (file): cannot read: No such file or directory"]
+
+
+async def test_tools_json_lists_namespaced_tools_with_server_original_name_size_and_totals(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"k": kitchen("k", "--extra-tool", "shout", tools={"exclude": ["crash"]})})
+    done = await gateway("tools", "--config", str(path), "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    rows = {row["name"]: row for row in report["tools"]}
+    assert rows["k.echo"]["server"] == "k" and rows["k.echo"]["original"] == "echo"
+    assert rows["k.shout"]["original"] == "shout"
+    assert rows["gateway.status"]["server"] == "gateway"
+    assert "k.crash" not in rows
+    assert all(row["chars"] > 50 for row in rows.values())  # the serialized definition, not a placeholder
+    assert report["total_tools"] == len(rows)
+    assert report["total_chars"] == sum(row["chars"] for row in rows.values())
+    assert report["servers"]["k"]["state"] == "up"

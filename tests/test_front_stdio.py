@@ -1,0 +1,85 @@
+"""The stdio front of a real gateway process, driven over raw pipes: lines that are not messages get answers."""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from tests.harness import gateway_params, kitchen, write_config
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
+class Pipe:
+    """Newline-delimited JSON over a gateway's stdin/stdout."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin = process.stdin
+        self.stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def send_line(self, line: str) -> None:
+        await self.stdin.send(line.encode() + b"\n")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.send_line(json.dumps(message))
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message that is not a notification (the gateway may push list changes at any time)."""
+        with anyio.fail_after(20):
+            while True:
+                message: dict[str, Any] = json.loads(await self.stdout.receive_until(b"\n", 1_000_000))
+                if "id" in message:
+                    return message
+
+
+@asynccontextmanager
+async def raw_gateway(tmp_path: Path) -> AsyncIterator[Pipe]:
+    params = gateway_params(write_config(tmp_path, {"k": kitchen("k")}))
+    process = await anyio.open_process([params.command, *params.args], cwd=params.cwd, env=params.env, stderr=None)
+    async with process:
+        pipe = Pipe(process)
+        try:
+            yield pipe
+        finally:
+            with anyio.CancelScope(shield=True), anyio.fail_after(15):
+                await pipe.stdin.aclose()  # EOF on stdin is how a stdio client says goodbye
+                await process.wait()
+
+
+async def test_a_line_that_is_not_json_gets_a_parse_error_with_id_null_and_the_session_continues(
+    tmp_path: Path,
+) -> None:
+    async with raw_gateway(tmp_path) as pipe:
+        await pipe.send_line("{not json")
+        error = await pipe.receive()
+        assert error["id"] is None and error["error"]["code"] == -32700
+        await pipe.send(INITIALIZE)
+        initialized = await pipe.receive()
+        assert initialized["id"] == 1 and initialized["result"]["protocolVersion"] == "2025-11-25"
+        await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await pipe.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = await pipe.receive()
+        assert listed["id"] == 2 and "k.echo" in {t["name"] for t in listed["result"]["tools"]}
+
+
+async def test_a_json_line_that_is_not_json_rpc_gets_an_invalid_request_error(tmp_path: Path) -> None:
+    async with raw_gateway(tmp_path) as pipe:
+        await pipe.send_line('{"hello": "world"}')
+        error = await pipe.receive()
+        assert error["id"] is None and error["error"]["code"] == -32600
+        await pipe.send({**INITIALIZE, "id": 7})
+        assert (await pipe.receive())["id"] == 7
