@@ -14,9 +14,9 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-from adapters._lines import LineSplitter, Oversized
 from adapters._procgroup import kill_group
 from gateway.config import StdioServer
+from gateway.lines import LineSplitter, Oversized, parse
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,6 @@ EXIT_GRACE_S = 2.0
 TERM_GRACE_S = 2.0
 # How long already-accepted outgoing messages may take to reach the child's stdin at close.
 _FLUSH_S = 0.5
-# Lines at least this long are parsed in a worker thread.
-_THREAD_PARSE_BYTES = 4 * 1024 * 1024
 
 
 @asynccontextmanager
@@ -104,11 +102,7 @@ class _Connection:
                     await self.read_send.send(message)
                 return True
             try:
-                if len(item) < _THREAD_PARSE_BYTES:
-                    parsed = _parse(item)
-                else:
-                    # ~1.3 s for 100 MB; in a thread the event loop keeps serving other downstreams.
-                    parsed = await anyio.to_thread.run_sync(_parse, item)
+                parsed = await parse(item)
             except ValueError as exc:
                 logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, exc)
                 await self.read_send.send(exc)
@@ -177,7 +171,3 @@ class _Connection:
         if self.process.returncode is None:
             logger.error("MCP server %s (pid %d) survived SIGKILL; abandoning it", self.name, self.process.pid)
         self.read_recv.close()
-
-
-def _parse(line: bytearray) -> types.JSONRPCMessage:
-    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)

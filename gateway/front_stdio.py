@@ -1,48 +1,151 @@
-"""The stdio front: the SDK's stdio transport, plus a JSON-RPC error for every line that is not a message."""
+"""The stdio front: non-blocking pipes read in linear time, and a JSON-RPC error for every line that is not a message.
+
+The SDK's `stdio_server` reads and writes through worker threads (two or three thread hops per
+message) and drops unparseable lines silently. On pipes and sockets, which is how IDEs launch us,
+this transport waits on the event loop instead; anything else (a file, a terminal) falls back to
+the SDK transport.
+"""
 
 import logging
+import os
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp.types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from gateway.lines import LineSplitter, Oversized, parse
+
 logger = logging.getLogger(__name__)
 
+Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
+_CHUNK = 1024 * 1024
 
-def _rejection(exc: Exception) -> SessionMessage:
-    """The SDK drops unparseable lines silently; JSON-RPC wants an answer with id null."""
-    parse = isinstance(exc, ValidationError) and any(e["type"] == "json_invalid" for e in exc.errors())
-    code, what = (types.PARSE_ERROR, "not valid JSON") if parse else (types.INVALID_REQUEST, "not a JSON-RPC message")
+
+def rejection(problem: Exception | Oversized, limit: int) -> SessionMessage:
+    """JSON-RPC's answer to a line that is not a message: an error with id null (or the request's id)."""
+    if isinstance(problem, Oversized):
+        message = (
+            f"Message of {problem.size:,} bytes exceeds the gateway's limit of {limit:,} bytes "
+            "(limits.max_message_bytes). Send a file path or a summary instead of the content."
+        )
+        error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+    json_ok = not (isinstance(problem, ValidationError) and any(e["type"] == "json_invalid" for e in problem.errors()))
+    code, what = (types.INVALID_REQUEST, "not a JSON-RPC message") if json_ok else (types.PARSE_ERROR, "not valid JSON")
     message = f"The gateway could not read a line: it is {what}. Send one JSON-RPC 2.0 object per line."
-    error = types.ErrorData(code=code, message=message)
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)))
 
 
-async def relay_answering_garbage(
-    source: ReadStream[SessionMessage | Exception],
-    sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
-    write: WriteStream[SessionMessage],
-) -> None:
-    """Pass messages from `source` to `sink`; answer each bad line on `write` instead of passing it."""
-    async with sink:
-        async for item in source:
-            if isinstance(item, Exception):
-                logger.warning("stdio front: unreadable line: %s", type(item).__name__)
-                await write.send(_rejection(item))
-                continue
-            await sink.send(item)
+def _pollable(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve `server` on this process's stdin/stdout until the client closes stdin."""
-    async with stdio_server() as (read, write):
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+async def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            await anyio.wait_writable(fd)
+            continue
+        view = view[written:]
+
+
+class _Wire:
+    def __init__(self, fd_in: int, fd_out: int, limit: int) -> None:
+        self.fd_in, self.fd_out, self.limit = fd_in, fd_out, limit
+        self.read_send: MemoryObjectSendStream[SessionMessage | Exception]
+        self.read_recv: MemoryObjectReceiveStream[SessionMessage | Exception]
+        self.read_send, self.read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        self.write_send: MemoryObjectSendStream[SessionMessage]
+        self.write_recv: MemoryObjectReceiveStream[SessionMessage]
+        self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](16)
+        self.written = anyio.Event()
+
+    async def read(self) -> None:
+        splitter = LineSplitter(self.limit)
+        async with self.read_send:
+            while True:
+                await anyio.wait_readable(self.fd_in)
+                try:
+                    chunk = os.read(self.fd_in, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return  # the client closed stdin: the session ends
+                for line in splitter.feed(chunk):
+                    if isinstance(line, Oversized):
+                        logger.warning("stdio front: rejected a %d-byte message (limit %d)", line.size, self.limit)
+                        await self.write_send.send(rejection(line, self.limit))
+                        continue
+                    try:
+                        message = await parse(line)
+                    except ValueError as exc:
+                        logger.warning("stdio front: unreadable line of %d bytes", len(line))
+                        await self.write_send.send(rejection(exc, self.limit))
+                        continue
+                    await self.read_send.send(SessionMessage(message))
+
+    async def write(self) -> None:
+        try:
+            async with self.write_recv:
+                async for item in self.write_recv:
+                    message = item.message
+                    # Straight to bytes: no intermediate str, no "+ newline" copy of a big message.
+                    data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+                    await _write_all(self.fd_out, data)
+                    await _write_all(self.fd_out, b"\n")
+        except BrokenPipeError:
+            logger.info("stdio front: the client closed stdout")
+        finally:
+            self.written.set()
+
+
+@asynccontextmanager
+async def stdio_wire(limit: int) -> AsyncIterator[Streams]:
+    """Claim fds 0 and 1 for the protocol; while serving, fd 0 reads /dev/null and fd 1 goes to stderr,
+    so a stray print or a child inheriting them cannot corrupt the wire."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    os.set_blocking(fd_in, False)
+    os.set_blocking(fd_out, False)
+    wire = _Wire(fd_in, fd_out, limit)
+    try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(relay_answering_garbage, read, send, write)
-            await server.run(receive, write, server.create_initialization_options())
+            tg.start_soon(wire.read)
+            tg.start_soon(wire.write)
+            yield wire.read_recv, wire.write_send
+            # Let the writer drain what the server queued before it returned, then stop reading.
+            await wire.write_send.aclose()
+            with anyio.move_on_after(5):
+                await wire.written.wait()
             tg.cancel_scope.cancel()
+    finally:
+        for fd, std in ((fd_in, 0), (fd_out, 1)):
+            os.set_blocking(fd, True)
+            os.dup2(fd, std)
+            os.close(fd)
+
+
+async def serve_stdio(server: Server[Any], *, max_message_bytes: int) -> None:
+    """Serve `server` on this process's stdin/stdout until the client closes stdin."""
+    options = server.create_initialization_options()
+    if _pollable(0) and _pollable(1):
+        async with stdio_wire(max_message_bytes) as (read, write):
+            await server.run(read, write, options)
+        return
+    async with stdio_server() as (read, write):
+        await server.run(read, write, options)

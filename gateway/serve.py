@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 async def stdio(config: GatewayConfig) -> None:
     gateway = Gateway(config)
     async with gateway.running():
-        await serve_stdio(gateway.front.server)
+        await serve_stdio(gateway.front.server, max_message_bytes=config.limits.max_message_bytes)
 
 
 def http(config: GatewayConfig, host: str, port: int) -> None:

@@ -1,10 +1,15 @@
-"""Linear-time splitting of a child's stdout into JSON-RPC lines, with a per-line size cap."""
+"""Newline-delimited JSON-RPC: linear-time line splitting with a per-line cap, and parsing off the event loop."""
 
 import json
 import re
 from dataclasses import dataclass
 
+import anyio.to_thread
+import mcp.types as types
 from mcp.types import RequestId
+
+# Lines at least this long are parsed in a worker thread (~1.3 s for 100 MB), so the loop keeps serving.
+THREAD_PARSE_BYTES = 4 * 1024 * 1024
 
 # Enough of an oversized line to find the id of the response it carries.
 _HEAD_BYTES = 256
@@ -89,3 +94,14 @@ class LineSplitter:
             buf.clear()
         self._scanned = len(buf)
         return out
+
+
+async def parse(line: bytes | bytearray) -> types.JSONRPCMessage:
+    """Parse one line; big ones in a worker thread.
+
+    Raises:
+        ValueError: (a pydantic ValidationError) the line is not JSON, or not a JSON-RPC message.
+    """
+    if len(line) < THREAD_PARSE_BYTES:
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return await anyio.to_thread.run_sync(lambda: types.jsonrpc_message_adapter.validate_json(line, by_name=False))

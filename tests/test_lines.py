@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapters._lines import LineSplitter, Oversized
+from gateway.lines import LineSplitter, Oversized
 
 pytestmark = pytest.mark.anyio
 
