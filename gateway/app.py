@@ -4,6 +4,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,9 +15,13 @@ from gateway.cache import SharedCache
 from gateway.config import GatewayConfig
 from gateway.downstream import Downstream, Target
 from gateway.front import Front
+from gateway.middleware import default_chain
+from gateway.middleware.bootstrap import summary
+from gateway.outputs import OutputStore
 from gateway.pipeline import Middleware, Pipeline
 from gateway.registry import Registry
 from gateway.session import SessionStore
+from gateway.think.prompts import PromptLibrary
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +39,12 @@ class Gateway:
         self.config = config
         self.cache = SharedCache()
         self.sessions = SessionStore()
+        self.outputs = OutputStore(Path(config.limits.outputs_dir), ttl_s=config.limits.outputs_ttl_s)
+        self.prompts = PromptLibrary()
         downstreams: dict[str, Downstream] = {
-            "gateway": Downstream("gateway", lambda: hosted.build(self.registry.status), timeout_s=60),
+            "gateway": Downstream(
+                "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60
+            ),
         }
         for name, make in (in_process or {}).items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
@@ -55,8 +64,25 @@ class Gateway:
             cache=self.cache,
             on_changed=self._front_changed,
         )
-        self.pipeline = Pipeline(self.registry, chain or [])
-        self.front = Front(self.pipeline, self.registry, self.sessions, instructions=None)
+        driver = self.prompts.get(config.bootstrap.driver_version)
+        full_text = f"read the resource gateway://prompts/{driver.version}"
+        if chain is None:
+            chain = default_chain(
+                config,
+                outputs=self.outputs,
+                cache=self.cache,
+                prompts=self.prompts,
+                call_tool=self.registry.call_tool,
+                driver_full_text=full_text,
+            )
+        self.pipeline = Pipeline(self.registry, chain)
+        self.front = Front(
+            self.pipeline,
+            self.registry,
+            self.sessions,
+            instructions=summary(driver, full_text),
+            hint_budget=config.limits.hint_budget_chars,
+        )
 
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)

@@ -4,7 +4,6 @@ import argparse
 import json
 import logging
 import shutil
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,9 +99,6 @@ def _serve(config: GatewayConfig, http: str | None) -> int:
     provider = telemetry.configure(config.telemetry)
     try:
         if http is None:
-            # A stdio client that stops waiting for us sends SIGTERM; unwind like Ctrl-C so the
-            # downstreams are closed and the spans flushed. (uvicorn handles SIGTERM itself.)
-            signal.signal(signal.SIGTERM, _interrupt)
             anyio.run(serve.stdio, config)
         else:
             host, _, port = http.rpartition(":")
@@ -113,7 +109,3 @@ def _serve(config: GatewayConfig, http: str | None) -> int:
         if provider is not None:
             telemetry.shutdown(provider)
     return 0
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt

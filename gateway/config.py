@@ -13,8 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import ErrorDetails
 
 from gateway.errors import ConfigError
-
-MIB = 1024 * 1024
+from gateway.policy import Bootstrap, Limits, SizeLimits, Steering, Versions
 
 
 class _Model(BaseModel):
@@ -37,6 +36,8 @@ class _ServerBase(_Model):
     """Which of the server's tools are exposed."""
     protocol: Literal["auto", "legacy", "modern"] = "auto"
     """Protocol era: `auto` probes 2026-07-28 and falls back, `legacy` forces the initialize handshake."""
+    limits: SizeLimits = SizeLimits()
+    """Size-guard overrides for all of this server's tools."""
 
 
 class StdioServer(_ServerBase):
@@ -108,11 +109,6 @@ class Namespace(_Model):
     """How long a downstream's listing is cached; a `list_changed` from it refreshes at once."""
 
 
-class Limits(_Model):
-    max_message_bytes: int = Field(default=64 * MIB, ge=1024)
-    """Largest inbound message (HTTP body) and downstream message accepted."""
-
-
 class Telemetry(_Model):
     exporter: Literal["none", "console", "otlp"] | None = None
     """Span exporter; `None` follows `OTEL_TRACES_EXPORTER` (default none)."""
@@ -128,6 +124,9 @@ class GatewayConfig(_Model):
     listen: Listen = Listen()
     namespace: Namespace = Namespace()
     limits: Limits = Limits()
+    steering: Steering = Steering()
+    versions: Versions = Versions()
+    bootstrap: Bootstrap = Bootstrap()
     telemetry: Telemetry = Telemetry()
 
 
@@ -163,7 +162,15 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
                 command = str(base / command)
             server = server.model_copy(update={"cwd": str(cwd.resolve()), "command": command})
         servers[name] = server
-    return config.model_copy(update={"servers": servers})
+    limits = config.limits.model_copy(update={"outputs_dir": str((base / config.limits.outputs_dir).resolve())})
+    catalogs = {}
+    for name, catalog in config.versions.catalogs.items():
+        if catalog.source.path is not None:
+            source = catalog.source.model_copy(update={"path": str((base / catalog.source.path).resolve())})
+            catalog = catalog.model_copy(update={"source": source})
+        catalogs[name] = catalog
+    versions = config.versions.model_copy(update={"catalogs": catalogs})
+    return config.model_copy(update={"servers": servers, "limits": limits, "versions": versions})
 
 
 _TAGS = ("stdio", "http", "sse")

@@ -16,7 +16,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
-from gateway import __version__, telemetry
+from gateway import __version__, hints, telemetry
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.pipeline import Call, Pipeline
 from gateway.registry import Registry
@@ -61,7 +61,16 @@ def session_key(ctx: Ctx) -> str:
 class Front:
     """Builds the SDK `Server` whose handlers turn requests into `Call`s, and fans out list changes."""
 
-    def __init__(self, pipeline: Pipeline, registry: Registry, sessions: SessionStore, instructions: str | None):
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        registry: Registry,
+        sessions: SessionStore,
+        *,
+        instructions: str | None = None,
+        hint_budget: int = 2048,
+    ) -> None:
+        self.hint_budget = hint_budget
         self.pipeline = pipeline
         self.registry = registry
         self.sessions = sessions
@@ -151,10 +160,8 @@ class Front:
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         # Built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self._handle(ctx, "tools/call", {"name": params.name, "arguments": params.arguments})
-        if call.error is not None:
-            return to_tool_result(call.error)
-        result: types.CallToolResult = call.result
-        return result
+        result: types.CallToolResult = to_tool_result(call.error) if call.error is not None else call.result
+        return hints.render(result, call.hints, self.hint_budget)
 
     async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call = await self._handle(ctx, "resources/read", {"uri": params.uri})

@@ -23,6 +23,12 @@ KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
 URI_SEP = "+"
 """Exposed resource URI = `<server>+<original URI>`: still a valid URI (`+` is legal in a scheme), reversible."""
+HOSTED_SCHEME = "gateway://"
+"""The gateway's own resources are already namespaced by their scheme and keep their URIs."""
+
+
+def exposed_uri(server: str, uri: str) -> str:
+    return uri if server == "gateway" and uri.startswith(HOSTED_SCHEME) else f"{server}{URI_SEP}{uri}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,18 +140,11 @@ class Registry:
             catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
         for server in self.downstreams:
             for res in listings[server, "resources"]:
-                catalog.resources.append(
-                    res.model_copy(update={"uri": f"{server}{URI_SEP}{res.uri}", "name": f"{server}{sep}{res.name}"})
-                )
+                update = {"uri": exposed_uri(server, res.uri), "name": f"{server}{sep}{res.name}"}
+                catalog.resources.append(res.model_copy(update=update))
             for tpl in listings[server, "resource_templates"]:
-                catalog.resource_templates.append(
-                    tpl.model_copy(
-                        update={
-                            "uri_template": f"{server}{URI_SEP}{tpl.uri_template}",
-                            "name": f"{server}{sep}{tpl.name}",
-                        }
-                    )
-                )
+                update = {"uri_template": exposed_uri(server, tpl.uri_template), "name": f"{server}{sep}{tpl.name}"}
+                catalog.resource_templates.append(tpl.model_copy(update=update))
         return catalog
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
@@ -189,6 +188,7 @@ class Registry:
             case "tools/call":
                 entry = self._resolve(catalog.tools, "tool", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
+                call.notes["output_schema"] = getattr(entry.item, "output_schema", None) is not None
                 ds = self.downstreams[entry.server]
                 call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
             case "prompts/get":
@@ -203,6 +203,11 @@ class Registry:
             case _:
                 raise ValueError(f"the registry does not forward {call.method!r}")
 
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call an exposed tool directly, outside the pipeline (for the gateway's own needs, e.g. version sources)."""
+        entry = self._resolve((await self.catalog()).tools, "tool", name)
+        return await self.downstreams[entry.server].call_tool(entry.original, arguments)
+
     def _resolve(self, entries: dict[str, Entry], kind: str, name: str) -> Entry:
         entry = entries.get(name)
         if entry is not None:
@@ -213,15 +218,16 @@ class Registry:
 
     async def _read_resource(self, call: Call, catalog: Catalog) -> None:
         uri: str = call.params["uri"]
-        server, _, original = uri.partition(URI_SEP)
+        if uri.startswith(HOSTED_SCHEME):
+            server, original = "gateway", uri
+        else:
+            server, _, original = uri.partition(URI_SEP)
         if server not in self.downstreams or not original:
             known = [r.uri for r in catalog.resources]
             raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
         call.server, call.tool = server, original
         request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=original))
         result = await self.downstreams[server].request(request, types.ReadResourceResult)
-        result.contents = [
-            c.model_copy(update={"uri": f"{server}{URI_SEP}{c.uri}"}) if c.uri == original else c
-            for c in result.contents
-        ]
+        exposed = exposed_uri(server, original)
+        result.contents = [c.model_copy(update={"uri": exposed}) if c.uri == original else c for c in result.contents]
         call.result = result

@@ -134,5 +134,12 @@ def pid_alive(pid: int) -> bool:
 
 
 def text_of(result: types.CallToolResult) -> str:
-    """The text blocks of a tool result, joined (the gateway may append hint blocks after the payload)."""
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    """The text of a tool result as the server sent it: text blocks joined, the gateway's hint blocks left out."""
+    return "\n".join(
+        c.text for c in result.content if isinstance(c, types.TextContent) and not c.text.startswith("[gateway] ")
+    )
+
+
+def hints_of(result: types.CallToolResult) -> list[str]:
+    """The gateway's hint blocks of a tool result."""
+    return [c.text for c in result.content if isinstance(c, types.TextContent) and c.text.startswith("[gateway] ")]

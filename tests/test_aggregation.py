@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.harness import gateway_params, kitchen, write_config
+from tests.harness import gateway_params, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ async def test_three_servers_are_aggregated_under_their_namespaces(tmp_path: Pat
         assert "alpha.blob" in names and "gamma.blob" not in names
         for server in ("alpha", "beta", "gamma"):
             result = await client.call_tool(f"{server}.echo", {"text": f"hi {server}"})
-            assert result.content[0].text == f"hi {server}"  # type: ignore[union-attr]
+            assert text_of(result) == f"hi {server}"
         resources = {r.uri for r in (await client.list_resources()).resources}
         assert "beta+note://hello" in resources
         read = await client.read_resource("beta+note://hello")
@@ -63,6 +63,6 @@ async def test_unknown_tool_is_an_error_result_naming_the_closest_tools(tmp_path
     async with Client(gateway_params(config), mode="legacy") as client:
         result = await client.call_tool("k.ecko", {"text": "x"})
         assert result.is_error
-        text = result.content[0].text  # type: ignore[union-attr]
+        text = text_of(result)
         assert "'k.ecko'" in text and "k.echo" in text
-        assert (await client.call_tool("k.echo", {"text": "still fine"})).content[0].text == "still fine"  # type: ignore[union-attr]
+        assert text_of(await client.call_tool("k.echo", {"text": "still fine"})) == "still fine"

@@ -116,7 +116,6 @@ async def test_tools_json_lists_namespaced_tools_with_server_original_name_size_
     rows = {row["name"]: row for row in report["tools"]}
     assert rows["k.echo"]["server"] == "k" and rows["k.echo"]["original"] == "echo"
     assert rows["k.shout"]["original"] == "shout"
-    assert rows["gateway.status"]["server"] == "gateway"
     assert "k.crash" not in rows
     assert all(row["chars"] > 50 for row in rows.values())  # the serialized definition, not a placeholder
     assert report["total_tools"] == len(rows)

@@ -13,6 +13,8 @@ from tests.harness import gateway_params, kitchen, text_of, wait_for, write_conf
 pytestmark = pytest.mark.anyio
 
 TEN_MB = 10_000_000
+# The size guard would spill a 10 MB result; these tests prove the transport path carries it whole.
+PASS_THROUGH = {"max_inline_bytes": 64 * 1024 * 1024, "max_request_bytes": 64 * 1024 * 1024}
 
 
 async def test_progress_from_a_downstream_reaches_the_stdio_client(tmp_path: Path) -> None:
@@ -71,7 +73,7 @@ async def test_tools_list_changed_reaches_a_2026_stdio_client_through_listen(tmp
 
 
 async def test_10mb_result_and_10mb_request_pass_stdio_front_to_stdio_downstream_intact(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
+    config = write_config(tmp_path, {"k": kitchen("k")}, limits=PASS_THROUGH)
     async with Client(gateway_params(config), mode="legacy", read_timeout_seconds=120) as client:
         blob = await client.call_tool("k.blob", {"n": TEN_MB})
         assert not blob.is_error

@@ -14,6 +14,8 @@ from tests.harness import http_client, http_gateway, kitchen, text_of, write_con
 pytestmark = pytest.mark.anyio
 
 TEN_MB = 10_000_000
+# The size guard would spill a 10 MB result; these tests prove the transport path carries it whole.
+PASS_THROUGH = {"max_inline_bytes": 64 * 1024 * 1024, "max_request_bytes": 64 * 1024 * 1024}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -58,7 +60,7 @@ async def test_tools_list_changed_reaches_a_2026_http_client_through_listen(tmp_
 
 
 async def test_10mb_result_and_10mb_request_pass_http_front_to_stdio_downstream_intact(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
+    config = write_config(tmp_path, {"k": kitchen("k")}, limits=PASS_THROUGH)
     async with http_gateway(config) as base, http_client(base, read_timeout_seconds=120) as client:
         blob = await client.call_tool("k.blob", {"n": TEN_MB})
         assert not blob.is_error

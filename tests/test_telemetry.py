@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from gateway import telemetry
 from gateway.app import Gateway
-from gateway.config import load_config
+from gateway.config import Telemetry, load_config
 from tests.harness import gateway_params, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
@@ -130,6 +130,7 @@ class OtlpReceiver:
 
     def __init__(self) -> None:
         self.spans: list[tuple[str, dict[str, Any]]] = []
+        self.services: set[str] = set()
         self.received = anyio.Event()
         self.app = Starlette(routes=[Route("/v1/traces", self.traces, methods=["POST"])])
 
@@ -140,6 +141,8 @@ class OtlpReceiver:
         export = ExportTraceServiceRequest()
         export.ParseFromString(body)
         for resource_spans in export.resource_spans:
+            resource = {kv.key: _value(kv.value) for kv in resource_spans.resource.attributes}
+            self.services.add(resource.get("service.name", ""))
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     attributes = {kv.key: _value(kv.value) for kv in span.attributes}
@@ -180,6 +183,7 @@ async def test_gateway_process_exports_its_spans_over_otlp_and_flushes_on_shutdo
     env = {
         "OTEL_TRACES_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}/v1/traces",
+        "OTEL_SERVICE_NAME": "gateway-under-test",
         # Longer than the test: spans can only arrive through the flush when the gateway shuts down.
         "OTEL_BSP_SCHEDULE_DELAY": "600000",
     }
@@ -194,3 +198,17 @@ async def test_gateway_process_exports_its_spans_over_otlp_and_flushes_on_shutdo
     assert len(calls) == 1
     assert calls[0][telemetry.SERVER] == "k" and calls[0][telemetry.TOOL] == "echo"
     assert any(name == "MCP send tools/call echo" for name, _ in receiver.spans)
+    assert receiver.services == {"gateway-under-test"}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"OTEL_TRACES_EXPORTER": "none"}, {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"}],
+    ids=["unset", "none", "sdk-disabled"],
+)
+def test_tracing_is_off_unless_an_exporter_is_chosen(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for name in ("OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert telemetry.configure(Telemetry()) is None

@@ -1,0 +1,66 @@
+"""The default response pipeline; the list order is the hook order (see `gateway.pipeline`)."""
+
+import re
+from collections.abc import Awaitable, Callable
+
+from gateway.cache import SharedCache
+from gateway.config import GatewayConfig
+from gateway.middleware.bootstrap import Bootstrap
+from gateway.middleware.size_guard import SizeGuard
+from gateway.middleware.steering import Rule, Steering
+from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
+from gateway.outputs import OutputStore
+from gateway.pipeline import Middleware
+from gateway.policy import VersionSource
+from gateway.think.prompts import PromptLibrary
+from gateway.versions import CallTool, Versions, from_file, from_http, from_tool
+
+
+def _loader(source: VersionSource, call_tool: CallTool) -> Callable[[], Awaitable[Versions]]:
+    match source.type:
+        case "file":
+            path = source.path or ""
+            return lambda: from_file(path)
+        case "http":
+            url, headers, timeout = source.url or "", source.headers, source.timeout_s
+            return lambda: from_http(url, headers, timeout)
+        case _:
+            tool, arguments = source.tool or "", dict(source.arguments)
+            return lambda: from_tool(call_tool, tool, arguments)
+
+
+def default_chain(
+    config: GatewayConfig,
+    *,
+    outputs: OutputStore,
+    cache: SharedCache,
+    prompts: PromptLibrary,
+    call_tool: CallTool,
+    driver_full_text: str,
+) -> list[Middleware]:
+    """versions → bootstrap → steering → size_guard (last: it measures what the others produced)."""
+    limits = config.limits
+    overrides = {glob: rule.model_dump() for glob, rule in limits.tools.items()}
+    sep = config.namespace.separator
+    for name, server in config.servers.items():
+        overrides.setdefault(f"{name}{sep}*", server.limits.model_dump())
+    size_guard = SizeGuard(
+        outputs,
+        max_inline_bytes=limits.max_inline_bytes,
+        max_request_bytes=limits.max_request_bytes,
+        strategy=limits.truncation_strategy,
+        overrides=overrides,
+    )
+    catalogs = {
+        name: CatalogSpec(name, _loader(c.source, call_tool), c.ttl_s, tuple(c.append_catalog_to))
+        for name, c in config.versions.catalogs.items()
+    }
+    checks = [Check(c.catalog, tuple(c.tools), tuple(c.scan), re.compile(c.pattern)) for c in config.versions.checks]
+    rules = [Rule(tuple(h.tools), h.on, h.text) for h in config.steering.hints]
+    driver = prompts.get(config.bootstrap.driver_version)
+    return [
+        VersionChecks(catalogs, checks, cache),
+        Bootstrap(driver, mode=config.bootstrap.mode, full_text=driver_full_text),
+        Steering(rules, spills=size_guard.will_spill),
+        size_guard,
+    ]

@@ -1,0 +1,177 @@
+"""Size guard: oversized tool arguments are refused with guidance; oversized results are spilled and previewed."""
+
+import logging
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+import mcp.types as types
+from pydantic_core import to_json
+
+from gateway import telemetry
+from gateway.errors import RequestRejected
+from gateway.outputs import MAX_PAGE_BYTES, OutputStore
+from gateway.pipeline import Call, Hint, Middleware
+
+logger = logging.getLogger(__name__)
+
+Strategy = Literal["head", "tail", "both"]
+OUTPUT_URI = "gateway://outputs/{id}"
+
+
+def text_view(result: types.CallToolResult) -> str:
+    """What a reader pages through: text blocks as they are, other blocks as their JSON."""
+    parts = [b.text if isinstance(b, types.TextContent) else b.model_dump_json(by_alias=True) for b in result.content]
+    if not parts and result.structured_content is not None:
+        parts.append(to_json(result.structured_content).decode())
+    return "\n".join(parts)
+
+
+def result_bytes(result: types.CallToolResult) -> int:
+    """Serialized size of what the client would receive (content and structured content)."""
+    size = sum(
+        len(b.text.encode()) if isinstance(b, types.TextContent) else len(b.model_dump_json()) for b in result.content
+    )
+    if result.structured_content is not None:
+        size += len(to_json(result.structured_content))
+    return size
+
+
+def _cut(data: bytes, size: int, from_end: bool = False) -> str:
+    """At most `size` bytes of `data`, whole UTF-8 characters only."""
+    piece = data[-size:] if from_end else data[:size]
+    return piece.decode("utf-8", errors="ignore")
+
+
+def preview(text: str, budget: int, strategy: Strategy) -> str:
+    """The seed's marker lines around the kept part; byte counts refer to the UTF-8 text."""
+    data = text.encode()
+    total = len(data)
+    if strategy == "head":
+        kept = _cut(data, budget)
+        n = len(kept.encode())
+        return f"--- Output (showing first {n} bytes of {total}) ---\n{kept}\n--- [{total - n} bytes truncated] ---"
+    if strategy == "tail":
+        kept = _cut(data, budget, from_end=True)
+        n = len(kept.encode())
+        return f"--- [{total - n} bytes truncated] ---\n{kept}\n--- Output (showing last {n} bytes of {total}) ---"
+    head, tail = _cut(data, budget // 2), _cut(data, budget // 2, from_end=True)
+    cut = total - len(head.encode()) - len(tail.encode())
+    return (
+        f"--- Output (showing first/last {budget // 2} bytes of {total}) ---\n{head}\n"
+        f"--- [{cut} bytes truncated] ---\n{tail}"
+    )
+
+
+class SizeGuard(Middleware):
+    """Last in the chain, so it measures every result other middlewares produced (hints are not counted)."""
+
+    def __init__(
+        self,
+        store: OutputStore,
+        *,
+        max_inline_bytes: int = 20_000,
+        max_request_bytes: int = 10 * 1024 * 1024,
+        strategy: Strategy = "both",
+        overrides: Mapping[str, Mapping[str, int | None]] | None = None,
+    ) -> None:
+        self.store = store
+        self.max_inline_bytes = max_inline_bytes
+        self.max_request_bytes = max_request_bytes
+        self.strategy = strategy
+        self.overrides = overrides or {}
+        """Exposed-tool glob or `server.*`-style glob -> {max_inline_bytes, max_request_bytes}; first match wins."""
+
+    def limit(self, call: Call, key: Literal["max_inline_bytes", "max_request_bytes"]) -> int:
+        name = str(call.params.get("name", ""))
+        for pattern, values in self.overrides.items():
+            value = values.get(key)
+            if value is not None and fnmatchcase(name, pattern):
+                return value
+        return self.max_inline_bytes if key == "max_inline_bytes" else self.max_request_bytes
+
+    def will_spill(self, call: Call) -> bool:
+        result = call.result
+        if not isinstance(result, types.CallToolResult) or call.error is not None:
+            return False
+        size: int = call.notes.setdefault("response_bytes", result_bytes(result))
+        return size > self.limit(call, "max_inline_bytes")
+
+    async def on_request(self, call: Call) -> None:
+        arguments = call.params.get("arguments")
+        if not arguments:
+            return
+        size = len(to_json(arguments))
+        call.notes["request_bytes"] = size
+        limit = self.limit(call, "max_request_bytes")
+        if size <= limit:
+            return
+        telemetry.event("gateway.size_guard.rejected", **{"request.bytes": size, "limit.bytes": limit})
+        logger.warning("size_guard: rejected %s arguments of %d bytes (limit %d)", call.params.get("name"), size, limit)
+        raise RequestRejected(
+            f"The arguments of {call.params.get('name')!r} are {size:,} bytes, over the gateway's limit of "
+            f"{limit:,} bytes (limits.max_request_bytes); nothing was sent to the server. Send less instead: "
+            "a file path or URL the tool can read, a summary, or the data split over several smaller calls."
+        )
+
+    async def on_response(self, call: Call) -> None:
+        if not self.will_spill(call):
+            return
+        result: types.CallToolResult = call.result
+        size: int = call.notes["response_bytes"]
+        limit = self.limit(call, "max_inline_bytes")
+        text = text_view(result)
+        budget = max(limit - 400, 200)  # room for the marker lines and the link
+        shown = preview(text, budget, self.strategy)
+        name = call.params.get("name")
+        try:
+            spilled = self.store.spill(result.model_dump(mode="json", by_alias=True, exclude_none=True), text)
+        except OSError as exc:
+            logger.error("size_guard: could not spill %d bytes from %s: %s", size, name, exc)
+            call.hints.append(
+                Hint(
+                    "truncated",
+                    f"The full output ({size:,} bytes) could not be kept ({exc.strerror}); only this "
+                    "preview exists. Call the tool again with narrower arguments to see other parts.",
+                )
+            )
+            content: list[types.ContentBlock] = [types.TextContent(text=shown)]
+            call.result = self._replace(call, result, content)
+            return
+        uri = OUTPUT_URI.format(id=spilled.id)
+        link = types.ResourceLink(
+            uri=uri,
+            name=f"output-{spilled.id}",
+            mime_type="text/plain",
+            size=spilled.text_bytes,
+            description=f"Full output of {name} ({spilled.text_bytes:,} bytes of text)",
+        )
+        call.result = self._replace(call, result, [types.TextContent(text=shown), link])
+        call.notes["spilled"] = spilled.id
+        next_offset = len(shown.encode()) // 2 if self.strategy == "both" else 0
+        call.hints.append(
+            Hint(
+                "truncated",
+                f"This output was {size:,} bytes, over the {limit:,}-byte inline limit; the preview "
+                f"above is cut. The whole text ({spilled.text_bytes:,} bytes) is stored as {spilled.id} for "
+                f"{self.store.ttl_s / 3600:g} h. Read more with gateway.read_output "
+                f'{{"id": "{spilled.id}", "offset": {next_offset}, "length": {MAX_PAGE_BYTES}}} '
+                f"or the resource {uri}; read only what you need.",
+            )
+        )
+        telemetry.event(
+            "gateway.size_guard.spilled",
+            **{
+                "response.bytes": size,
+                "limit.bytes": limit,
+                "preview.bytes": len(shown.encode()),
+                "output.id": spilled.id,
+            },
+        )
+        logger.info("size_guard: spilled %d bytes from %s as %s (limit %d)", size, name, spilled.id, limit)
+
+    def _replace(self, call: Call, result: types.CallToolResult, content: list[Any]) -> types.CallToolResult:
+        # A tool with an output_schema must return schema-valid structured content; a preview is not, so
+        # the client gets an error result (clients do not validate those). Others just lose the duplicate.
+        is_error = bool(result.is_error) or bool(call.notes.get("output_schema"))
+        return types.CallToolResult(content=content, is_error=is_error, meta=result.meta)

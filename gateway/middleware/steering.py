@@ -1,0 +1,71 @@
+"""Steering: append "what to do next" hints to tool results, from config rules plus built-in ones."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+import mcp.types as types
+
+from gateway import telemetry
+from gateway.errors import DownstreamTimeout, DownstreamUnavailable, RequestRejected, UnknownName
+from gateway.pipeline import Call, Hint, Middleware
+
+When = str
+"""success | error | empty | truncated | any"""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    tools: tuple[str, ...]
+    on: When
+    text: str
+
+
+def outcome(call: Call, spills: Callable[[Call], bool]) -> set[str]:
+    """The conditions a finished call satisfies (a call can be both `success` and `truncated`)."""
+    result = call.result
+    if call.error is not None or (isinstance(result, types.CallToolResult) and result.is_error):
+        return {"error", "any"}
+    found = {"success", "any"}
+    if isinstance(result, types.CallToolResult):
+        blank = all(isinstance(b, types.TextContent) and not b.text.strip() for b in result.content)
+        if blank and result.structured_content in (None, {}, []):
+            found.add("empty")
+        if spills(call):
+            found.add("truncated")
+    return found
+
+
+def _builtin_error_hint(call: Call) -> str:
+    match call.error:
+        case UnknownName():
+            return "Next: pick a tool from the names above (or list tools again); do not guess names."
+        case DownstreamUnavailable() | DownstreamTimeout():
+            return "Next: call gateway.status to see which servers are up, then retry once or use another tool."
+        case RequestRejected():
+            return "Next: resend with a reference (path, URL, id) or a summary instead of the raw content."
+        case _:
+            return (
+                "Next: read the error above, fix the arguments against the tool's input schema and retry once; "
+                "if it fails again, tell the user what failed instead of retrying."
+            )
+
+
+class Steering(Middleware):
+    def __init__(self, rules: Sequence[Rule] = (), *, spills: Callable[[Call], bool] = lambda call: False) -> None:
+        self.rules = list(rules)
+        self.spills = spills
+        """Whether the size guard (later in the chain) will spill this result: the `truncated` condition."""
+
+    async def on_response(self, call: Call) -> None:
+        name = str(call.params.get("name", ""))
+        happened = outcome(call, self.spills)
+        if "error" in happened:
+            self._add(call, Hint("error", _builtin_error_hint(call)))
+        for rule in self.rules:
+            if rule.on in happened and any(fnmatchcase(name, pattern) for pattern in rule.tools):
+                self._add(call, Hint("steering", rule.text))
+
+    def _add(self, call: Call, hint: Hint) -> None:
+        call.hints.append(hint)
+        telemetry.event("gateway.hint", **{"hint.kind": hint.kind, "hint.chars": len(hint.text)})

@@ -1,0 +1,132 @@
+"""Config models of the response pipeline: `limits`, `steering`, `versions`, `bootstrap` (used by `gateway.config`)."""
+
+import re
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gateway.versions import DEFAULT_PATTERN
+
+MIB = 1024 * 1024
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class SizeLimits(_Model):
+    """Per-server or per-tool overrides of the size guard."""
+
+    max_inline_bytes: int | None = Field(default=None, ge=1000)
+    """Results above this are spilled to disk and previewed."""
+    max_request_bytes: int | None = Field(default=None, ge=1)
+    """Tool arguments above this are not forwarded."""
+
+
+class Limits(_Model):
+    max_message_bytes: int = Field(default=64 * MIB, ge=1024)
+    """Largest inbound message (HTTP body, stdio line) and downstream message accepted."""
+    max_inline_bytes: int = Field(default=20_000, ge=1000)
+    """Tool results above this many bytes are spilled to the outputs store; the client gets a preview."""
+    max_request_bytes: int = Field(default=10 * MIB, ge=1)
+    """Tool arguments above this many bytes are not forwarded; the caller is told what to send instead."""
+    truncation_strategy: Literal["head", "tail", "both"] = "both"
+    """Which part of a spilled result the preview shows."""
+    hint_budget_chars: int = Field(default=2048, ge=100)
+    """Room for gateway hints per result (the driver bootstrap has its own size)."""
+    outputs_dir: str = ".gateway/outputs"
+    """Where spilled results go; a relative path resolves against the config file's folder."""
+    outputs_ttl_s: float = Field(default=7200.0, gt=0)
+    """How long spilled results are kept."""
+    tools: dict[str, SizeLimits] = {}
+    """Overrides by exposed tool name glob (`git.git_log`, `gitlab.*`); first match wins, before server limits."""
+
+
+class HintRule(_Model):
+    tools: list[str] = Field(min_length=1)
+    """Exposed tool name globs the rule applies to."""
+    on: Literal["success", "error", "empty", "truncated", "any"] = "success"
+    """When the hint is added."""
+    text: str = Field(min_length=1, max_length=1000)
+    """The hint, e.g. `Next: call jira.jira_get_issue for the linked ticket.`"""
+
+
+class Steering(_Model):
+    hints: list[HintRule] = []
+    """Rules appending "what to do next" hints to tool results."""
+
+
+class VersionSource(_Model):
+    type: Literal["file", "http", "tool"]
+    """`file` (JSON on disk), `http` (JSON over HTTP) or `tool` (a downstream tool's JSON result)."""
+    path: str | None = None
+    """For `file`: relative paths resolve against the config file's folder."""
+    url: str | None = None
+    """For `http`."""
+    headers: dict[str, str] = {}
+    """For `http`."""
+    timeout_s: float = Field(default=5.0, gt=0)
+    """For `http`: a slower source counts as down."""
+    tool: str | None = None
+    """For `tool`: the exposed tool name, e.g. `catalog.list_versions`."""
+    arguments: dict[str, object] = {}
+    """For `tool`."""
+
+    @model_validator(mode="after")
+    def _needs_its_field(self) -> Self:
+        needed = {"file": "path", "http": "url", "tool": "tool"}[self.type]
+        if getattr(self, needed) is None:
+            raise ValueError(f"a {self.type!r} source needs `{needed}`")
+        return self
+
+
+class Catalog(_Model):
+    source: VersionSource
+    ttl_s: float = Field(default=3600.0, gt=0)
+    """How long a fetched catalog is used; a failing source keeps the last good one."""
+    append_catalog_to: list[str] = []
+    """Tool globs whose results get the compact live list (`bun@{1.1.34,1.2} | nodejs@{18,20,22}`)."""
+
+
+class VersionCheck(_Model):
+    catalog: str
+    """Name of a catalog under `versions.catalogs`."""
+    tools: list[str] = ["*"]
+    """Tool globs whose calls are checked."""
+    scan: list[Literal["arguments", "result"]] = ["arguments", "result"]
+    """Where to look for `name@version` tokens."""
+    pattern: str = DEFAULT_PATTERN
+    """Regex with two groups: name and version."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _two_groups(cls, pattern: str) -> str:
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            raise ValueError(f"not a valid regex: {exc}") from None
+        if groups != 2:
+            raise ValueError(f"needs exactly 2 groups (name, version), has {groups}")
+        return pattern
+
+
+class Versions(_Model):
+    catalogs: dict[str, Catalog] = {}
+    """Live version catalogs by name."""
+    checks: list[VersionCheck] = []
+    """Which calls are checked against which catalog."""
+
+    @model_validator(mode="after")
+    def _checks_name_catalogs(self) -> Self:
+        for check in self.checks:
+            if check.catalog not in self.catalogs:
+                known = ", ".join(self.catalogs) or "none"
+                raise ValueError(f"check names catalog {check.catalog!r}, which is not defined (catalogs: {known})")
+        return self
+
+
+class Bootstrap(_Model):
+    mode: Literal["full", "summary", "off"] = "summary"
+    """What the first tool result of a session carries: the whole driver prompt, a summary, or nothing."""
+    driver_version: str | None = None
+    """Driver prompt version from `prompts/prompts.yml`; None = its `current`."""

@@ -1,0 +1,1 @@
+"""The Think engine: YAML workflows turned into deterministic plan → execute → next instructions."""
