@@ -14,6 +14,7 @@ from pydantic_core import ErrorDetails
 
 from gateway.errors import ConfigError
 from gateway.policy import Bootstrap, Limits, SizeLimits, Steering, Versions
+from gateway.yamlfile import expand_vars, read_yaml
 
 
 class _Model(BaseModel):
@@ -130,28 +131,6 @@ class GatewayConfig(_Model):
     telemetry: Telemetry = Telemetry()
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def _expand(node: Any, path: str, problems: list[str]) -> Any:
-    """Replace `${VAR}` in every string; an unset variable is a problem naming the key path."""
-    if isinstance(node, dict):
-        return {k: _expand(v, f"{path}.{k}" if path else str(k), problems) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_expand(v, f"{path}[{i}]", problems) for i, v in enumerate(node)]
-    if isinstance(node, str):
-
-        def sub(m: re.Match[str]) -> str:
-            value = os.environ.get(m.group(1))
-            if value is None:
-                problems.append(f"{path}: environment variable {m.group(1)} is not set")
-                return ""
-            return value
-
-        return _VAR.sub(sub, node)
-    return node
-
-
 def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
     servers: dict[str, StdioServer | HttpServer | SseServer] = {}
     for name, server in config.servers.items():
@@ -218,7 +197,7 @@ def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
     if not isinstance(data, dict):
         raise ConfigError(source, [f"(top level): expected a mapping, got {type(data).__name__}"])
     problems: list[str] = []
-    data = _expand(data, "", problems)
+    data = expand_vars(data, "", problems)
     if problems:
         raise ConfigError(source, problems)
     try:
@@ -240,7 +219,7 @@ def load_config(path: str | Path) -> GatewayConfig:
     except OSError as exc:
         raise ConfigError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
     try:
-        data = yaml.safe_load(text)
+        data = read_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(file)"

@@ -10,7 +10,8 @@ import sys
 import threading
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import Counter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
@@ -26,6 +27,8 @@ REQUEST_BYTES = "gateway.request.bytes"
 RESPONSE_BYTES = "gateway.response.bytes"
 
 tracer = trace.get_tracer("mcp-gateway")
+meter = metrics.get_meter("mcp-gateway")
+_counters: dict[str, Counter] = {}
 
 
 def configure(config: Telemetry) -> TracerProvider | None:
@@ -57,7 +60,23 @@ def configure(config: Telemetry) -> TracerProvider | None:
         kwargs: dict[str, Any] = {"endpoint": config.endpoint} if config.endpoint else {}
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(**kwargs)))
     trace.set_tracer_provider(provider)
+    _configure_metrics(exporters, provider.resource)
     return provider
+
+
+def _configure_metrics(exporters: set[str], resource: Resource) -> None:
+    """The decision counters go where the spans go (console: stderr; otlp: the OTLP metrics endpoint)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricReader, PeriodicExportingMetricReader
+
+    readers: list[MetricReader] = []
+    if "console" in exporters:
+        readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter(out=sys.stderr)))
+    if "otlp" in exporters:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+    metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
 
 
 def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
@@ -66,7 +85,14 @@ def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
     The OTLP exporter retries an unreachable collector for ~10 s; that must not hold the gateway's
     exit (a stdio client kills a gateway still running 2 s after closing its stdin anyway).
     """
-    worker = threading.Thread(target=provider.shutdown, name="otel-shutdown", daemon=True)
+
+    def stop() -> None:
+        provider.shutdown()
+        meters = metrics.get_meter_provider()
+        if hasattr(meters, "shutdown"):
+            meters.shutdown()
+
+    worker = threading.Thread(target=stop, name="otel-shutdown", daemon=True)
     worker.start()
     worker.join(timeout_s)
 
@@ -80,5 +106,9 @@ def annotate(**attributes: Any) -> None:
 
 
 def event(name: str, **attributes: Any) -> None:
-    """Record a span event on the current span (e.g. gateway.size_guard.spilled with sizes)."""
+    """Record a decision: a span event on the current span (with its sizes) and one count on the counter `name`."""
     trace.get_current_span().add_event(name, {k: v for k, v in attributes.items() if v is not None})
+    counter = _counters.get(name)
+    if counter is None:
+        counter = _counters[name] = meter.create_counter(name, description=f"How often {name} happened")
+    counter.add(1)
