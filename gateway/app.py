@@ -21,7 +21,14 @@ from gateway.outputs import OutputStore
 from gateway.pipeline import Middleware, Pipeline
 from gateway.registry import Registry
 from gateway.session import SessionStore
+from gateway.think import server as think_server
+from gateway.think.context import Limits
+from gateway.think.engine import Engine
 from gateway.think.prompts import PromptLibrary
+from gateway.think.state import StateStore
+from gateway.think.validator import Schemas
+from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS
+from gateway.think.workflow import Library
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +48,8 @@ class Gateway:
         self.sessions = SessionStore()
         self.outputs = OutputStore(Path(config.limits.outputs_dir), ttl_s=config.limits.outputs_ttl_s)
         self.prompts = PromptLibrary()
+        self.engine = self._think_engine() if config.think.enabled else None
+        in_process = {**self._think_servers(), **(in_process or {})}
         downstreams: dict[str, Downstream] = {
             "gateway": Downstream(
                 "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60
@@ -51,7 +60,7 @@ class Gateway:
         for name, server in config.servers.items():
             downstreams[name] = Downstream(
                 name,
-                partial(adapters.target, server, max_message_bytes=config.limits.max_message_bytes),
+                partial(adapters.target, server, max_message_bytes=config.limits.max_downstream_bytes),
                 protocol=server.protocol,
                 timeout_s=server.timeout_s,
                 connect_timeout_s=server.connect_timeout_s,
@@ -66,6 +75,8 @@ class Gateway:
         )
         driver = self.prompts.get(config.bootstrap.driver_version)
         full_text = f"read the resource gateway://prompts/{driver.version}"
+        if self.engine is not None:
+            full_text = f'call think.driver_prompt {{"version": "{driver.version}"}} or {full_text}'
         if chain is None:
             chain = default_chain(
                 config,
@@ -74,6 +85,7 @@ class Gateway:
                 prompts=self.prompts,
                 call_tool=self.registry.call_tool,
                 driver_full_text=full_text,
+                engine=self.engine,
             )
         self.pipeline = Pipeline(self.registry, chain)
         self.front = Front(
@@ -83,6 +95,28 @@ class Gateway:
             instructions=summary(driver, full_text),
             hint_budget=config.limits.hint_budget_chars,
         )
+
+    def _think_engine(self) -> Engine:
+        think = self.config.think
+        dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
+        return Engine(
+            Library(dirs),
+            StateStore(Path(think.state_dir)),
+            self.prompts,
+            schemas=Schemas([d / "schemas" for d in dirs]),
+            limits=Limits(max_snapshot_bytes=think.max_snapshot_bytes, max_string_bytes=think.max_string_bytes),
+            snapshot_mode=think.truncation,
+            known_tools=self._tool_names,
+        )
+
+    def _think_servers(self) -> dict[str, Callable[[], Target]]:
+        if self.engine is None:
+            return {}
+        think, prompt = think_server.build(self.engine)
+        return {"think": lambda: think, "prompt": lambda: prompt}
+
+    async def _tool_names(self) -> set[str]:
+        return set((await self.registry.catalog()).tools)
 
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)

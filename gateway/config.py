@@ -52,7 +52,7 @@ class StdioServer(_ServerBase):
     cwd: str | None = None
     """Working directory; defaults to the config file's folder, relative paths resolve against it."""
     max_message_bytes: int | None = None
-    """Largest single message accepted from the child; `None` follows `limits.max_message_bytes`."""
+    """Largest single message accepted from the child; `None` follows `limits.max_downstream_bytes`."""
 
 
 class HttpServer(_ServerBase):
@@ -70,7 +70,7 @@ class SseServer(_ServerBase):
     headers: dict[str, str] = {}
     """Headers sent with every request."""
     max_event_bytes: int | None = None
-    """Largest SSE event accepted; `None` follows `limits.max_message_bytes` (the stock client caps at 1 MiB)."""
+    """Largest SSE event accepted; `None` follows `limits.max_downstream_bytes` (the stock client caps at 1 MiB)."""
 
 
 ServerConfig = Annotated[StdioServer | HttpServer | SseServer, Field(discriminator="transport")]
@@ -119,6 +119,21 @@ class Telemetry(_Model):
     """`service.name` resource attribute; `None` follows `OTEL_SERVICE_NAME`, else `mcp-gateway`."""
 
 
+class Think(_Model):
+    enabled: bool = True
+    """Serve the Think engine (`think.*` tools, `prompt.say`, workflow:// resources)."""
+    workflows_dirs: list[str] | None = None
+    """Folders of `*.yaml` workflows (relative to the config file's folder); None: the project's workflows/."""
+    state_dir: str = ".gateway/state"
+    """Run state: one JSON file per run under `<state_dir>/<workflow>/<run_id>.json`."""
+    max_snapshot_bytes: int = Field(default=50_000, ge=1000)
+    """A `think.next` result_snapshot above this is truncated (or rejected, see `truncation`)."""
+    max_string_bytes: int = Field(default=5_000, ge=100)
+    """Strings in an oversized snapshot are cut to this."""
+    truncation: Literal["truncate", "reject"] = "truncate"
+    """What happens to an oversized snapshot."""
+
+
 class GatewayConfig(_Model):
     servers: dict[ServerName, ServerConfig] = {}
     """Downstream MCP servers by namespace."""
@@ -128,6 +143,7 @@ class GatewayConfig(_Model):
     steering: Steering = Steering()
     versions: Versions = Versions()
     bootstrap: Bootstrap = Bootstrap()
+    think: Think = Think()
     telemetry: Telemetry = Telemetry()
 
 
@@ -149,7 +165,15 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
             catalog = catalog.model_copy(update={"source": source})
         catalogs[name] = catalog
     versions = config.versions.model_copy(update={"catalogs": catalogs})
-    return config.model_copy(update={"servers": servers, "limits": limits, "versions": versions})
+    think = config.think.model_copy(
+        update={
+            "state_dir": str((base / config.think.state_dir).resolve()),
+            "workflows_dirs": None
+            if config.think.workflows_dirs is None
+            else [str((base / d).resolve()) for d in config.think.workflows_dirs],
+        }
+    )
+    return config.model_copy(update={"servers": servers, "limits": limits, "versions": versions, "think": think})
 
 
 _TAGS = ("stdio", "http", "sse")

@@ -38,7 +38,7 @@ def rejection(problem: Exception | Oversized, limit: int) -> SessionMessage:
             "(limits.max_message_bytes). Send a file path or a summary instead of the content."
         )
         error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
-        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=problem.request_id(), error=error))
     json_ok = not (isinstance(problem, ValidationError) and any(e["type"] == "json_invalid" for e in problem.errors()))
     code, what = (types.INVALID_REQUEST, "not a JSON-RPC message") if json_ok else (types.PARSE_ERROR, "not valid JSON")
     message = f"The gateway could not read a line: it is {what}. Send one JSON-RPC 2.0 object per line."

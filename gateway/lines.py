@@ -20,6 +20,12 @@ _RESPONSE_HEAD = re.compile(
     rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,'
     rb'\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:'
 )
+# A client serializes requests as {"jsonrpc":"2.0","id":…,"method":…}; the id lets the front answer the
+# oversized request itself instead of leaving the caller waiting for a reply that cannot come.
+_REQUEST_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,'
+    rb'\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:'
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,14 @@ class Oversized:
     def response_id(self) -> RequestId | None:
         """The id of the JSON-RPC response this line carried, if its head shows one."""
         match = _RESPONSE_HEAD.match(self.head)
+        if match is None:
+            return None
+        value = json.loads(match.group(1))
+        return value if isinstance(value, int | str) else None
+
+    def request_id(self) -> RequestId | None:
+        """The id of the JSON-RPC request this line carried, if its head shows one."""
+        match = _REQUEST_HEAD.match(self.head)
         if match is None:
             return None
         value = json.loads(match.group(1))

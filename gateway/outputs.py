@@ -21,6 +21,11 @@ _ID = re.compile(r"[0-9a-f]{24}")
 MAX_PAGE_BYTES = 20_000
 
 
+def _continues(byte: int) -> bool:
+    """A UTF-8 continuation byte (10xxxxxx): not the start of a character."""
+    return (byte & 0xC0) == 0x80
+
+
 class OutputError(GatewayError):
     """A read of a spilled output that cannot be served (unknown, expired, bad id or range)."""
 
@@ -104,7 +109,8 @@ class OutputStore:
         return path
 
     def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
-        """A page of the text view, cut on UTF-8 character boundaries.
+        """A page of at most `length` bytes of the text view (one whole character if that is longer),
+        cut on UTF-8 character boundaries.
 
         Raises:
             OutputError: bad id, unknown or expired output, negative or past-the-end offset, bad length.
@@ -119,12 +125,20 @@ class OutputStore:
             if offset >= total and not (offset == 0 and total == 0):
                 raise OutputError(f"offset {offset:,} is past the end of output {output_id!r} ({total:,} bytes).")
             gz.seek(offset)
-            chunk = gz.read(length + 3)
+            chunk = gz.read(length + 6)  # room to skip into, and to finish, a character cut by the range
         start = 0
-        while start < len(chunk) and start < 3 and (chunk[start] & 0xC0) == 0x80:
+        while start < len(chunk) and start < 3 and _continues(chunk[start]):
             start += 1  # the offset landed inside a character: skip its continuation bytes
-        data = chunk[start : start + length]
-        text = data.decode("utf-8", errors="ignore")  # drops only a character cut at the end
+        end = min(start + length, len(chunk))
+        while start < end < len(chunk) and _continues(chunk[end]):
+            end -= 1  # the range ends inside a character: leave it for the next page
+        if end == start < len(chunk):
+            # `length` is shorter than the character here: serve that one character whole, or a
+            # paging client would get an empty page whose next offset is its own offset, forever.
+            end += 1
+            while end < len(chunk) and _continues(chunk[end]):
+                end += 1
+        text = chunk[start:end].decode("utf-8")
         return Page(output_id, offset + start, text, total)
 
     def read_whole(self, output_id: str) -> dict[str, Any]:

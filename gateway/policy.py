@@ -3,7 +3,8 @@
 import re
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gateway.versions import DEFAULT_PATTERN
 
@@ -25,7 +26,10 @@ class SizeLimits(_Model):
 
 class Limits(_Model):
     max_message_bytes: int = Field(default=64 * MIB, ge=1024)
-    """Largest inbound message (HTTP body, stdio line) and downstream message accepted."""
+    """Largest message a client may send (HTTP body, stdio line); bigger ones get an error naming this limit."""
+    max_downstream_bytes: int = Field(default=256 * MIB, ge=1024)
+    """Largest single message accepted from a downstream (per server: `max_message_bytes` / `max_event_bytes`).
+    Results below it reach the size guard and are spilled; bigger ones fail the call with an error."""
     max_inline_bytes: int = Field(default=20_000, ge=1000)
     """Tool results above this many bytes are spilled to the outputs store; the client gets a preview."""
     max_request_bytes: int = Field(default=10 * MIB, ge=1)
@@ -118,10 +122,24 @@ class Versions(_Model):
 
     @model_validator(mode="after")
     def _checks_name_catalogs(self) -> Self:
-        for check in self.checks:
-            if check.catalog not in self.catalogs:
-                known = ", ".join(self.catalogs) or "none"
-                raise ValueError(f"check names catalog {check.catalog!r}, which is not defined (catalogs: {known})")
+        # Raised as a ValidationError so each problem is located at `versions.checks[i].catalog`
+        # (pydantic prefixes the outer path), not at `versions`; every bad check is reported.
+        known = ", ".join(self.catalogs) or "none"
+        problems: list[InitErrorDetails] = [
+            {
+                "type": PydanticCustomError(
+                    "value_error",
+                    "{msg}",
+                    {"msg": f"{check.catalog!r} is not defined under versions.catalogs (defined: {known})"},
+                ),
+                "loc": ("checks", i, "catalog"),
+                "input": check.catalog,
+            }
+            for i, check in enumerate(self.checks)
+            if check.catalog not in self.catalogs
+        ]
+        if problems:
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 
 

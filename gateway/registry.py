@@ -23,12 +23,16 @@ KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
 URI_SEP = "+"
 """Exposed resource URI = `<server>+<original URI>`: still a valid URI (`+` is legal in a scheme), reversible."""
-HOSTED_SCHEME = "gateway://"
-"""The gateway's own resources are already namespaced by their scheme and keep their URIs."""
+HOSTED_SCHEMES = {"gateway://": "gateway", "workflow://": "think"}
+"""The gateway's in-process servers own a URI scheme each: their resources keep their URIs."""
 
 
 def exposed_uri(server: str, uri: str) -> str:
-    return uri if server == "gateway" and uri.startswith(HOSTED_SCHEME) else f"{server}{URI_SEP}{uri}"
+    return uri if hosted_server(uri) == server else f"{server}{URI_SEP}{uri}"
+
+
+def hosted_server(uri: str) -> str | None:
+    return next((server for scheme, server in HOSTED_SCHEMES.items() if uri.startswith(scheme)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +222,9 @@ class Registry:
 
     async def _read_resource(self, call: Call, catalog: Catalog) -> None:
         uri: str = call.params["uri"]
-        if uri.startswith(HOSTED_SCHEME):
-            server, original = "gateway", uri
+        hosted = hosted_server(uri)
+        if hosted is not None:
+            server, original = hosted, uri
         else:
             server, _, original = uri.partition(URI_SEP)
         if server not in self.downstreams or not original:

@@ -14,7 +14,8 @@ logger = logging.getLogger(__name__)
 
 Versions = dict[str, list[str]]
 CallTool = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
-DEFAULT_PATTERN = r"(?<![\w@.-])([A-Za-z][\w.-]*?)@(\d[\w.+-]*)"
+# The version ends on a word character: "Use nodejs@20." in prose means 20, not "20.".
+DEFAULT_PATTERN = r"(?<![\w@.-])([A-Za-z][\w.-]*?)@(\d(?:[\w.+-]*\w)?)"
 
 
 class SourceError(Exception):
@@ -44,10 +45,15 @@ async def from_file(path: str) -> Versions:
 
 async def from_http(url: str, headers: Mapping[str, str], timeout_s: float) -> Versions:
     try:
-        async with httpx2.AsyncClient(timeout=timeout_s, headers=dict(headers)) as http:
-            response = await http.get(url)
-            response.raise_for_status()
-            return parse(response.json(), url)
+        # httpx2's timeout bounds each read, not the whole exchange: a server trickling its body
+        # would hold every caller waiting on this load, so `timeout_s` is also the overall deadline.
+        with anyio.fail_after(timeout_s):
+            async with httpx2.AsyncClient(timeout=timeout_s, headers=dict(headers)) as http:
+                response = await http.get(url)
+                response.raise_for_status()
+                return parse(response.json(), url)
+    except TimeoutError:
+        raise SourceError(f"{url}: no complete answer within {timeout_s:g} s") from None
     except (httpx2.HTTPError, ValueError) as exc:
         raise SourceError(f"{url}: {type(exc).__name__}: {exc}") from exc
 

@@ -6,12 +6,14 @@ from collections.abc import Awaitable, Callable
 from gateway.cache import SharedCache
 from gateway.config import GatewayConfig
 from gateway.middleware.bootstrap import Bootstrap
+from gateway.middleware.observe import Observe
 from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Rule, Steering
 from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
 from gateway.outputs import OutputStore
 from gateway.pipeline import Middleware
 from gateway.policy import VersionSource
+from gateway.think.engine import Engine
 from gateway.think.prompts import PromptLibrary
 from gateway.versions import CallTool, Versions, from_file, from_http, from_tool
 
@@ -37,8 +39,9 @@ def default_chain(
     prompts: PromptLibrary,
     call_tool: CallTool,
     driver_full_text: str,
+    engine: Engine | None = None,
 ) -> list[Middleware]:
-    """versions → bootstrap → steering → size_guard (last: it measures what the others produced)."""
+    """versions → observe → bootstrap → steering → size_guard (last: it measures what the others produced)."""
     limits = config.limits
     overrides = {glob: rule.model_dump() for glob, rule in limits.tools.items()}
     sep = config.namespace.separator
@@ -58,8 +61,10 @@ def default_chain(
     checks = [Check(c.catalog, tuple(c.tools), tuple(c.scan), re.compile(c.pattern)) for c in config.versions.checks]
     rules = [Rule(tuple(h.tools), h.on, h.text) for h in config.steering.hints]
     driver = prompts.get(config.bootstrap.driver_version)
+    observe: list[Middleware] = [] if engine is None else [Observe(engine, separator=sep)]
     return [
         VersionChecks(catalogs, checks, cache),
+        *observe,
         Bootstrap(driver, mode=config.bootstrap.mode, full_text=driver_full_text),
         Steering(rules, spills=size_guard.will_spill),
         size_guard,

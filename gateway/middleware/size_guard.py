@@ -43,23 +43,30 @@ def _cut(data: bytes, size: int, from_end: bool = False) -> str:
     return piece.decode("utf-8", errors="ignore")
 
 
-def preview(text: str, budget: int, strategy: Strategy) -> str:
-    """The seed's marker lines around the kept part; byte counts refer to the UTF-8 text."""
+def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
+    """The seed's marker lines around the kept part, and how many bytes of the head it shows.
+
+    Byte counts refer to the UTF-8 text and are the bytes actually shown (cutting on character
+    boundaries can keep up to 3 bytes less than asked). The second value is where reading on starts.
+    """
     data = text.encode()
     total = len(data)
     if strategy == "head":
         kept = _cut(data, budget)
         n = len(kept.encode())
-        return f"--- Output (showing first {n} bytes of {total}) ---\n{kept}\n--- [{total - n} bytes truncated] ---"
+        shown = f"--- Output (showing first {n} bytes of {total}) ---\n{kept}\n--- [{total - n} bytes truncated] ---"
+        return shown, n
     if strategy == "tail":
         kept = _cut(data, budget, from_end=True)
         n = len(kept.encode())
-        return f"--- [{total - n} bytes truncated] ---\n{kept}\n--- Output (showing last {n} bytes of {total}) ---"
+        return f"--- [{total - n} bytes truncated] ---\n{kept}\n--- Output (showing last {n} bytes of {total}) ---", 0
     head, tail = _cut(data, budget // 2), _cut(data, budget // 2, from_end=True)
-    cut = total - len(head.encode()) - len(tail.encode())
+    h, t = len(head.encode()), len(tail.encode())
+    # The seed's single "first/last N" only when it is true for both ends.
+    sides = f"first/last {h}" if h == t else f"first {h}/last {t}"
     return (
-        f"--- Output (showing first/last {budget // 2} bytes of {total}) ---\n{head}\n"
-        f"--- [{cut} bytes truncated] ---\n{tail}"
+        f"--- Output (showing {sides} bytes of {total}) ---\n{head}\n--- [{total - h - t} bytes truncated] ---\n{tail}",
+        h,
     )
 
 
@@ -94,6 +101,10 @@ class SizeGuard(Middleware):
         result = call.result
         if not isinstance(result, types.CallToolResult) or call.error is not None:
             return False
+        if (call.server, call.tool) == ("gateway", "read_output"):
+            # A page is already bounded (≤ MAX_PAGE_BYTES plus a header line); spilling it again would
+            # answer "read more" with another spill notice, and the model could never get at the text.
+            return False
         size: int = call.notes.setdefault("response_bytes", result_bytes(result))
         return size > self.limit(call, "max_inline_bytes")
 
@@ -122,7 +133,7 @@ class SizeGuard(Middleware):
         limit = self.limit(call, "max_inline_bytes")
         text = text_view(result)
         budget = max(limit - 400, 200)  # room for the marker lines and the link
-        shown = preview(text, budget, self.strategy)
+        shown, next_offset = preview(text, budget, self.strategy)
         name = call.params.get("name")
         try:
             spilled = self.store.spill(result.model_dump(mode="json", by_alias=True, exclude_none=True), text)
@@ -148,7 +159,6 @@ class SizeGuard(Middleware):
         )
         call.result = self._replace(call, result, [types.TextContent(text=shown), link])
         call.notes["spilled"] = spilled.id
-        next_offset = len(shown.encode()) // 2 if self.strategy == "both" else 0
         call.hints.append(
             Hint(
                 "truncated",

@@ -24,15 +24,15 @@ class Rule:
 def outcome(call: Call, spills: Callable[[Call], bool]) -> set[str]:
     """The conditions a finished call satisfies (a call can be both `success` and `truncated`)."""
     result = call.result
+    # An oversized error result is spilled like any other: `truncated` holds for it too.
+    found = {"any", "truncated"} if spills(call) else {"any"}
     if call.error is not None or (isinstance(result, types.CallToolResult) and result.is_error):
-        return {"error", "any"}
-    found = {"success", "any"}
+        return found | {"error"}
+    found.add("success")
     if isinstance(result, types.CallToolResult):
         blank = all(isinstance(b, types.TextContent) and not b.text.strip() for b in result.content)
         if blank and result.structured_content in (None, {}, []):
             found.add("empty")
-        if spills(call):
-            found.add("truncated")
     return found
 
 

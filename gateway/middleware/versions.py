@@ -9,7 +9,6 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 import mcp.types as types
-from pydantic_core import to_json
 
 from gateway import telemetry
 from gateway.cache import SharedCache
@@ -55,18 +54,25 @@ class VersionChecks(Middleware):
         self._failed_until: dict[str, float] = {}
 
     async def catalog(self, name: str) -> Versions | None:
-        """The live catalog, or None when its source is down and nothing is cached (logged once per TTL)."""
+        """The live catalog; while its source is known to be down, the stale one or None (logged once per TTL)."""
         spec = self.catalogs[name]
         key = f"versions:{name}"
-        if self.cache.peek(key) is None and self._failed_until.get(name, 0.0) > self._clock():
-            return None
+        if self._failed_until.get(name, 0.0) > self._clock():
+            cached: Versions | None = self.cache.peek(key)
+            return cached
         try:
             versions: Versions = await self.cache.get(key, spec.load, ttl_s=spec.ttl_s)
-            return versions
         except SourceError as exc:
+            # Concurrent callers share one failed load (single-flight): only the first of them logs.
+            if self._failed_until.get(name, 0.0) <= self._clock():
+                logger.warning("versions: catalog %s unavailable for %g s: %s", name, spec.ttl_s, exc)
             self._failed_until[name] = self._clock() + spec.ttl_s
-            logger.warning("versions: catalog %s unavailable for %g s: %s", name, spec.ttl_s, exc)
             return None
+        if not self.cache.is_fresh(key):
+            # SharedCache served the stale value because the reload failed (it logs that). Without a
+            # back-off every later call would wait on the down source again (up to timeout_s each).
+            self._failed_until[name] = self._clock() + spec.ttl_s
+        return versions
 
     async def on_response(self, call: Call) -> None:
         name = str(call.params.get("name", ""))
@@ -74,14 +80,17 @@ class VersionChecks(Middleware):
         for check in self.checks:
             if not any(fnmatchcase(name, p) for p in check.tools):
                 continue
-            texts = self._texts(call, check.scan)
-            tokens = [t for text in texts for t in find_tokens(text, check.pattern)]
-            if not tokens:
+            asked = find_tokens(self._arguments_text(call), check.pattern) if "arguments" in check.scan else []
+            found = find_tokens(self._result_text(call), check.pattern) if "result" in check.scan else []
+            if not asked and not found:
                 continue
             catalog = await self.catalog(check.catalog)
             if catalog is None:
                 continue
-            block = check_block(list(dict.fromkeys(tokens)), catalog, strict_names="arguments" in check.scan)
+            # Unknown names are warned about only where the model chose them (arguments): results
+            # hold arbitrary text, where `admin@10.0.0.1` is an address, not a stack.
+            tokens = list(dict.fromkeys([*asked, *(t for t in found if t[0] in catalog)]))
+            block = check_block(tokens, catalog, strict_names=True)
             if block:
                 blocks.append(block)
                 telemetry.event(
@@ -96,11 +105,26 @@ class VersionChecks(Middleware):
                 if catalog:
                     call.hints.append(Hint("catalog", f"Live versions ({spec.name}): {compact(catalog)}"))
 
-    def _texts(self, call: Call, scan: Sequence[str]) -> list[str]:
-        texts = []
-        arguments: Any = call.params.get("arguments")
-        if "arguments" in scan and arguments:
-            texts.append(to_json(arguments)[:MAX_SCAN_BYTES].decode("utf-8", errors="ignore"))
-        if "result" in scan and isinstance(call.result, types.CallToolResult) and call.error is None:
-            texts.append(text_view(call.result)[:MAX_SCAN_BYTES])
-        return texts
+    def _arguments_text(self, call: Call) -> str:
+        """The argument strings (keys and values), one per line, at most MAX_SCAN_BYTES.
+
+        Not their JSON: escapes would glue letters to tokens (`"a\\nbun@1"` reads as `nbun@1`).
+        """
+        parts: list[str] = []
+        size = 0
+        stack: list[Any] = [call.params.get("arguments")]
+        while stack and size < MAX_SCAN_BYTES:
+            node = stack.pop()
+            if isinstance(node, str):
+                parts.append(node[: MAX_SCAN_BYTES - size])
+                size += len(parts[-1])
+            elif isinstance(node, dict):
+                stack.extend(reversed([x for pair in node.items() for x in pair]))
+            elif isinstance(node, list):
+                stack.extend(reversed(node))
+        return "\n".join(parts)
+
+    def _result_text(self, call: Call) -> str:
+        if isinstance(call.result, types.CallToolResult) and call.error is None:
+            return text_view(call.result)[:MAX_SCAN_BYTES]
+        return ""

@@ -1,0 +1,71 @@
+"""Observe: when a client makes the call a Think step waits for, record the real result for that step."""
+
+import logging
+from typing import Any
+
+import mcp.types as types
+
+from gateway import telemetry
+from gateway.pipeline import Call, Hint, Middleware
+from gateway.think.engine import Engine
+from gateway.think.errors import ThinkError
+
+logger = logging.getLogger(__name__)
+
+
+def result_view(result: types.CallToolResult) -> Any:
+    """What a step records: structured content when the tool gives an object, else its text as {"text": ...}."""
+    if isinstance(result.structured_content, dict):
+        return result.structured_content
+    return {"text": "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))}
+
+
+class Observe(Middleware):
+    """Tracks the Think runs each session plans, and records observed step results (DESIGN §8.5)."""
+
+    def __init__(self, engine: Engine, *, separator: str = ".") -> None:
+        self.engine = engine
+        self.plan_tool = f"think{separator}plan"
+        self.next_tool = f"think{separator}next"
+
+    async def on_response(self, call: Call) -> None:
+        result = call.result
+        if call.error is not None or not isinstance(result, types.CallToolResult) or result.is_error:
+            return
+        name = str(call.params.get("name", ""))
+        body = result.structured_content if isinstance(result.structured_content, dict) else {}
+        if name in (self.plan_tool, self.next_tool):
+            self._track(call, body)
+            return
+        for workflow, run_id in list(call.session.active_runs.items()):
+            try:
+                step = await self.engine.observe(
+                    workflow, run_id, name, call.params.get("arguments"), result_view(result)
+                )
+            except ThinkError:
+                call.session.active_runs.pop(workflow, None)  # the run is gone (reset or cleared)
+                continue
+            if step is None:
+                continue
+            telemetry.event(
+                "gateway.observe", **{"think.workflow": workflow, "think.run_id": run_id, "think.step_id": step}
+            )
+            ref = f'{{"workflow": "{workflow}", "run_id": "{run_id}", "step_id": "{step}"}}'
+            call.hints.append(
+                Hint(
+                    "observe",
+                    f"Step `{step}` of run {run_id} recorded by the gateway. "
+                    f"Next: think.next {ref} — result_snapshot may be omitted.",
+                )
+            )
+            return
+
+    @staticmethod
+    def _track(call: Call, body: dict[str, Any]) -> None:
+        workflow, run_id = body.get("workflow"), body.get("run_id")
+        if not isinstance(workflow, str) or not isinstance(run_id, str):
+            return
+        if body.get("done"):
+            call.session.active_runs.pop(workflow, None)
+        else:
+            call.session.active_runs[workflow] = run_id

@@ -1,0 +1,245 @@
+"""The Think engine: plan, next, observe, explain, reset over workflows, the run state machine and the store."""
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+from pydantic_core import to_json
+
+from gateway.think import runner, snapshot
+from gateway.think.context import Limits, make_output
+from gateway.think.errors import ThinkError
+from gateway.think.graph import Graph, build, client_side, inject_driver
+from gateway.think.params import check_params
+from gateway.think.prompts import PromptLibrary
+from gateway.think.state import Checkpoint, Observation, RunState, StateStore
+from gateway.think.templates import Templates
+from gateway.think.validator import Schemas
+from gateway.think.workflow import Library, check_name
+
+logger = logging.getLogger(__name__)
+
+KnownTools = Callable[[], Awaitable[set[str]]]
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(to_json(value)).hexdigest()[:16]
+
+
+class Engine:
+    def __init__(
+        self,
+        library: Library,
+        store: StateStore,
+        prompts: PromptLibrary,
+        *,
+        schemas: Schemas,
+        limits: Limits | None = None,
+        snapshot_mode: Literal["truncate", "reject"] = "truncate",
+        known_tools: KnownTools | None = None,
+    ) -> None:
+        self.library, self.store, self.prompts, self.schemas = library, store, prompts, schemas
+        self.limits, self.snapshot_mode, self.known_tools = limits or Limits(), snapshot_mode, known_tools
+        self.templates = Templates()
+        self._locks: dict[tuple[str, str], anyio.Lock] = {}
+
+    async def graph(self, workflow: str, driver_version: str | None = None) -> Graph:
+        wf = self.library.get(workflow)
+        wf = inject_driver(wf, driver_version or wf.driver_version or self.prompts.current)
+        known = await self.known_tools() if self.known_tools is not None else None
+        return build(wf, self.templates, known)
+
+    def _lock(self, workflow: str, run_id: str) -> anyio.Lock:
+        return self._locks.setdefault((workflow, run_id), anyio.Lock())
+
+    def _limits(self, graph: Graph, step_id: str | None = None, state: RunState | None = None) -> Limits:
+        """Gateway defaults, then the workflow's `limits`, then the step's."""
+        step_limits: dict[str, Any] = {}
+        if step_id is not None and state is not None:
+            step_limits = graph.steps[state.steps[step_id].template_of or step_id].limits
+        return Limits.merged(_as_dict(self.limits), graph.workflow.limits, step_limits)
+
+    def run_of(self, workflow: str, run_id: str | None) -> RunState:
+        """The named run, or the workflow's latest active run when no id is given."""
+        if run_id is not None:
+            return self.store.load(workflow, run_id)
+        latest = self.store.latest_active(check_name("workflow", workflow))
+        if latest is None:
+            raise ThinkError("UNKNOWN_RUN", f"no active run of {workflow!r}", "Start one with think.plan.")
+        return latest
+
+    # -- plan ------------------------------------------------------------------------------------
+
+    async def plan(
+        self, workflow: str, params: dict[str, Any] | None, run_id: str | None = None, driver_version: str | None = None
+    ) -> dict[str, Any]:
+        graph = await self.graph(workflow, driver_version)
+        values = check_params(graph.workflow, params or {})
+        run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
+        async with self._lock(workflow, run_id):
+            if self.store.exists(workflow, run_id):  # idempotent for a given run_id
+                state = self.store.load(workflow, run_id)
+                return self._answer(state, graph, note="existing run: plan is idempotent for a run_id")
+            driver = self.prompts.get(driver_version or graph.workflow.driver_version)
+            state = RunState(
+                workflow=workflow,
+                run_id=run_id,
+                params=values,
+                driver={"version": driver.version, "hash": driver.hash},
+                steps=runner.new_steps(graph),
+            )
+            state.log("plan")
+            runner.advance(state, graph, self.templates)
+            answer = self._answer(state, graph)
+            self.store.save(state, expected_version=0)
+            return answer
+
+    def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
+        ready = runner.ready(state)
+        if not ready:
+            state.status = "done"
+            return self._summary(state, graph)
+        body = runner.instruction(state, graph, self.templates, ready[0], self._limits(graph, ready[0], state))
+        if note:
+            body["note"] = note
+        return body
+
+    def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
+        done = [s for s, st in state.steps.items() if st.status == "done"]
+        skipped = [s for s, st in state.steps.items() if st.status == "skipped"]
+        artifacts: Any = sorted(k for k in state.captures if not k.startswith("__"))
+        if graph.workflow.outputs:
+            where = f"{graph.workflow.source}: outputs"
+            artifacts = self.templates.render(graph.workflow.outputs, runner.variables(state, graph), where)
+        return {
+            "workflow": state.workflow,
+            "run_id": state.run_id,
+            "done": True,
+            "summary": f"Workflow {state.workflow} finished: {len(done)} steps done, {len(skipped)} skipped.",
+            "artifacts": artifacts,
+            "progress": runner.progress(state),
+            "next": "Report the summary and artifacts to the user. No further think.next calls are needed.",
+        }
+
+    # -- next ------------------------------------------------------------------------------------
+
+    async def next(
+        self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
+    ) -> dict[str, Any]:
+        state = self.run_of(workflow, run_id)
+        async with self._lock(workflow, state.run_id):
+            state = self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
+            graph = await self.graph(workflow, state.driver.get("version"))
+            answer = self._record(state, graph, step_id, result, force)
+            if "error" not in answer:
+                self.store.save(state, expected_version=state.version)
+            return answer
+
+    def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
+        st = state.steps.get(step_id)
+        if st is None:
+            raise ThinkError(
+                "UNKNOWN_STEP",
+                f"run {state.run_id} has no step {step_id!r}",
+                f"Ready now: {', '.join(runner.ready(state)) or 'nothing (the run is done)'}.",
+            )
+        observed = state.observed.get(step_id)
+        used: Any = result
+        source: Literal["observed", "reported"] = "reported"
+        mismatch: list[str] = []
+        if observed is not None:
+            used, source = observed.result, "observed"
+            mismatch = _contradictions(result, observed.result) if result is not None else []
+        elif result is None:
+            raise ThinkError(
+                "INVALID_PARAMS",
+                f"result_snapshot is missing for step {step_id!r} and the gateway did not observe its call",
+                "Send result_snapshot, or make the step's call through the "
+                "gateway with exactly the instruction's input.",
+            )
+        if st.status == "done":
+            if st.result_hash == digest(used):
+                return self._answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
+            if not force:
+                raise ThinkError(
+                    "STEP_ALREADY_COMPLETED",
+                    f"step {step_id!r} is already done with another result",
+                    "Continue with the current instruction, or pass force: true to replace the result.",
+                )
+        elif st.status != "pending" or runner.waiting_on(state, step_id):
+            why = f"waits for {runner.waiting_on(state, step_id)}" if st.status == "pending" else f"is {st.status}"
+            raise ThinkError(
+                "STEP_NOT_READY",
+                f"step {step_id!r} {why}",
+                f"Ready now: {', '.join(runner.ready(state)) or 'nothing'}; follow the last instruction.",
+            )
+        limits = self._limits(graph, step_id, state)
+        if source == "reported":
+            used, info = snapshot.guard(
+                used,
+                step_id=step_id,
+                max_bytes=limits.max_snapshot_bytes,
+                max_string_bytes=limits.max_string_bytes,
+                mode=self.snapshot_mode,
+            )
+            state.log("snapshot", step_id, info["original_bytes"], "truncated" if info["truncated"] else None)
+        template = graph.steps[st.template_of or step_id]
+        if template.success_schema is not None:
+            self.schemas.check(template.success_schema, used, step_id)
+        if template.capture_as:
+            key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
+            spill = self.store.path(state.workflow, state.run_id).with_suffix("")
+            state.captures[key] = make_output(
+                step_id, key, used, limits, spill, source=source, clock=state.clock
+            ).model_dump()
+        state.clock += 1
+        st.status, st.result_hash, st.source, st.completed_at = "done", digest(used), source, state.clock
+        state.checkpoints.append(
+            Checkpoint(
+                name=step_id,
+                version=state.version + 1,
+                steps={k: v.model_copy() for k, v in state.steps.items()},
+                captures=dict(state.captures),
+            )
+        )
+        state.log("next", step_id, len(to_json(used)), source)
+        runner.advance(state, graph, self.templates)
+        answer = self._answer(state, graph)
+        if observed is not None:
+            answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}
+        return answer
+
+    # -- observe (the gateway saw the client make a step's call) ----------------------------------
+
+    async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
+        """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id."""
+        async with self._lock(workflow, run_id):
+            state = self.store.load(workflow, run_id)
+            for sid in runner.ready(state):
+                st = state.steps[sid]
+                # A client-side step's result is what the client reports, not what a tool returned.
+                if client_side(st.call) or st.call != tool or st.input is None:
+                    continue
+                if digest(st.input) == digest(arguments or {}):
+                    size = len(to_json(result))
+                    state.observed[sid] = Observation(result=result, hash=digest(result), bytes=size, at=time.time())
+                    state.log("observe", sid, size)
+                    self.store.save(state, expected_version=state.version)
+                    return sid
+        return None
+
+
+def _as_dict(limits: Limits) -> dict[str, Any]:
+    return {name: getattr(limits, name) for name in limits.__dataclass_fields__}
+
+
+def _contradictions(reported: Any, observed: Any) -> list[str]:
+    """Keys the client's snapshot states differently from what the gateway saw (both must be objects)."""
+    if not isinstance(reported, dict) or not isinstance(observed, dict):
+        return [] if json.dumps(reported, sort_keys=True) == json.dumps(observed, sort_keys=True) else ["(value)"]
+    return sorted(k for k in reported if k in observed and reported[k] != observed[k])

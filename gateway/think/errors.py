@@ -1,0 +1,43 @@
+"""Think's error codes: every failure is a `ThinkError` the server turns into `{"error", "details", "guidance"}`."""
+
+from typing import Any
+
+from gateway.errors import GatewayError
+
+CODES = frozenset(
+    {
+        "UNKNOWN_WORKFLOW",
+        "YAML_SCHEMA_VIOLATION",
+        "INVALID_PARAMS",
+        "VALIDATION_FAILED",
+        "STATE_CONFLICT",
+        "UNKNOWN_STEP",
+        "CYCLIC_DEPENDENCY",
+        "UNRESOLVED_VAR",
+        "UNKNOWN_TOOL",
+        "TEMPLATE_RENDER_ERROR",
+        "PROMPT_NOT_FOUND",
+        "CHECKPOINT_NOT_FOUND",
+        "RESET_NOT_ALLOWED",
+        "UNKNOWN_RUN",
+        "STEP_NOT_READY",
+        "STEP_ALREADY_COMPLETED",
+        "PAYLOAD_TOO_LARGE",
+    }
+)
+
+
+class ThinkError(GatewayError):
+    """A Think failure the model must see: a code from `CODES`, what happened, and what to do next."""
+
+    def __init__(self, code: str, details: Any, guidance: str, **extra: Any) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown Think error code {code!r}")
+        self.error_code = code
+        self.details = details
+        self.guidance = guidance
+        self.extra = extra
+        super().__init__(f"{code}: {details}")
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.error_code, "details": self.details, "guidance": self.guidance, **self.extra}

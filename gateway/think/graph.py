@@ -1,0 +1,146 @@
+"""The step graph of a workflow: driver injection, explicit + implicit deps, and the build-time diagnostics."""
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from gateway.think.errors import ThinkError
+from gateway.think.templates import Templates
+from gateway.think.workflow import Step, Workflow
+
+DRIVER_BOOTSTRAP = "__driver_bootstrap"
+DRIVER_ANNOUNCE = "__driver_announce"
+BUILTIN_NAMES = frozenset({"params", "run", "item", "loop"})
+LOOP_NAMES = frozenset({"item", "loop"})
+
+
+def client_side(call: str) -> bool:
+    """Actions the client performs itself: `local.*` and `prompt.say` are not gateway tools."""
+    return call.startswith("local.") or call == "prompt.say"
+
+
+def inject_driver(workflow: Workflow, version: str) -> Workflow:
+    """Seed option A: unless the workflow fetches the driver itself, prepend fetch + announce and make
+    the original entry steps wait for the announcement."""
+    if any(step.call == "think.driver_prompt" for step in workflow.steps):
+        return workflow
+    bootstrap = Step(
+        id=DRIVER_BOOTSTRAP,
+        call="think.driver_prompt",
+        input_template={"version": version},
+        capture_as="__driver",
+        rationale="Load the driver prompt so the loop (plan → execute → next) is followed exactly.",
+    )
+    announce = Step(
+        id=DRIVER_ANNOUNCE,
+        call="prompt.say",
+        deps=(DRIVER_BOOTSTRAP,),
+        input_template={
+            "text": "Think Driver {{ __driver.version }} is loaded: follow it for this workflow "
+            "(full text: the result of the previous step, or the resource gateway://prompts/{{ __driver.version }})."
+        },
+        rationale="Confirm the driver before the first real step.",
+    )
+    steps = [replace(s, deps=(DRIVER_ANNOUNCE,)) if not s.deps else s for s in workflow.steps]
+    return replace(workflow, steps=(bootstrap, announce, *steps))
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    workflow: Workflow
+    steps: dict[str, Step]
+    deps: dict[str, tuple[str, ...]]
+    """Explicit deps plus implicit ones from template references to another step's `capture_as`."""
+    producers: dict[str, str]
+    """capture name -> the step that produces it."""
+
+    def dependents(self, step_id: str) -> list[str]:
+        return [sid for sid, deps in self.deps.items() if step_id in deps]
+
+
+def _refs(templates: Templates, step: Step) -> set[str]:
+    refs = templates.references(step.input_template)
+    for expression in (step.when, step.foreach):
+        if expression:
+            refs |= templates.expression_references(expression)
+    return refs
+
+
+def _find_cycle(deps: dict[str, tuple[str, ...]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for dep in deps[node]:
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in deps:
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] | None = None) -> Graph:
+    """Check the workflow as a graph.
+
+    Raises:
+        ThinkError: UNKNOWN_STEP (a dep names no step), UNRESOLVED_VAR (a template names nothing),
+            CYCLIC_DEPENDENCY (naming the cycle), UNKNOWN_TOOL (a call that is not in the catalog).
+    """
+    steps = {s.id: s for s in workflow.steps}
+    producers = {s.capture_as: s.id for s in workflow.steps if s.capture_as}
+    inputs = set(workflow.inputs)
+    deps: dict[str, tuple[str, ...]] = {}
+    for step in workflow.steps:
+        missing = sorted(d for d in step.deps if d not in steps)
+        if missing:
+            raise ThinkError(
+                "UNKNOWN_STEP",
+                f"step {step.id!r} depends on {missing}, which are not steps of {workflow.name}",
+                f"Use step ids that exist: {', '.join(steps)}.",
+            )
+        implicit: list[str] = []
+        for ref in sorted(_refs(templates, step)):
+            if ref in producers:
+                if producers[ref] != step.id:
+                    implicit.append(producers[ref])
+            elif ref in LOOP_NAMES and not step.foreach:
+                raise ThinkError(
+                    "UNRESOLVED_VAR",
+                    f"step {step.id!r} uses {ref!r}, which only exists in a step with `foreach`",
+                    "Add a foreach to the step, or refer to a capture or params instead.",
+                )
+            elif ref not in BUILTIN_NAMES and ref not in inputs:
+                known = sorted(BUILTIN_NAMES | inputs | set(producers))
+                raise ThinkError(
+                    "UNRESOLVED_VAR",
+                    f"step {step.id!r} refers to {ref!r}, which is neither an input, a capture_as nor a built-in",
+                    f"Known names: {', '.join(known)}.",
+                )
+        deps[step.id] = tuple(dict.fromkeys([*step.deps, *implicit]))
+    cycle = _find_cycle(deps)
+    if cycle is not None:
+        raise ThinkError(
+            "CYCLIC_DEPENDENCY", f"steps depend on each other: {' -> '.join(cycle)}", "Remove one of these deps."
+        )
+    if known_tools is not None:
+        catalog = set(known_tools)
+        for step in workflow.steps:
+            if client_side(step.call) or step.call.startswith("think.") or step.call in catalog:
+                continue
+            closest = difflib.get_close_matches(step.call, sorted(catalog), n=3, cutoff=0.5)
+            raise ThinkError(
+                "UNKNOWN_TOOL",
+                f"step {step.id!r} calls {step.call!r}, which no server behind the gateway offers",
+                "Check the server is configured and up (gateway.status)"
+                + (f"; closest tools: {', '.join(closest)}." if closest else "."),
+            )
+    return Graph(workflow, steps, deps, producers)

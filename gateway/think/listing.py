@@ -1,0 +1,200 @@
+"""`think.workflows.list` and the `workflow://` resources: context-lean workflow discovery.
+
+Seed `list-workflows-context-optimization.md`: three modes (compact is the default), tags with AND
+semantics, a substring `filter`, and the deprecated `detailed: bool` that still works with a warning.
+
+- compact: name, description cut at a word boundary to 150 chars (+ "..." only when cut), tags,
+  input_summary ("name (type, required|optional), ..." sorted by name; "No inputs required").
+- standard: the same with the full description.
+- detailed: name, full description, tags, version, author, full inputs, outputs (no input_summary).
+"""
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, get_args
+
+from gateway.think.errors import ThinkError
+from gateway.think.workflow import Workflow
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["compact", "standard", "detailed"]
+MODES: dict[str, Mode] = {name: name for name in get_args(Mode)}
+DEFAULT_MODE: Mode = "compact"
+DESCRIPTION_LIMIT = 150
+NO_INPUTS = "No inputs required"
+DEPRECATED_DETAILED = (
+    "Parameter 'detailed' is deprecated and will be removed in a future version: use 'mode' instead "
+    "(detailed=false -> mode='standard', detailed=true -> mode='detailed'; mode='compact' is the lean default)."
+)
+
+
+def truncate_description(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
+    """`text` with its whitespace collapsed; when longer than `limit`, cut at the last word boundary within
+    `limit` chars (a single over-long word is cut hard) and suffixed with "..."."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    window = text[: limit + 1]  # one char more: a space right after the limit is a boundary too
+    head = window.rsplit(" ", 1)[0] if " " in window else text[:limit]
+    head = head.rstrip(" ,;:.-") or text[:limit]
+    return head + "..."
+
+
+def _required(decl: Mapping[str, Any]) -> bool:
+    return bool(decl.get("required", False))  # JSON Schema's convention: optional unless marked
+
+
+def input_summary(workflow: Workflow) -> str:
+    """One line naming every input: "name (type, required|optional), ..." sorted by name."""
+    if not workflow.inputs:
+        return NO_INPUTS
+    return ", ".join(
+        f"{name} ({decl.get('type', 'any')}, {'required' if _required(decl) else 'optional'})"
+        for name, decl in sorted(workflow.inputs.items())
+    )
+
+
+def full_inputs(workflow: Workflow) -> dict[str, dict[str, Any]]:
+    """Every input as defined (file order): type, description, required, default (null when none), enum."""
+    inputs: dict[str, dict[str, Any]] = {}
+    for name, decl in workflow.inputs.items():
+        entry: dict[str, Any] = {
+            "type": decl.get("type", "any"),
+            "description": decl.get("description", ""),
+            "required": _required(decl),
+            "default": decl.get("default"),
+        }
+        if "enum" in decl:
+            entry["enum"] = list(decl["enum"])
+        inputs[name] = entry
+    return inputs
+
+
+def entry(workflow: Workflow, mode: Mode) -> dict[str, Any]:
+    """One workflow's listing entry in `mode`."""
+    if mode == "compact":
+        return {
+            "name": workflow.name,
+            "description": truncate_description(workflow.description),
+            "tags": list(workflow.tags),
+            "input_summary": input_summary(workflow),
+        }
+    if mode == "standard":
+        return {
+            "name": workflow.name,
+            "description": workflow.description.strip(),
+            "tags": list(workflow.tags),
+            "input_summary": input_summary(workflow),
+        }
+    return {
+        "name": workflow.name,
+        "description": workflow.description.strip(),
+        "tags": list(workflow.tags),
+        "version": workflow.version,
+        "author": workflow.author,
+        "inputs": full_inputs(workflow),
+        "outputs": dict(workflow.outputs),
+    }
+
+
+def _resolve_mode(mode: str | None, detailed: bool | None, warnings: list[str]) -> Mode:
+    if detailed is not None:
+        log.warning(DEPRECATED_DETAILED)
+        warnings.append(DEPRECATED_DETAILED)
+        if mode is None:
+            mode = "detailed" if detailed else "standard"
+        else:
+            warnings.append(f"Both 'mode' and 'detailed' were given: mode={mode!r} is used, 'detailed' is ignored.")
+    if mode is None:
+        return DEFAULT_MODE
+    if mode not in MODES:
+        raise ThinkError(
+            "INVALID_PARAMS",
+            f"mode {mode!r} is not one of {', '.join(MODES)}",
+            "Use mode 'compact' (default) to discover, 'detailed' for full inputs and outputs.",
+        )
+    return MODES[mode]
+
+
+def _matches(workflow: Workflow, needle: str | None, wanted: Sequence[str]) -> bool:
+    if needle and needle not in workflow.name.lower() and needle not in workflow.description.lower():
+        return False
+    have = {tag.lower() for tag in workflow.tags}
+    return all(tag in have for tag in wanted)
+
+
+def list_workflows(
+    workflows: Sequence[Workflow],
+    *,
+    filter: str | None = None,
+    tags: Sequence[str] | None = None,
+    mode: Mode | None = None,
+    detailed: bool | None = None,
+) -> dict[str, Any]:
+    """`{"workflows": [...], "count": n, "mode": m}` ordered by name, plus `"warnings"` when the deprecated
+    `detailed` was used. `filter`: case-insensitive substring of name or description; `tags`: the workflow
+    must carry every one (case-insensitive).
+
+    Raises:
+        ThinkError: INVALID_PARAMS for an unknown mode.
+    """
+    warnings: list[str] = []
+    resolved = _resolve_mode(mode, detailed, warnings)
+    needle = filter.strip().lower() if filter else None
+    wanted = [tag.strip().lower() for tag in tags or () if tag.strip()]
+    chosen = sorted(
+        (w for w in workflows if _matches(w, needle, wanted)),
+        key=lambda w: (w.name, w.version),
+    )
+    result: dict[str, Any] = {
+        "workflows": [entry(w, resolved) for w in chosen],
+        "count": len(chosen),
+        "mode": resolved,
+    }
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def metadata(workflow: Workflow) -> dict[str, Any]:
+    """`workflow://metadata/{name}`: the detailed entry, the input summary, the driver version and the steps."""
+    return {
+        **entry(workflow, "detailed"),
+        "input_summary": input_summary(workflow),
+        "driver_version": workflow.driver_version,
+        "limits": dict(workflow.limits),
+        "step_count": len(workflow.steps),
+        "steps": [
+            {
+                "id": step.id,
+                "call": step.call,
+                **({"when": step.when} if step.when else {}),
+                **({"foreach": step.foreach} if step.foreach else {}),
+            }
+            for step in workflow.steps
+        ],
+    }
+
+
+def input_schema(workflow: Workflow) -> dict[str, Any]:
+    """`workflow://schema/{name}`: the inputs as a JSON Schema (draft 2020-12) object for `think.plan` params."""
+    properties: dict[str, Any] = {}
+    for name, decl in workflow.inputs.items():
+        prop: dict[str, Any] = {}
+        if "type" in decl:
+            prop["type"] = decl["type"]
+        if decl.get("description"):
+            prop["description"] = decl["description"]
+        if "default" in decl:
+            prop["default"] = decl["default"]
+        if "enum" in decl:
+            prop["enum"] = list(decl["enum"])
+        properties[name] = prop
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{workflow.name} inputs",
+        "type": "object",
+        "properties": properties,
+        "required": [name for name, decl in workflow.inputs.items() if _required(decl)],
+    }

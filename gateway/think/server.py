@@ -1,0 +1,71 @@
+"""Think's MCP face: the `think` server (plan, next, ... as in-process tools) and the `prompt` server (`say`)."""
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+
+from gateway import __version__
+from gateway.think.engine import Engine
+from gateway.think.errors import ThinkError
+from gateway.think.ops import Operations
+from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
+
+logger = logging.getLogger(__name__)
+
+Ctx = ServerRequestContext[Any]
+Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _ok(body: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(body, ensure_ascii=False, default=str))], structured_content=body
+    )
+
+
+def _failed(body: dict[str, Any]) -> types.CallToolResult:
+    # The model must see the failure as data: an isError result, never a protocol error.
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))], is_error=True)
+
+
+def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], resources: Any = None) -> Server[Any]:
+    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        handler = handlers.get(params.name)
+        if handler is None:
+            known = ", ".join(handlers)
+            return _failed(
+                {"error": "UNKNOWN_TOOL", "details": f"no tool {params.name!r}", "guidance": f"Use {known}."}
+            )
+        started = time.perf_counter()
+        try:
+            return _ok(await handler(dict(params.arguments or {})))
+        except ThinkError as exc:
+            logger.info("think %s failed: %s", params.name, exc.error_code)
+            return _failed(exc.body())
+        finally:
+            logger.debug("think %s took %.1f ms", params.name, (time.perf_counter() - started) * 1000)
+
+    kwargs: dict[str, Any] = resources or {}
+    return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
+
+
+def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
+    """The `think` and `prompt` in-process servers (exposed as `think.plan`, ..., and `prompt.say`)."""
+    ops = Operations(engine)
+    think = _server("think", THINK_TOOLS, ops.handlers(), ops.resource_handlers())
+
+    async def say(args: dict[str, Any]) -> dict[str, Any]:
+        text = args.get("text")
+        if not isinstance(text, str):
+            raise ThinkError("INVALID_PARAMS", "`text` must be a string", 'Call prompt.say {"text": "..."}.')
+        return {"message": text, "display": True, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+    prompt = _server("prompt", PROMPT_TOOLS, {"say": say})
+    return think, prompt

@@ -1,0 +1,49 @@
+"""`success_schema` checks: named schemas (`workflows/schemas/*.json`) or inline ones; failures name field paths."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from gateway.think.errors import ThinkError
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".") or "(root)"
+
+
+class Schemas:
+    def __init__(self, dirs: list[Path]) -> None:
+        self.dirs = dirs
+
+    def names(self) -> list[str]:
+        return sorted({p.stem for d in self.dirs for p in d.glob("*.json")})
+
+    def get(self, name: str) -> dict[str, Any]:
+        """Raises: ThinkError VALIDATION_FAILED when no such schema exists (the workflow names a missing file)."""
+        for directory in self.dirs:
+            path = directory / f"{name}.json"
+            if path.is_file() and path.resolve().parent == directory.resolve():
+                schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+                return schema
+        raise ThinkError(
+            "VALIDATION_FAILED", f"no success schema {name!r}", f"Known schemas: {', '.join(self.names()) or 'none'}."
+        )
+
+    def errors(self, schema: str | dict[str, Any], value: Any) -> list[dict[str, str]]:
+        body = self.get(schema) if isinstance(schema, str) else schema
+        validator = jsonschema.Draft202012Validator(body)
+        found = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        return [{"path": _path(e), "message": e.message} for e in found[:20]]
+
+    def check(self, schema: str | dict[str, Any], value: Any, step_id: str) -> None:
+        """Raises: ThinkError VALIDATION_FAILED with field paths; the step stays pending."""
+        problems = self.errors(schema, value)
+        if problems:
+            name = schema if isinstance(schema, str) else "inline schema"
+            raise ThinkError(
+                "VALIDATION_FAILED",
+                {"step_id": step_id, "schema": name, "errors": problems},
+                f"Fix the fields named and call think.next for step {step_id!r} again; the step stays pending.",
+            )

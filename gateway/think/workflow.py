@@ -1,0 +1,240 @@
+"""Workflow definitions: the YAML format (JSON-Schema validated; errors name file and path) and the library."""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from gateway.think.errors import ThinkError
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "workflows"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""Workflow names and run ids: safe as file names (no path traversal)."""
+STEP_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_LIMITS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "max_snapshot_bytes": {"type": "integer", "minimum": 1},
+        "max_string_bytes": {"type": "integer", "minimum": 1},
+        "truncation_strategy": {"enum": ["head", "tail", "both", "summary"]},
+        "external_storage_threshold": {"type": "integer", "minimum": 1},
+        "max_context_bytes": {"type": "integer", "minimum": 0},
+        "max_context_tasks": {"type": "integer", "minimum": 0},
+        "pruning": {"enum": ["most_recent", "highest_relevance", "lru", "direct_dependencies"]},
+    },
+}
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["name", "version", "steps"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": f"^{NAME.pattern}$"},
+        "version": {"type": ["string", "number"]},
+        "description": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "author": {"type": "string"},
+        "driver_version": {"type": "string"},
+        "inputs": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"enum": ["string", "integer", "number", "boolean", "object", "array"]},
+                    "description": {"type": "string"},
+                    "required": {"type": "boolean"},
+                    "default": {},
+                    "enum": {"type": "array"},
+                },
+            },
+        },
+        "outputs": {"type": "object"},
+        "limits": _LIMITS,
+        "steps": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["id", "call"],
+                "additionalProperties": False,
+                "properties": {
+                    "id": {"type": "string", "pattern": STEP_ID},
+                    "call": {"type": "string", "minLength": 1},
+                    "deps": {"type": "array", "items": {"type": "string"}},
+                    "input_template": {},
+                    "capture_as": {"type": "string", "pattern": STEP_ID},
+                    "success_schema": {"type": ["string", "object"]},
+                    "rationale": {"type": "string"},
+                    "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                    "when": {"type": "string"},
+                    "foreach": {"type": "string"},
+                    "limits": _LIMITS,
+                    "context": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+    },
+}
+_VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    id: str
+    call: str
+    deps: tuple[str, ...] = ()
+    input_template: Any = None
+    capture_as: str | None = None
+    success_schema: str | dict[str, Any] | None = None
+    rationale: str = ""
+    timeout_s: float | None = None
+    when: str | None = None
+    foreach: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict[str, Any])
+    context: tuple[str, ...] = ()
+    """Captures to always include in this step's instruction context."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workflow:
+    name: str
+    version: str
+    steps: tuple[Step, ...]
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    author: str = ""
+    driver_version: str | None = None
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    outputs: dict[str, Any] = field(default_factory=dict[str, Any])
+    limits: dict[str, Any] = field(default_factory=dict[str, Any])
+    source: str = ""
+    """The file it came from."""
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return parts.lstrip(".") or "(top level)"
+
+
+def parse(data: Any, source: str) -> Workflow:
+    """Validate loaded YAML against `SCHEMA` and build the workflow.
+
+    Raises:
+        ThinkError: YAML_SCHEMA_VIOLATION naming the file and every failing path.
+    """
+    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        problems = [f"{source}: {_path(e)}: {e.message}" for e in errors[:10]]
+        raise ThinkError(
+            "YAML_SCHEMA_VIOLATION",
+            problems,
+            "Fix the workflow file at the paths named; `think.validate {workflow}` re-checks it.",
+        )
+    ids = [s["id"] for s in data["steps"]]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ThinkError(
+            "YAML_SCHEMA_VIOLATION",
+            [f"{source}: steps: duplicate step ids {duplicates}"],
+            "Give every step a unique id.",
+        )
+    steps = tuple(
+        Step(
+            id=s["id"],
+            call=s["call"],
+            deps=tuple(s.get("deps", ())),
+            input_template=s.get("input_template"),
+            capture_as=s.get("capture_as"),
+            success_schema=s.get("success_schema"),
+            rationale=s.get("rationale", ""),
+            timeout_s=s.get("timeout_s"),
+            when=s.get("when"),
+            foreach=s.get("foreach"),
+            limits=dict(s.get("limits", {})),
+            context=tuple(s.get("context", ())),
+        )
+        for s in data["steps"]
+    )
+    return Workflow(
+        name=data["name"],
+        version=str(data["version"]),
+        steps=steps,
+        description=data.get("description", ""),
+        tags=tuple(data.get("tags", ())),
+        author=data.get("author", ""),
+        driver_version=data.get("driver_version"),
+        inputs=dict(data.get("inputs", {})),
+        outputs=dict(data.get("outputs", {})),
+        limits=dict(data.get("limits", {})),
+        source=source,
+    )
+
+
+def check_name(kind: str, value: str) -> str:
+    """Names and ids become file names: allow only a safe alphabet (no `/`, no `..`)."""
+    if not NAME.fullmatch(value) or ".." in value:
+        code = "UNKNOWN_WORKFLOW" if kind == "workflow" else "UNKNOWN_RUN"
+        raise ThinkError(code, f"{kind} {value!r} is not a valid name", "Use letters, digits, '_', '-' and '.'.")
+    return value
+
+
+class Library:
+    """`*.yaml` workflows from a list of folders; later folders do not override earlier ones."""
+
+    def __init__(self, dirs: list[Path]) -> None:
+        self.dirs = dirs
+
+    def _files(self) -> dict[str, Path]:
+        files: dict[str, Path] = {}
+        for directory in self.dirs:
+            for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
+                files.setdefault(path.stem, path)
+        return files
+
+    def names(self) -> list[str]:
+        return sorted(self._files())
+
+    def raw(self, name: str) -> tuple[Path, str]:
+        path = self._files().get(check_name("workflow", name))
+        if path is None:
+            known = ", ".join(self.names()) or "none"
+            raise ThinkError("UNKNOWN_WORKFLOW", f"no workflow {name!r}", f"Call think.workflows.list. Known: {known}.")
+        return path, path.read_text(encoding="utf-8")
+
+    def get(self, name: str) -> Workflow:
+        """Raises: ThinkError UNKNOWN_WORKFLOW or YAML_SCHEMA_VIOLATION (malformed YAML included)."""
+        path, text = self.raw(name)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark is not None else "(file)"
+            raise ThinkError(
+                "YAML_SCHEMA_VIOLATION",
+                [f"{path}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"],
+                "Fix the YAML syntax at the line named.",
+            ) from None
+        workflow = parse(data, str(path))
+        if workflow.name != name:
+            raise ThinkError(
+                "YAML_SCHEMA_VIOLATION",
+                [f"{path}: name: {workflow.name!r} does not match the file name {name!r}"],
+                "Name the file after the workflow.",
+            )
+        return workflow
+
+    def all(self) -> tuple[list[Workflow], list[ThinkError]]:
+        """Every workflow that loads, and the errors of those that do not (listing must not fail on one bad file)."""
+        good: list[Workflow] = []
+        bad: list[ThinkError] = []
+        for name in self.names():
+            try:
+                good.append(self.get(name))
+            except ThinkError as exc:
+                bad.append(exc)
+        return good, bad
