@@ -9,7 +9,7 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 
-from gateway import __version__
+from gateway import __version__, telemetry
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Operations
@@ -44,8 +44,16 @@ def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], re
                 {"error": "UNKNOWN_TOOL", "details": f"no tool {params.name!r}", "guidance": f"Use {known}."}
             )
         started = time.perf_counter()
+        args = dict(params.arguments or {})
+        telemetry.annotate(
+            **{
+                "think.workflow": args.get("workflow"),
+                "think.run_id": args.get("run_id"),
+                "think.step_id": args.get("step_id"),
+            }
+        )
         try:
-            return _ok(await handler(dict(params.arguments or {})))
+            return _ok(await handler(args))
         except ThinkError as exc:
             logger.info("think %s failed: %s", params.name, exc.error_code)
             return _failed(exc.body())
