@@ -1,22 +1,21 @@
 """One supervised downstream MCP server: connect, watch, restart with backoff, timeouts, error mapping."""
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError
-from mcp.client._transport import Transport, TransportStreams
+from mcp.client._transport import Transport
 from mcp.server import Server
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from gateway import __version__
+from gateway import __version__, changes
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
 from gateway.pipeline import ProgressFn
-from gateway.streams import EofWatcher
+from gateway.streams import watched
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +27,6 @@ CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = Typ
     types.CallToolResult | types.InputRequiredResult
 )
 R = TypeVar("R", bound=BaseModel)
-_CHANGED = {
-    types.ToolListChangedNotification: "tools",
-    types.ResourceListChangedNotification: "resources",
-    types.PromptListChangedNotification: "prompts",
-}
 _MODES: dict[str, str] = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
 
 
@@ -41,12 +35,6 @@ class State(StrEnum):
     UP = "up"
     RESTARTING = "restarting"
     DOWN = "down"
-
-
-@asynccontextmanager
-async def _watched(transport: Transport, lost: anyio.Event) -> AsyncIterator[TransportStreams]:
-    async with transport as (read, write):
-        yield EofWatcher(read, lost), write
 
 
 class Downstream:
@@ -144,7 +132,7 @@ class Downstream:
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         target = self._target()
         if not isinstance(target, Server):
-            target = _watched(target, self._lost)
+            target = watched(target, self._lost)
         client = Client(
             target,
             mode=self._mode,
@@ -164,42 +152,25 @@ class Downstream:
                 for kind in ("tools", "resources", "prompts"):  # what it offers may differ from before
                     self._on_list_changed(self.name, kind)
                 if client.protocol_version == "2026-07-28":
-                    await self._listen(client)
+                    await changes.listen(client, self.name, self._on_list_changed)
                 await anyio.sleep_forever()
         finally:
             self._client = None
             if self.state is State.UP:
                 self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
 
-    async def _listen(self, client: Client) -> None:
-        """2026-era servers push list changes only on a `subscriptions/listen` stream."""
-        caps = client.server_capabilities
-        offered = {"tools": caps.tools, "resources": caps.resources, "prompts": caps.prompts}
-        wanted = {kind: bool(cap and cap.list_changed) for kind, cap in offered.items()}
-        if not any(wanted.values()):
-            return
-        try:
-            async with client.listen(
-                tools_list_changed=wanted["tools"],
-                resources_list_changed=wanted["resources"],
-                prompts_list_changed=wanted["prompts"],
-            ) as subscription:
-                async for event in subscription:
-                    kind = type(event).__name__.removesuffix("ListChanged").lower()
-                    self._on_list_changed(self.name, kind)
-        except Exception as exc:  # noqa: BLE001 -- no change events is a degraded mode, not a failure
-            logger.info("server %s: no list_changed subscription (%s)", self.name, describe(exc))
-
     async def _on_message(self, message: Any) -> None:
-        kind = _CHANGED.get(type(message))
+        kind = changes.kind_of(message)
         if kind is not None:
             self._on_list_changed(self.name, kind)
 
     # -- calls ---------------------------------------------------------------------------------
 
     async def _session(self) -> tuple[Client, ClientSession]:
-        if self._client is None and self.state in (State.STARTING, State.RESTARTING):
-            # A (re)start is under way: wait for its outcome rather than fail the call.
+        gone = self._client is None or self._lost.is_set()
+        if gone and self.state is not State.DOWN:
+            # A (re)start is under way, or the connection just died and the owner task has not torn
+            # it down yet: wait for the next attempt's outcome rather than fail the call.
             with anyio.move_on_after(self._connect_timeout_s):
                 await self._attempt.wait()
         client = self._client

@@ -1,9 +1,12 @@
 """A read-stream wrapper that reports end-of-stream, so a dead downstream is noticed even when idle."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
+from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
@@ -48,3 +51,10 @@ class EofWatcher:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+@asynccontextmanager
+async def watched(transport: Transport, lost: anyio.Event) -> AsyncIterator[TransportStreams]:
+    """`transport`, with its read stream wrapped so that `lost` is set when it ends."""
+    async with transport as (read, write):
+        yield EofWatcher(read, lost), write
