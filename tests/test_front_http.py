@@ -7,7 +7,8 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
-from mcp import MCPError
+from mcp import Client, MCPError
+from mcp.client.sse import sse_client
 
 from tests.harness import http_client, http_gateway, kitchen, text_of, write_config
 
@@ -110,3 +111,13 @@ async def test_an_oversized_http_message_gets_an_error_naming_the_limit_and_the_
             await client.call_tool("k.measure", {"text": "z" * 3_000_000})
         assert "2,000,000" in rejected.value.message
         assert text_of(await client.call_tool("k.echo", {"text": "small"})) == "small"
+
+
+async def test_legacy_sse_clients_are_served_at_sse_in_both_eras(tmp_path: Path) -> None:
+    """Old HTTP+SSE clients connect at /sse; the same gateway answers them like any other client."""
+    config = write_config(tmp_path, {"k": kitchen("k")})
+    async with http_gateway(config) as base:
+        for mode in ("legacy", "auto"):
+            async with Client(sse_client(f"{base}/sse"), mode=mode) as client:
+                assert "k.echo" in {t.name for t in (await client.list_tools()).tools}
+                assert text_of(await client.call_tool("k.echo", {"text": f"via sse {mode}"})) == f"via sse {mode}"
