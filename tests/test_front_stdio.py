@@ -47,8 +47,8 @@ class Pipe:
 
 
 @asynccontextmanager
-async def raw_gateway(tmp_path: Path) -> AsyncIterator[Pipe]:
-    params = gateway_params(write_config(tmp_path, {"k": kitchen("k")}))
+async def raw_gateway(tmp_path: Path, **sections: Any) -> AsyncIterator[Pipe]:
+    params = gateway_params(write_config(tmp_path, {"k": kitchen("k")}, **sections))
     process = await anyio.open_process([params.command, *params.args], cwd=params.cwd, env=params.env, stderr=None)
     async with process:
         pipe = Pipe(process)
@@ -83,3 +83,22 @@ async def test_a_json_line_that_is_not_json_rpc_gets_an_invalid_request_error(tm
         assert error["id"] is None and error["error"]["code"] == -32600
         await pipe.send({**INITIALIZE, "id": 7})
         assert (await pipe.receive())["id"] == 7
+
+
+async def test_a_message_over_the_limit_is_answered_with_its_own_id_and_the_session_continues(
+    tmp_path: Path,
+) -> None:
+    """The oversized line is never buffered whole, yet its caller gets an answer instead of waiting forever."""
+    async with raw_gateway(tmp_path, limits={"max_message_bytes": 100_000}) as pipe:
+        await pipe.send(INITIALIZE)
+        await pipe.receive()
+        await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        big = {"name": "k.measure", "arguments": {"text": "y" * 200_000}}
+        await pipe.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": big})
+        refused = await pipe.receive()
+        assert refused["id"] == 7 and refused["error"]["code"] == -32600
+        assert "100,000" in refused["error"]["message"] and "max_message_bytes" in refused["error"]["message"]
+        small = {"name": "k.measure", "arguments": {"text": "y" * 1000}}
+        await pipe.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": small})
+        answered = await pipe.receive()
+        assert answered["id"] == 8 and answered["result"]["content"][0]["text"] == "received 1000 chars"
