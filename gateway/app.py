@@ -24,11 +24,11 @@ from gateway.session import SessionStore
 from gateway.think import server as think_server
 from gateway.think.context import Limits
 from gateway.think.engine import Engine
+from gateway.think.library import Library
 from gateway.think.prompts import PromptLibrary
 from gateway.think.state import StateStore
 from gateway.think.validator import Schemas
 from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS
-from gateway.think.workflow import Library
 
 logger = logging.getLogger(__name__)
 

@@ -42,8 +42,12 @@ class Observe(Middleware):
                 step = await self.engine.observe(
                     workflow, run_id, name, call.params.get("arguments"), result_view(result)
                 )
-            except ThinkError:
-                call.session.active_runs.pop(workflow, None)  # the run is gone (reset or cleared)
+            except ThinkError as exc:
+                # A run that is gone (reset or cleared) is forgotten; one that could not store this result
+                # (e.g. nested too deeply) stays tracked: its next steps can still be observed.
+                if exc.error_code == "UNKNOWN_RUN":
+                    call.session.active_runs.pop(workflow, None)
+                logger.info("observe %s/%s: %s", workflow, run_id, exc.error_code)
                 continue
             if step is None:
                 continue

@@ -97,10 +97,11 @@ def preview(text: str, budget: int, strategy: Literal["head", "tail", "both"]) -
         return "\n".join((shown, kept, gone) if strategy == "head" else (gone, kept, shown))
     # The seed's single "first/last N" must hold for both ends: step N back (a few bytes at most) until both
     # cuts land on character boundaries; text with no such N nearby gets the honest "first A/last B".
-    n = min(utf8_len(cut(text, budget // 2)), utf8_len(cut(text, budget // 2, from_end=True)))
-    for m in range(n, max(-1, n - 12), -1):
-        head, tail = cut(text, m), cut(text, m, from_end=True)
-        if utf8_len(head) == utf8_len(tail) == m:
+    head, tail = cut(text, budget // 2), cut(text, budget // 2, from_end=True)
+    n = min(utf8_len(head), utf8_len(tail))
+    for m in range(n, max(0, n - 12), -1):
+        if utf8_len(first := cut(text, m)) == utf8_len(last := cut(text, m, from_end=True)) == m:
+            head, tail = first, last
             break
     h, t = utf8_len(head), utf8_len(tail)
     sides = f"first/last {h}" if h == t else f"first {h}/last {t}"
@@ -141,20 +142,23 @@ def make_output(
     clock: int,
 ) -> TaskOutput:
     """The whole value when its compact JSON fits `max_snapshot_bytes`; else its preview per the strategy (a
-    string value is previewed as its text, anything else as its JSON). At `external_storage_threshold` bytes
-    the whole value is also spilled to `spill_dir`."""
+    string value is previewed as its text, anything else as its JSON). A truncated value, and any value of
+    `external_storage_threshold` bytes or more, is also spilled whole to `spill_dir`: templates of later
+    steps must see the real value, never a preview."""
     data = json_bytes(value)
     size = len(data)
-    path = str(_spill(data, spill_dir, step_id)) if size >= limits.external_storage_threshold else None
-    out = TaskOutput(step_id=step_id, capture_as=capture_as, content=value, original_size=size, file_path=path)
+    out = TaskOutput(step_id=step_id, capture_as=capture_as, content=value, original_size=size)
     out.source, out.completed_at, out.last_accessed = source, clock, clock
     limit, strategy = limits.max_snapshot_bytes, limits.truncation_strategy
     text = value if isinstance(value, str) else None
     # A string whose text fits is kept even when JSON escaping pushes it over: a preview would hide nothing.
-    if size <= limit or (text is not None and strategy != "summary" and utf8_len(text) <= limit):
+    fits = size <= limit or (text is not None and strategy != "summary" and utf8_len(text) <= limit)
+    if not fits or size >= limits.external_storage_threshold:
+        out.file_path = str(_spill(data, spill_dir, step_id))
+    if fits:
         return out
     if strategy == "summary":
-        out.content = _outline(value, size, limit, path)
+        out.content = _outline(value, size, limit, out.file_path)
     else:
         out.content = preview(data.decode() if text is None else text, limit, strategy)
     out.truncated, out.strategy = True, strategy

@@ -6,6 +6,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -15,12 +16,13 @@ from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, build, client_side, inject_driver
+from gateway.think.library import Library
 from gateway.think.params import check_params
 from gateway.think.prompts import PromptLibrary
 from gateway.think.state import Checkpoint, Observation, RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
-from gateway.think.workflow import Library, check_name
+from gateway.think.workflow import check_name
 
 logger = logging.getLogger(__name__)
 
@@ -133,11 +135,20 @@ class Engine:
     ) -> dict[str, Any]:
         state = self.run_of(workflow, run_id)
         async with self._lock(workflow, state.run_id):
-            state = self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
-            graph = await self.graph(workflow, state.driver.get("version"))
-            answer = self._record(state, graph, step_id, result, force)
-            if "error" not in answer:
-                self.store.save(state, expected_version=state.version)
+            for retry in (False, True):  # another engine (process) may save between our load and save: redo once
+                state = self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
+                graph = await self.graph(workflow, state.driver.get("version"))
+                answer = self._record(state, graph, step_id, result, force)
+                if "error" in answer:
+                    break
+                try:
+                    self.store.save(state, expected_version=state.version)
+                except ThinkError as exc:
+                    if exc.error_code != "STATE_CONFLICT" or retry:
+                        raise
+                    logger.info("think.next %s/%s: state conflict, retrying on the fresh state", workflow, step_id)
+                    continue
+                break
             return answer
 
     def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
@@ -194,8 +205,11 @@ class Engine:
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
             spill = self.store.path(state.workflow, state.run_id).with_suffix("")
+            # Templates read a capture's whole value (its spill file when cut): spill whatever gets cut.
+            cap = min(limits.external_storage_threshold, limits.max_snapshot_bytes + 1)
+            whole = replace(limits, external_storage_threshold=cap)
             state.captures[key] = make_output(
-                step_id, key, used, limits, spill, source=source, clock=state.clock
+                step_id, key, used, whole, spill, source=source, clock=state.clock
             ).model_dump()
         state.clock += 1
         st.status, st.result_hash, st.source, st.completed_at = "done", digest(used), source, state.clock

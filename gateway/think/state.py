@@ -1,13 +1,18 @@
 """Durable run state: one JSON file per run, written atomically, with a version counter against stale writers."""
 
+import fcntl
 import json
 import os
+import re
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from gateway.think.errors import ThinkError
 from gateway.think.workflow import check_name
@@ -91,8 +96,31 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a workflow's folder, across processes: version check, write and rename are one step."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _sweep(folder: Path, run_id: str) -> None:
+    """Remove temp files a killed writer left behind (only called under `_locked`: no live writer owns one)."""
+    name = re.compile(re.escape(f".{run_id}.") + r"[A-Za-z0-9_]{8}\.tmp")
+    for stale in folder.glob(f".{run_id}.*.tmp"):
+        if name.fullmatch(stale.name):
+            stale.unlink(missing_ok=True)
+
+
 class StateStore:
-    """`<root>/<workflow>/<run_id>.json`. A file is always whole: written to a temp file, fsynced, renamed."""
+    """`<root>/<workflow>/<run_id>.json`. A file is always whole: written to a temp file, fsynced, renamed.
+
+    Saves of one workflow's runs hold a folder lock (`flock`), so a stale writer in another process gets
+    STATE_CONFLICT too; temp files left by a killed writer are removed by the run's next save.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -129,27 +157,39 @@ class StateStore:
         """
         path = self.path(state.workflow, state.run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        current = self._version_on_disk(path)
-        if current != expected_version:
-            raise ThinkError(
-                "STATE_CONFLICT",
-                f"run {state.run_id!r} is at version {current}, expected {expected_version}",
-                "Another update landed first: call think.state.get and continue from there.",
-            )
-        state.version = expected_version + 1
-        state.updated = time.time()
-        data = state.model_dump_json().encode()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{state.run_id}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _fsync_dir(path.parent)
+        with _locked(path.parent):
+            current = self._version_on_disk(path)
+            if current != expected_version:
+                raise ThinkError(
+                    "STATE_CONFLICT",
+                    f"run {state.run_id!r} is at version {current}, expected {expected_version}",
+                    "Another update landed first: call think.state.get and continue from there.",
+                )
+            _sweep(path.parent, state.run_id)
+            state.version = expected_version + 1
+            state.updated = time.time()
+            try:
+                data = state.model_dump_json().encode()
+            except PydanticSerializationError:
+                # A value nested past pydantic_core's ~255 levels (the file nests a capture ~6 levels below the
+                # snapshot): a clear error the model can act on instead of an internal one; nothing is written.
+                state.version = expected_version
+                raise ThinkError(
+                    "PAYLOAD_TOO_LARGE",
+                    f"run {state.run_id!r} cannot be saved: a result in it is nested too deeply to store",
+                    "Send a flatter result_snapshot: a summary, or a file path instead of the structure.",
+                ) from None
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{state.run_id}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            _fsync_dir(path.parent)
         return state
 
     @staticmethod

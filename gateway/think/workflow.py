@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from gateway.think.errors import ThinkError
 
@@ -181,60 +180,3 @@ def check_name(kind: str, value: str) -> str:
         code = "UNKNOWN_WORKFLOW" if kind == "workflow" else "UNKNOWN_RUN"
         raise ThinkError(code, f"{kind} {value!r} is not a valid name", "Use letters, digits, '_', '-' and '.'.")
     return value
-
-
-class Library:
-    """`*.yaml` workflows from a list of folders; later folders do not override earlier ones."""
-
-    def __init__(self, dirs: list[Path]) -> None:
-        self.dirs = dirs
-
-    def _files(self) -> dict[str, Path]:
-        files: dict[str, Path] = {}
-        for directory in self.dirs:
-            for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
-                files.setdefault(path.stem, path)
-        return files
-
-    def names(self) -> list[str]:
-        return sorted(self._files())
-
-    def raw(self, name: str) -> tuple[Path, str]:
-        path = self._files().get(check_name("workflow", name))
-        if path is None:
-            known = ", ".join(self.names()) or "none"
-            raise ThinkError("UNKNOWN_WORKFLOW", f"no workflow {name!r}", f"Call think.workflows.list. Known: {known}.")
-        return path, path.read_text(encoding="utf-8")
-
-    def get(self, name: str) -> Workflow:
-        """Raises: ThinkError UNKNOWN_WORKFLOW or YAML_SCHEMA_VIOLATION (malformed YAML included)."""
-        path, text = self.raw(name)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark is not None else "(file)"
-            raise ThinkError(
-                "YAML_SCHEMA_VIOLATION",
-                [f"{path}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"],
-                "Fix the YAML syntax at the line named.",
-            ) from None
-        workflow = parse(data, str(path))
-        if workflow.name != name:
-            raise ThinkError(
-                "YAML_SCHEMA_VIOLATION",
-                [f"{path}: name: {workflow.name!r} does not match the file name {name!r}"],
-                "Name the file after the workflow.",
-            )
-        return workflow
-
-    def all(self) -> tuple[list[Workflow], list[ThinkError]]:
-        """Every workflow that loads, and the errors of those that do not (listing must not fail on one bad file)."""
-        good: list[Workflow] = []
-        bad: list[ThinkError] = []
-        for name in self.names():
-            try:
-                good.append(self.get(name))
-            except ThinkError as exc:
-                bad.append(exc)
-        return good, bad
