@@ -35,19 +35,18 @@ class Oversized:
     size: int
     """Length of the whole line in bytes, without its newline."""
     head: bytes
-    """Its first bytes, kept to recover the id of the response it carried."""
+    """Its first bytes, kept to recover the id of the request or response it carried."""
 
     def response_id(self) -> RequestId | None:
         """The id of the JSON-RPC response this line carried, if its head shows one."""
-        match = _RESPONSE_HEAD.match(self.head)
-        if match is None:
-            return None
-        value = json.loads(match.group(1))
-        return value if isinstance(value, int | str) else None
+        return self._id(_RESPONSE_HEAD)
 
     def request_id(self) -> RequestId | None:
         """The id of the JSON-RPC request this line carried, if its head shows one."""
-        match = _REQUEST_HEAD.match(self.head)
+        return self._id(_REQUEST_HEAD)
+
+    def _id(self, head: re.Pattern[bytes]) -> RequestId | None:
+        match = head.match(self.head)
         if match is None:
             return None
         value = json.loads(match.group(1))
