@@ -6,7 +6,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict
 from typing import Any, Literal
 
 import anyio
@@ -64,7 +64,7 @@ class Engine:
         step_limits: dict[str, Any] = {}
         if step_id is not None and state is not None:
             step_limits = graph.steps[state.steps[step_id].template_of or step_id].limits
-        return Limits.merged(_as_dict(self.limits), graph.workflow.limits, step_limits)
+        return Limits.merged(asdict(self.limits), graph.workflow.limits, step_limits)
 
     def run_of(self, workflow: str, run_id: str | None) -> RunState:
         """The named run, or the workflow's latest active run when no id is given."""
@@ -167,6 +167,8 @@ class Engine:
             used, source = observed.result, "observed"
             mismatch = _contradictions(result, observed.result) if result is not None else []
         elif result is None:
+            if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
+                return self._answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
             raise ThinkError(
                 "INVALID_PARAMS",
                 f"result_snapshot is missing for step {step_id!r} and the gateway did not observe its call",
@@ -205,14 +207,12 @@ class Engine:
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
             spill = self.store.path(state.workflow, state.run_id).with_suffix("")
-            # Templates read a capture's whole value (its spill file when cut): spill whatever gets cut.
-            cap = min(limits.external_storage_threshold, limits.max_snapshot_bytes + 1)
-            whole = replace(limits, external_storage_threshold=cap)
             state.captures[key] = make_output(
-                step_id, key, used, whole, spill, source=source, clock=state.clock
+                step_id, key, used, limits, spill, source=source, clock=state.clock
             ).model_dump()
         state.clock += 1
         st.status, st.result_hash, st.source, st.completed_at = "done", digest(used), source, state.clock
+        state.observed.pop(step_id, None)  # the capture holds it now, bounded (spilled when cut): not MBs per save
         state.checkpoints.append(
             Checkpoint(
                 name=step_id,
@@ -246,10 +246,6 @@ class Engine:
                     self.store.save(state, expected_version=state.version)
                     return sid
         return None
-
-
-def _as_dict(limits: Limits) -> dict[str, Any]:
-    return {name: getattr(limits, name) for name in limits.__dataclass_fields__}
 
 
 def _contradictions(reported: Any, observed: Any) -> list[str]:

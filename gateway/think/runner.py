@@ -112,12 +112,14 @@ def progress(state: RunState) -> dict[str, int]:
 
 
 def instruction(state: RunState, graph: Graph, templates: Templates, step_id: str, limits: Limits) -> dict[str, Any]:
-    """The instruction for a ready step; its rendered input is fixed in the state the first time."""
+    """The instruction for a ready step; its rendered input is fixed in the state the first time.
+
+    Every other ready step gets its input rendered too: the client may run them in any order (e.g. the
+    children of a `foreach`), and the observe middleware recognises a step's call only by that input."""
+    for sid in dict.fromkeys([step_id, *ready(state)]):
+        _render_input(state, graph, templates, sid)
     st = state.steps[step_id]
     step = graph.steps[st.template_of or step_id]
-    if st.input is None:
-        where = f"{graph.workflow.source}: steps.{step.id}.input_template"
-        st.input = templates.render(step.input_template or {}, variables(state, graph, st), where)
     capture = f"{step.capture_as}[{st.index}]" if step.capture_as and st.index is not None else step.capture_as
     schema = step.success_schema if isinstance(step.success_schema, str) or step.success_schema is None else "inline"
     ref = f'{{"workflow": "{state.workflow}", "run_id": "{state.run_id}", "step_id": "{step_id}"}}'
@@ -141,6 +143,14 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         "next": f'{action}, then call think.next {ref[:-1]}, "result_snapshot": <compact result>}}.',
     }
     return body
+
+
+def _render_input(state: RunState, graph: Graph, templates: Templates, step_id: str) -> None:
+    st = state.steps[step_id]
+    if st.input is None:
+        step = graph.steps[st.template_of or step_id]
+        where = f"{graph.workflow.source}: steps.{step.id}.input_template"
+        st.input = templates.render(step.input_template or {}, variables(state, graph, st), where)
 
 
 def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from gateway import __version__, telemetry
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Operations
+from gateway.think.prompts import PromptNotFound
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], re
         except ThinkError as exc:
             logger.info("think %s failed: %s", params.name, exc.error_code)
             return _failed(exc.body())
+        except PromptNotFound as exc:  # plan's driver_version (or the workflow's) names no prompt: not internal
+            guidance = "Omit driver_version (or fix the workflow's) to use the current driver prompt."
+            return _failed({"error": "PROMPT_NOT_FOUND", "details": str(exc), "guidance": guidance})
         finally:
             logger.debug("think %s took %.1f ms", params.name, (time.perf_counter() - started) * 1000)
 
