@@ -19,10 +19,10 @@ from gateway.think.graph import Graph, build, client_side, inject_driver
 from gateway.think.library import Library
 from gateway.think.params import check_params
 from gateway.think.prompts import PromptLibrary
-from gateway.think.state import Checkpoint, Observation, RunState, StateStore
+from gateway.think.state import Observation, RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
-from gateway.think.workflow import check_name
+from gateway.think.workflow import Workflow, check_name
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +49,19 @@ class Engine:
         self.limits, self.snapshot_mode, self.known_tools = limits or Limits(), snapshot_mode, known_tools
         self.templates = Templates()
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
+        self._graphs: dict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = {}
 
     async def graph(self, workflow: str, driver_version: str | None = None) -> Graph:
-        wf = self.library.get(workflow)
-        wf = inject_driver(wf, driver_version or wf.driver_version or self.prompts.current)
-        known = await self.known_tools() if self.known_tools is not None else None
-        return build(wf, self.templates, known)
+        """The checked graph; rebuilt only when the file, the driver version or the tool catalog changed."""
+        wf = self.library.get(workflow)  # the same object while the file is unchanged
+        version = driver_version or wf.driver_version or self.prompts.current
+        known = frozenset(await self.known_tools()) if self.known_tools is not None else None
+        cached = self._graphs.get((workflow, version))
+        if cached is not None and cached[0] is wf and cached[1] == known:
+            return cached[2]
+        graph = build(inject_driver(wf, version), self.templates, known)
+        self._graphs[workflow, version] = (wf, known, graph)
+        return graph
 
     def _lock(self, workflow: str, run_id: str) -> anyio.Lock:
         return self._locks.setdefault((workflow, run_id), anyio.Lock())
@@ -213,14 +220,7 @@ class Engine:
         state.clock += 1
         st.status, st.result_hash, st.source, st.completed_at = "done", digest(used), source, state.clock
         state.observed.pop(step_id, None)  # the capture holds it now, bounded (spilled when cut): not MBs per save
-        state.checkpoints.append(
-            Checkpoint(
-                name=step_id,
-                version=state.version + 1,
-                steps={k: v.model_copy() for k, v in state.steps.items()},
-                captures=dict(state.captures),
-            )
-        )
+        state.checkpoints.append(runner.checkpoint(state, step_id))
         state.log("next", step_id, len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
         answer = self._answer(state, graph)

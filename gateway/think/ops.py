@@ -1,20 +1,16 @@
 """The Think tools besides plan and next (explain, reset, state, validate, debug, listing) and workflow:// resources."""
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
-import mcp.types as types
 import yaml
-from mcp import MCPError
 
 from gateway.think import runner
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
-from gateway.think.listing import input_schema, list_workflows, metadata
+from gateway.think.listing import list_workflows
 from gateway.think.prompts import PromptNotFound
 from gateway.think.state import snapshot_of
 
@@ -139,9 +135,7 @@ class Operations:
                     f"run {state.run_id} has no checkpoint {checkpoint!r}",
                     f"Checkpoints: {names}.",
                 )
-            state.steps, state.captures, state.status = dict(found.steps), dict(found.captures), "active"
-            state.observed = {}
-            state.checkpoints = state.checkpoints[: state.checkpoints.index(found) + 1]
+            runner.restore(state, found)
             state.log("reset", checkpoint)
             graph = await self.engine.graph(workflow, state.driver.get("version"))
             answer = self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}")
@@ -212,65 +206,8 @@ class Operations:
             if base is None:
                 raise ThinkError("CHECKPOINT_NOT_FOUND", f"no checkpoint {since!r}", "Use a completed step id.")
             body["diff"] = {
-                sid: {"from": base.steps[sid].status if sid in base.steps else None, "to": st.status}
+                sid: {"from": base.statuses.get(sid), "to": st.status}
                 for sid, st in state.steps.items()
-                if sid not in base.steps or base.steps[sid].status != st.status
+                if base.statuses.get(sid) != st.status
             }
         return body
-
-    # -- resources: workflow://list, workflow://metadata/{name}, workflow://schema/{name} -------------
-
-    def resource_handlers(self) -> dict[str, Any]:
-        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-            return types.ListResourcesResult(
-                resources=[
-                    types.Resource(
-                        uri="workflow://list",
-                        name="workflows",
-                        mime_type="application/json",
-                        description="Compact list of the workflows (like think.workflows.list).",
-                    )
-                ]
-            )
-
-        async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-            return types.ListResourceTemplatesResult(
-                resource_templates=[
-                    types.ResourceTemplate(
-                        uri_template="workflow://metadata/{name}",
-                        name="workflow-metadata",
-                        mime_type="application/json",
-                    ),
-                    types.ResourceTemplate(
-                        uri_template="workflow://schema/{name}",
-                        name="workflow-input-schema",
-                        mime_type="application/schema+json",
-                    ),
-                ]
-            )
-
-        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-            parts = urlsplit(params.uri)
-            try:
-                if parts.netloc == "list":
-                    body: dict[str, Any] = list_workflows(self.engine.library.all()[0])
-                elif parts.netloc in ("metadata", "schema"):
-                    wf = self.engine.library.get(parts.path.strip("/"))
-                    body = metadata(wf) if parts.netloc == "metadata" else input_schema(wf)
-                else:
-                    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri!r}.")
-            except ThinkError as exc:
-                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-            return types.ReadResourceResult(
-                contents=[
-                    types.TextResourceContents(
-                        uri=params.uri, text=json.dumps(body, ensure_ascii=False), mime_type="application/json"
-                    )
-                ]
-            )
-
-        return {
-            "on_list_resources": list_resources,
-            "on_list_resource_templates": list_templates,
-            "on_read_resource": read_resource,
-        }

@@ -5,7 +5,7 @@ from typing import Any
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, client_side
-from gateway.think.state import RunState, StepState
+from gateway.think.state import Checkpoint, RunState, StepState
 from gateway.think.templates import Templates
 
 
@@ -169,3 +169,29 @@ def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> lis
     for key, output in outputs.items():  # select() records access times on the records it chose
         state.captures[key] = output.model_dump()
     return chosen
+
+
+def checkpoint(state: RunState, name: str) -> Checkpoint:
+    statuses = {sid: st.status for sid, st in state.steps.items()}
+    return Checkpoint(name=name, version=state.version + 1, statuses=statuses, capture_keys=list(state.captures))
+
+
+def restore(state: RunState, point: Checkpoint) -> None:
+    """Roll back: steps done since `point` are pending again (inputs re-rendered), later foreach children and
+    captures go; the run is active again and the checkpoints after `point` are dropped."""
+    fresh = {
+        "status": "pending",
+        "input": None,
+        "result_hash": None,
+        "source": None,
+        "reason": None,
+        "completed_at": None,
+    }
+    state.steps = {
+        sid: st if point.statuses[sid] != "pending" else st.model_copy(update=fresh)
+        for sid, st in state.steps.items()
+        if sid in point.statuses
+    }
+    state.captures = {k: v for k, v in state.captures.items() if k in point.capture_keys}
+    state.observed, state.status = {}, "active"
+    state.checkpoints = state.checkpoints[: state.checkpoints.index(point) + 1]

@@ -10,6 +10,7 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 
 from gateway import __version__, telemetry
+from gateway.think import resources
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Operations
@@ -71,7 +72,7 @@ def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], re
 def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
     """The `think` and `prompt` in-process servers (exposed as `think.plan`, ..., and `prompt.say`)."""
     ops = Operations(engine)
-    think = _server("think", THINK_TOOLS, ops.handlers(), ops.resource_handlers())
+    think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library))
 
     async def say(args: dict[str, Any]) -> dict[str, Any]:
         text = args.get("text")

@@ -49,10 +49,13 @@ class Observation(_Model):
 
 
 class Checkpoint(_Model):
+    """Where the run stood after a step: statuses and capture names only (captures are only ever added,
+    so a copy of their contents per checkpoint would make the state file grow quadratically)."""
+
     name: str
     version: int
-    steps: dict[str, StepState]
-    captures: dict[str, Any]
+    statuses: dict[str, StepStatus]
+    capture_keys: list[str]
 
 
 class HistoryEntry(_Model):

@@ -1,0 +1,59 @@
+"""Think's MCP resources for progressive disclosure: workflow://list, workflow://metadata/{name}, /schema/{name}."""
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import mcp.types as types
+from mcp import MCPError
+
+from gateway.think.errors import ThinkError
+from gateway.think.library import Library
+from gateway.think.listing import input_schema, list_workflows, metadata
+
+LIST = types.Resource(
+    uri="workflow://list",
+    name="workflows",
+    mime_type="application/json",
+    description="Compact list of the workflows (like think.workflows.list).",
+)
+TEMPLATES = [
+    types.ResourceTemplate(
+        uri_template="workflow://metadata/{name}", name="workflow-metadata", mime_type="application/json"
+    ),
+    types.ResourceTemplate(
+        uri_template="workflow://schema/{name}", name="workflow-input-schema", mime_type="application/schema+json"
+    ),
+]
+
+
+def handlers(library: Library) -> dict[str, Any]:
+    """`Server` keyword arguments serving the resources from `library`."""
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[LIST])
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        parts = urlsplit(params.uri)
+        try:
+            if parts.netloc == "list":
+                body: dict[str, Any] = list_workflows(library.all()[0])
+            elif parts.netloc in ("metadata", "schema"):
+                workflow = library.get(parts.path.strip("/"))
+                body = metadata(workflow) if parts.netloc == "metadata" else input_schema(workflow)
+            else:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri!r}.")
+        except ThinkError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        text = json.dumps(body, ensure_ascii=False)
+        contents = [types.TextResourceContents(uri=params.uri, text=text, mime_type="application/json")]
+        return types.ReadResourceResult(contents=contents)
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+    }
