@@ -31,6 +31,9 @@ def _loader(source: VersionSource, call_tool: CallTool) -> Callable[[], Awaitabl
             return lambda: from_tool(call_tool, tool, arguments)
 
 
+THINK_INLINE_BYTES = 200_000
+
+
 def default_chain(
     config: GatewayConfig,
     *,
@@ -47,6 +50,9 @@ def default_chain(
     sep = config.namespace.separator
     for name, server in config.servers.items():
         overrides.setdefault(f"{name}{sep}*", server.limits.model_dump())
+    # Think answers are bounded by design (context budget) and structured: a preview of an instruction
+    # would break the loop, so they get room unless the config says otherwise.
+    overrides.setdefault(f"think{sep}*", {"max_inline_bytes": max(limits.max_inline_bytes, THINK_INLINE_BYTES)})
     size_guard = SizeGuard(
         outputs,
         max_inline_bytes=limits.max_inline_bytes,

@@ -28,7 +28,7 @@ class Limits:
     max_string_bytes: int = 5_000
     truncation_strategy: Strategy = "both"
     external_storage_threshold: int = 200_000
-    max_context_bytes: int = 20_000
+    max_context_bytes: int = 8_000
     max_context_tasks: int = 10
     pruning: Pruning = "highest_relevance"
 

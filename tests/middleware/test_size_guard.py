@@ -413,3 +413,18 @@ async def test_a_per_tool_request_override_lets_that_tool_take_bigger_arguments(
         echoed = await client.call_tool("k.echo", {"text": "y" * 2000})
     assert text_of(measured) == "received 50000 chars"
     assert echoed.is_error and "2,011 bytes" in text_of(echoed)
+
+
+def test_think_answers_get_room_by_default_but_config_can_still_limit_them(tmp_path: Path) -> None:
+    """Ours: a previewed Think instruction would break the loop, so think.* gets a larger inline limit."""
+
+    def guard_of(gateway: Gateway) -> SizeGuard:
+        return next(mw for mw in gateway.pipeline.chain if isinstance(mw, SizeGuard))
+
+    def limit(guard: SizeGuard, name: str) -> int:
+        return guard.limit(Call(Session("t"), "tools/call", {"name": name}), "max_inline_bytes")
+
+    default = guard_of(Gateway(load_config(write_config(tmp_path, {"k": kitchen("k")}))))
+    assert limit(default, "think.next") >= 200_000 and limit(default, "k.echo") == 20_000
+    limited = write_config(tmp_path, {"k": kitchen("k")}, limits={"tools": {"think.*": {"max_inline_bytes": 5_000}}})
+    assert limit(guard_of(Gateway(load_config(limited))), "think.next") == 5_000
