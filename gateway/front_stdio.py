@@ -22,7 +22,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from gateway.lines import LineSplitter, Oversized, parse
+from gateway.lines import LineSplitter, Oversized, parse, request_id
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessa
 _CHUNK = 1024 * 1024
 
 
-def rejection(problem: Exception | Oversized, limit: int) -> SessionMessage:
-    """JSON-RPC's answer to a line that is not a message: an error with id null (or the request's id)."""
+def rejection(problem: Exception | Oversized, limit: int, line: bytes | bytearray = b"") -> SessionMessage:
+    """JSON-RPC's answer to a line that is not a message: an error with the request's id when its start shows
+    one (so the caller is not left waiting), else id null."""
     if isinstance(problem, Oversized):
         message = (
             f"Message of {problem.size:,} bytes exceeds the gateway's limit of {limit:,} bytes "
@@ -39,10 +40,13 @@ def rejection(problem: Exception | Oversized, limit: int) -> SessionMessage:
         )
         error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
         return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=problem.request_id(), error=error))
-    json_ok = not (isinstance(problem, ValidationError) and any(e["type"] == "json_invalid" for e in problem.errors()))
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    json_ok = not any(e["type"] == "json_invalid" for e in errors)
     code, what = (types.INVALID_REQUEST, "not a JSON-RPC message") if json_ok else (types.PARSE_ERROR, "not valid JSON")
-    message = f"The gateway could not read a line: it is {what}. Send one JSON-RPC 2.0 object per line."
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)))
+    why = f" ({errors[0]['msg']})" if errors else ""
+    message = f"The gateway could not read a line: it is {what}{why}. Send one JSON-RPC 2.0 object per line."
+    error = types.ErrorData(code=code, message=message)
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id(line), error=error))
 
 
 def _pollable(fd: int) -> bool:
@@ -92,7 +96,7 @@ class _Wire:
                         message = await parse(line)
                     except ValueError as exc:
                         logger.warning("stdio front: unreadable line of %d bytes", len(line))
-                        await self.write_send.send(rejection(exc, self.limit))
+                        await self.write_send.send(rejection(exc, self.limit, line))
                         continue
                     await self.read_send.send(SessionMessage(message))
 

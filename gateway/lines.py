@@ -39,18 +39,24 @@ class Oversized:
 
     def response_id(self) -> RequestId | None:
         """The id of the JSON-RPC response this line carried, if its head shows one."""
-        return self._id(_RESPONSE_HEAD)
+        return _id(_RESPONSE_HEAD, self.head)
 
     def request_id(self) -> RequestId | None:
         """The id of the JSON-RPC request this line carried, if its head shows one."""
-        return self._id(_REQUEST_HEAD)
+        return request_id(self.head)
 
-    def _id(self, head: re.Pattern[bytes]) -> RequestId | None:
-        match = head.match(self.head)
-        if match is None:
-            return None
-        value = json.loads(match.group(1))
-        return value if isinstance(value, int | str) else None
+
+def request_id(line: bytes | bytearray) -> RequestId | None:
+    """The id of a request from the start of its line, for answering a line that cannot be parsed whole."""
+    return _id(_REQUEST_HEAD, bytes(line[:_HEAD_BYTES]))
+
+
+def _id(head: re.Pattern[bytes], line: bytes) -> RequestId | None:
+    match = head.match(line)
+    if match is None:
+        return None
+    value = json.loads(match.group(1))
+    return value if isinstance(value, int | str) else None
 
 
 class LineSplitter:

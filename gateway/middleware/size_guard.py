@@ -112,7 +112,13 @@ class SizeGuard(Middleware):
         arguments = call.params.get("arguments")
         if not arguments:
             return
-        size = len(to_json(arguments))
+        try:
+            size = len(to_json(arguments))
+        except ValueError as exc:  # e.g. nested deeper than the serializer goes: it could not be forwarded either
+            raise RequestRejected(
+                f"The arguments of {call.params.get('name')!r} cannot be forwarded ({exc}). "
+                "Send flatter data: a summary, or a file path the tool can read."
+            ) from None
         call.notes["request_bytes"] = size
         limit = self.limit(call, "max_request_bytes")
         if size <= limit:

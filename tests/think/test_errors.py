@@ -346,7 +346,8 @@ async def test_a_2000_level_snapshot_over_stdio_is_answered_and_the_session_goes
                 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think.next","arguments":' + args + "}}"
             )
             refused = await lines.receive()
-            assert refused["error"]["code"] in (types.PARSE_ERROR, types.INVALID_REQUEST)
+            # The line is answered with its own id (read from its start), so the caller is not left waiting.
+            assert refused["id"] == 3 and refused["error"]["code"] in (types.PARSE_ERROR, types.INVALID_REQUEST)
             await lines.send(tool_call(4, "think.state.get", {"workflow": "sink_v1", "run_id": "r"}))
             answer = await lines.receive()
             assert answer["id"] == 4
