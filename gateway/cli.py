@@ -58,6 +58,17 @@ def _check(config: GatewayConfig, path: Path) -> int:
         if isinstance(server, StdioServer) and shutil.which(server.command) is None:
             # A warning, not an error: the command may be installed where the gateway will run.
             print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
+    if config.think.enabled:
+        from gateway.think.library import Library
+        from gateway.think.workflow import DEFAULT_DIR
+
+        dirs = (
+            [Path(d) for d in config.think.workflows_dirs] if config.think.workflows_dirs is not None else [DEFAULT_DIR]
+        )
+        # Warnings: one broken workflow does not stop the gateway (think.workflows.list reports it too).
+        for error in Library(dirs).all()[1]:
+            for problem in error.details if isinstance(error.details, list) else [error.details]:
+                print(f"{path}: think.workflows_dirs: warning: {problem}", file=sys.stderr)  # noqa: T201
     print(f"{path}: ok ({len(config.servers)} servers: {', '.join(config.servers)})")  # noqa: T201
     return 0
 

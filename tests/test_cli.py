@@ -121,3 +121,14 @@ async def test_tools_json_lists_namespaced_tools_with_server_original_name_size_
     assert report["total_tools"] == len(rows)
     assert report["total_chars"] == sum(row["chars"] for row in rows.values())
     assert report["servers"]["k"]["state"] == "up"
+
+
+async def test_check_warns_about_each_broken_workflow_naming_file_and_path(tmp_path: Path) -> None:
+    """A broken workflow does not stop the gateway, but `check` shows it before an LLM trips over it."""
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    (flows / "broken_v1.yaml").write_text('name: broken_v1\nversion: "1"\nsteps: []\n', encoding="utf-8")
+    path = write_config(tmp_path, {}, think={"workflows_dirs": ["flows"]})
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 0
+    assert f"{path}: think.workflows_dirs: warning: {flows / 'broken_v1.yaml'}: steps:" in done.stderr.decode()

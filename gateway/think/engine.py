@@ -12,6 +12,7 @@ from typing import Any, Literal
 import anyio
 from pydantic_core import to_json
 
+from gateway import telemetry
 from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
@@ -208,6 +209,14 @@ class Engine:
                 mode=self.snapshot_mode,
             )
             state.log("snapshot", step_id, info["original_bytes"], "truncated" if info["truncated"] else None)
+            telemetry.event("think.snapshot", **{"think.step_id": step_id, **info})
+            if info["truncated"]:
+                logger.warning(
+                    "think.next %s: snapshot truncated from %d to %d bytes",
+                    step_id,
+                    info["original_bytes"],
+                    info["final_bytes"],
+                )
         template = graph.steps[st.template_of or step_id]
         if template.success_schema is not None:
             self.schemas.check(template.success_schema, used, step_id)
