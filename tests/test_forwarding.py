@@ -91,3 +91,12 @@ async def test_a_downstream_handler_exception_is_an_error_result_naming_the_serv
         assert result.is_error
         assert "'k'" in text_of(result)
         assert text_of(await client.call_tool("k.echo", {"text": "fine"})) == "fine"
+
+
+async def test_a_big_non_ascii_result_is_streamed_out_intact(tmp_path: Path) -> None:
+    """Results over 1 MiB leave the stdio front piece by piece; escaping must keep every character."""
+    config = write_config(tmp_path, {"k": kitchen("k")}, limits=PASS_THROUGH)
+    async with Client(gateway_params(config), mode="legacy", read_timeout_seconds=120) as client:
+        blob = await client.call_tool("k.blob", {"n": 1_500_000, "char": 'é€😀\ud7ff"\\\n'})
+        assert text_of(blob) == ('é€😀\ud7ff"\\\n' * 1_500_000)[:1_500_000]
+        assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
