@@ -23,7 +23,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from gateway.lines import LineSplitter, Oversized, parse, request_id
+from gateway.lines import LineSplitter, NotJson, Oversized, parse, request_id
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def rejection(problem: Exception | Oversized, limit: int, line: bytes | bytearra
         error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
         return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=problem.request_id(), error=error))
     errors = problem.errors() if isinstance(problem, ValidationError) else []
-    json_ok = not any(e["type"] == "json_invalid" for e in errors)
+    json_ok = not isinstance(problem, NotJson) and not any(e["type"] == "json_invalid" for e in errors)
     code, what = (types.INVALID_REQUEST, "not a JSON-RPC message") if json_ok else (types.PARSE_ERROR, "not valid JSON")
     why = f" ({errors[0]['msg']})" if errors else ""
     message = f"The gateway could not read a line: it is {what}{why}. Send one JSON-RPC 2.0 object per line."

@@ -1,8 +1,11 @@
 """The linear line splitter behind the stdio adapter: chunk boundaries, the size cap, response ids."""
 
+import json
+
+import mcp.types as types
 import pytest
 
-from gateway.lines import LineSplitter, Oversized
+from gateway.lines import BIG_LINE_BYTES, LineSplitter, NotJson, Oversized, parse
 
 pytestmark = pytest.mark.anyio
 
@@ -46,3 +49,18 @@ def test_line_over_limit_completed_within_one_chunk_is_reported_with_its_size() 
 )
 def test_response_id_is_recovered_only_from_responses(head: bytes, expected: int | str | None) -> None:
     assert Oversized(10**9, head).response_id() == expected
+
+
+@pytest.mark.anyio
+async def test_big_lines_parse_to_the_same_messages_and_garbage_is_told_apart_from_non_messages() -> None:
+    """Ours: lines over 1 MiB take the low-memory path; the front still tells 'not JSON' from 'not JSON-RPC'."""
+    text = "é" * 600_000
+    line = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": text}]}}).encode()
+    assert len(line) > BIG_LINE_BYTES
+    message = await parse(bytearray(line))
+    assert message == types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    with pytest.raises(NotJson):
+        await parse(b'{"jsonrpc": "2.0", "id": 3, "result": "' + b"x" * BIG_LINE_BYTES)
+    with pytest.raises(ValueError) as not_a_message:
+        await parse(json.dumps({"no": "x" * BIG_LINE_BYTES}).encode())
+    assert not isinstance(not_a_message.value, NotJson)
