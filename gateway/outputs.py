@@ -8,16 +8,18 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import GatewayError
+from gateway.text import utf8_len, utf8_slices
 
 logger = logging.getLogger(__name__)
 
 _ID = re.compile(r"[0-9a-f]{24}")
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 MAX_PAGE_BYTES = 20_000
 
 
@@ -69,20 +71,22 @@ class OutputStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.cleanup()
         output_id = secrets.token_hex(12)
-        encoded = text.encode()
-        stored = self._write(f"{output_id}.txt.gz", encoded)
+        stored = self._write(f"{output_id}.txt.gz", utf8_slices(text))
         try:
-            stored += self._write(f"{output_id}.json.gz", json.dumps(result, ensure_ascii=False).encode())
+            # ASCII JSON, written piece by piece: at most one escaped copy of the largest string at a time.
+            pieces = (p for chunk in _ENCODER.iterencode(result) for p in utf8_slices(chunk))
+            stored += self._write(f"{output_id}.json.gz", pieces)
         except OSError:
             (self.directory / f"{output_id}.txt.gz").unlink(missing_ok=True)
             raise
-        return Spilled(output_id, len(encoded), stored)
+        return Spilled(output_id, utf8_len(text), stored)
 
-    def _write(self, name: str, data: bytes) -> int:
+    def _write(self, name: str, pieces: Iterable[bytes]) -> int:
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as gz:
-                gz.write(data)
+                for piece in pieces:
+                    gz.write(piece)
             os.replace(tmp, self.directory / name)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
+import anyio.to_thread
 import mcp.types as types
 from pydantic_core import to_json
 
@@ -12,6 +13,7 @@ from gateway import telemetry
 from gateway.errors import RequestRejected
 from gateway.outputs import MAX_PAGE_BYTES, OutputStore
 from gateway.pipeline import Call, Hint, Middleware
+from gateway.text import cut, utf8_len
 
 logger = logging.getLogger(__name__)
 
@@ -30,17 +32,11 @@ def text_view(result: types.CallToolResult) -> str:
 def result_bytes(result: types.CallToolResult) -> int:
     """Serialized size of what the client would receive (content and structured content)."""
     size = sum(
-        len(b.text.encode()) if isinstance(b, types.TextContent) else len(b.model_dump_json()) for b in result.content
+        utf8_len(b.text) if isinstance(b, types.TextContent) else len(b.model_dump_json()) for b in result.content
     )
     if result.structured_content is not None:
         size += len(to_json(result.structured_content))
     return size
-
-
-def _cut(data: bytes, size: int, from_end: bool = False) -> str:
-    """At most `size` bytes of `data`, whole UTF-8 characters only."""
-    piece = data[-size:] if from_end else data[:size]
-    return piece.decode("utf-8", errors="ignore")
 
 
 def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
@@ -49,19 +45,18 @@ def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
     Byte counts refer to the UTF-8 text and are the bytes actually shown (cutting on character
     boundaries can keep up to 3 bytes less than asked). The second value is where reading on starts.
     """
-    data = text.encode()
-    total = len(data)
+    total = utf8_len(text)  # never a whole second copy of a 100 MB text
     if strategy == "head":
-        kept = _cut(data, budget)
-        n = len(kept.encode())
+        kept = cut(text, budget)
+        n = utf8_len(kept)
         shown = f"--- Output (showing first {n} bytes of {total}) ---\n{kept}\n--- [{total - n} bytes truncated] ---"
         return shown, n
     if strategy == "tail":
-        kept = _cut(data, budget, from_end=True)
-        n = len(kept.encode())
+        kept = cut(text, budget, from_end=True)
+        n = utf8_len(kept)
         return f"--- [{total - n} bytes truncated] ---\n{kept}\n--- Output (showing last {n} bytes of {total}) ---", 0
-    head, tail = _cut(data, budget // 2), _cut(data, budget // 2, from_end=True)
-    h, t = len(head.encode()), len(tail.encode())
+    head, tail = cut(text, budget // 2), cut(text, budget // 2, from_end=True)
+    h, t = utf8_len(head), utf8_len(tail)
     # The seed's single "first/last N" only when it is true for both ends.
     sides = f"first/last {h}" if h == t else f"first {h}/last {t}"
     return (
@@ -114,11 +109,11 @@ class SizeGuard(Middleware):
             return
         try:
             size = len(to_json(arguments))
-        except ValueError as exc:  # e.g. nested deeper than the serializer goes: it could not be forwarded either
-            raise RequestRejected(
-                f"The arguments of {call.params.get('name')!r} cannot be forwarded ({exc}). "
-                "Send flatter data: a summary, or a file path the tool can read."
-            ) from None
+        except ValueError:
+            # Nested deeper than pydantic serializes: the size is unknown here, and whether the call can go
+            # on is the forward's business (an in-process server takes it as is; Think truncates it).
+            logger.debug("size_guard: cannot measure the arguments of %s", call.params.get("name"))
+            return
         call.notes["request_bytes"] = size
         limit = self.limit(call, "max_request_bytes")
         if size <= limit:
@@ -142,7 +137,9 @@ class SizeGuard(Middleware):
         shown, next_offset = preview(text, budget, self.strategy)
         name = call.params.get("name")
         try:
-            spilled = self.store.spill(result.model_dump(mode="json", by_alias=True, exclude_none=True), text)
+            # A thread: gzip-writing 100 MB must not stall every other call on the event loop.
+            whole = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # shares the strings
+            spilled = await anyio.to_thread.run_sync(self.store.spill, whole, text)
         except OSError as exc:
             logger.error("size_guard: could not spill %d bytes from %s: %s", size, name, exc)
             call.hints.append(

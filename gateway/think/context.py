@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from gateway.think.snapshot import cut, json_bytes, json_size, kind, summarize, utf8_len
+from gateway.text import cut, utf8_len
+from gateway.think.snapshot import json_bytes, json_size, kind, summarize
 
 Strategy = Literal["head", "tail", "both", "summary"]
 Pruning = Literal["most_recent", "highest_relevance", "lru", "direct_dependencies"]

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
+from gateway.text import cut, utf8_len
 from gateway.think.errors import ThinkError
 
 SUMMARY_KEYS = 5
@@ -103,21 +104,6 @@ def json_size(value: Any) -> int:
         return len(to_json(value, fallback=str))
     except ValueError:
         return _bounded_size(value) or 0
-
-
-def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def cut(text: str, size: int, *, from_end: bool = False) -> str:
-    """At most `size` UTF-8 bytes of `text` from its start (or end), whole characters only."""
-    if size <= 0:
-        return ""
-    # `size` characters hold at least `size` bytes, so a 20 MB string is never encoded just to keep 5 KB of it.
-    part = text[-size:] if from_end else text[:size]
-    data = part.encode("utf-8", "surrogatepass")
-    data = data[-size:] if from_end else data[:size]
-    return data.decode("utf-8", "ignore")  # drops only the partial character at the cut (and lone surrogates)
 
 
 def kind(value: Any) -> str:

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from pydantic_core import to_json
 
+from gateway.text import cut
 from gateway.think.errors import ThinkError
-from gateway.think.snapshot import cut, guard, json_bytes, json_size
+from gateway.think.snapshot import guard, json_bytes, json_size
 
 META = {"__truncated", "__original_size_bytes", "__truncation_warning", "__dropped_keys"}
 
