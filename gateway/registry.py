@@ -84,7 +84,7 @@ class Registry:
 
     def list_changed(self, server: str, kind: str) -> None:
         """A downstream said its list changed: drop its cached listing and tell the clients."""
-        logger.info("server %s: %s list changed", server, kind)
+        logger.debug("server %s: %s list changed", server, kind)
         self._cache.invalidate(f"{server}:{kind}")
         if kind == "resources":
             self._cache.invalidate(f"{server}:resource_templates")
