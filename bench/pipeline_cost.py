@@ -17,8 +17,6 @@ and the same result with pass-through limits; wall time and the gateway's peak R
 run (60 calls, 10 MB). Every process it starts is stopped before it exits.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import os

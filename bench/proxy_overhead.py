@@ -10,8 +10,6 @@ peak RSS. `--quick` is a smoke run (few calls, 10 MB only). Every process it sta
 The gateways run with 1 GiB size-guard limits, so results are passed through, not spilled (raw proxying).
 """
 
-from __future__ import annotations
-
 import argparse
 import math
 import os

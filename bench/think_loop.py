@@ -17,8 +17,6 @@ default 50,000-byte limit, stored whole) and a 60 KB one (truncated by the guard
 the 50 KB snapshot adds < 10 ms (p50) to think.next over the tiny one: PASS/MISS.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import random

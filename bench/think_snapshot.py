@@ -8,8 +8,6 @@ others are truncated. p50/p99 of wall time per call over many runs (fewer for th
 50 KB snapshot guarded in under 10 ms.
 """
 
-from __future__ import annotations
-
 import argparse
 import gc
 import statistics

@@ -11,8 +11,6 @@ answer as compact JSON (`json.dumps(..., separators=(",", ":"))`), the reduction
 ≥ 60 %: PASS/MISS), and p50/p99 latency of load + list (and of list alone).
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import random

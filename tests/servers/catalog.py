@@ -6,8 +6,6 @@ an `isError` result, `--garbage` with text that is not JSON. `--events-file` get
 per call, so tests can count fetches.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import logging

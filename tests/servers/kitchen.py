@@ -1,7 +1,5 @@
 """Kitchen-sink MCP test server for the gateway's tests and benchmarks (stdio, Streamable HTTP and legacy SSE)."""
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import json
