@@ -26,16 +26,23 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import httpx2
 import mcp.types as types
 import psutil
 from mcp import Client, StdioServerParameters
 from mcp.client._transport import Transport
-from mcp.client.streamable_http import streamable_http_client
 
 from adapters import stdio_transport
 from gateway.config import StdioServer
-from tests.harness import KITCHEN, PYTHON, ROOT, free_port, gateway_params, kitchen, write_config
+from tests.harness import (
+    KITCHEN,
+    PYTHON,
+    ROOT,
+    gateway_params,
+    http_client,
+    http_gateway,
+    kitchen,
+    write_config,
+)
 
 MB = 1_000_000
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024  # above the 100 MB blob plus its JSON envelope
@@ -186,51 +193,6 @@ async def http_kitchen(directory: Path) -> AsyncIterator[str]:
             if process.returncode is None:
                 process.kill()
             await process.wait()
-
-
-@asynccontextmanager
-async def http_gateway(config: Path) -> AsyncIterator[str]:
-    """`gateway serve --http` like `tests.harness.http_gateway`, but an early exit is reported as such."""
-    port = free_port()
-    command = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"]
-    process = await anyio.open_process(
-        [*command, "--log-level", "WARNING"],
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=None,
-        stderr=None,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx2.AsyncClient(timeout=1) as http:
-            with anyio.fail_after(30):
-                while True:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"gateway serve --http exited with code {process.returncode} at startup")
-                    with suppress(httpx2.HTTPError):
-                        if (await http.get(f"{base}/healthz")).status_code == 200:
-                            break
-                    await anyio.sleep(0.05)
-        yield base
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                with suppress(ProcessLookupError):
-                    process.terminate()
-                with anyio.move_on_after(10):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
-
-
-@asynccontextmanager
-async def http_session(base: str) -> AsyncIterator[Client]:
-    """Like `tests.harness.http_client` (no SSE event cap), but closes its httpx2 client too."""
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=TIMEOUT_S)) as http:
-        transport = streamable_http_client(f"{base}/mcp", http_client=http, max_sse_event_size=None)
-        async with Client(transport, read_timeout_seconds=TIMEOUT_S) as client:
-            yield client
 
 
 # -- measurements --------------------------------------------------------------------------------
@@ -494,14 +456,14 @@ async def http_pair(tmp: Path, opts: Options, report: Report) -> None:
     direct, gateway = Side(), Side()
 
     async def direct_http() -> None:
-        async with http_kitchen(tmp) as base, http_session(base) as client:
+        async with http_kitchen(tmp) as base, http_client(base, read_timeout_seconds=TIMEOUT_S) as client:
             await echo_side(client, "echo", opts, direct)
             if opts.sizes:
                 await blobs(client, "blob", opts.sizes, opts.blob_repeats, None, direct.blobs)
 
     async def gateway_http() -> None:
         config = gateway_config(tmp / "http", {"k": kitchen("k", timeout_s=TIMEOUT_S)})
-        async with http_gateway(config) as base, http_session(base) as client:
+        async with http_gateway(config) as base, http_client(base, read_timeout_seconds=TIMEOUT_S) as client:
             await echo_side(client, "k.echo", opts, gateway)
             if opts.sizes:
                 await blobs(client, "k.blob", opts.sizes, opts.blob_repeats, find_gateway(config), gateway.blobs)
