@@ -1,27 +1,20 @@
-"""`gateway serve` on stdio with a chosen middleware chain: `--chain empty` runs `Gateway(config, chain=[])`.
+"""`gateway serve` on stdio with a chosen middleware chain: `--chain empty` runs the front without the pipeline.
 
-Used by `bench.pipeline_cost` to measure the real stdio front without the pipeline; otherwise the same
-as `gateway.serve.stdio` (same telemetry set-up, same stdio front, same limits).
+Used by `bench.pipeline_cost`; otherwise the same as `gateway serve` (`gateway.serve.stdio`, same telemetry).
 Usage: `python -m bench._stdio_gateway --config PATH [--chain empty|default] [--log-level WARNING]`.
 """
 
 import argparse
 import logging
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 import anyio
 
-from gateway import telemetry
-from gateway.app import Gateway
-from gateway.config import GatewayConfig, load_config
-from gateway.front_stdio import serve_stdio
-
-
-async def serve(config: GatewayConfig, empty: bool) -> None:
-    gateway = Gateway(config, chain=[] if empty else None)
-    async with gateway.running():
-        await serve_stdio(gateway.front.server, max_message_bytes=config.limits.max_message_bytes)
+from gateway import serve, telemetry
+from gateway.cli import LOG_FORMAT
+from gateway.config import load_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,18 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
     level: str = args.log_level
-    logging.basicConfig(
-        level=level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=level.upper(), stream=sys.stderr, format=LOG_FORMAT)
     config = load_config(args.config)
-    provider = telemetry.configure(config.telemetry)
-    try:
-        anyio.run(serve, config, args.chain == "empty")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if provider is not None:
-            telemetry.shutdown(provider)
+    with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
+        anyio.run(serve.stdio, config, [] if args.chain == "empty" else None)
     return 0
 
 

@@ -23,7 +23,6 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ from bench.proxy_overhead import (
     leftover_children,
     linear,
     percentile,
+    table,
 )
 from gateway.app import Gateway
 from gateway.config import StdioServer, load_config
@@ -93,19 +93,6 @@ def empty_chain_stdio(config: Path) -> StdioServer:
 def first_text(result: types.CallToolResult) -> str:
     first = result.content[0] if result.content else None
     return first.text if isinstance(first, types.TextContent) else ""
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> None:
-    cells = [list(header), *(list(r) for r in rows)]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
-    for n, row in enumerate(cells):
-        print(
-            "  ".join(
-                v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 # -- small calls ---------------------------------------------------------------------------------

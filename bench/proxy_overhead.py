@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ from tests.harness import (
     http_client,
     http_gateway,
     kitchen,
+    stop,
     write_config,
 )
 
@@ -60,6 +61,19 @@ LIST_TOOLS = 50
 
 
 # -- results -------------------------------------------------------------------------------------
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> None:
+    cells = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
+    for n, row in enumerate(cells):
+        print(
+            "  ".join(
+                v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
 
 
 @dataclass
@@ -112,16 +126,7 @@ class Report:
             verdict = "" if r.ok is None else ("PASS" if r.ok else "MISS")
             ratio = "—" if r.ratio is None else f"{r.ratio:.2f}×"
             cells.append((r.section, r.metric, r.direct, r.gateway, ratio, r.target, verdict))
-        widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
-        right = {2, 3, 4}
-        for n, c in enumerate(cells):
-            print(
-                "  ".join(
-                    v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(c, widths, strict=True))
-                )
-            )
-            if n == 0:
-                print("  ".join("-" * w for w in widths))
+        table(cells[0], cells[1:], {2, 3, 4})
         if self.notes:
             print()
             for note in self.notes:
@@ -184,15 +189,7 @@ async def http_kitchen(directory: Path) -> AsyncIterator[str]:
                 await anyio.sleep(0.05)
         yield f"http://127.0.0.1:{port_file.read_text().strip()}"
     finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                with suppress(ProcessLookupError):
-                    process.terminate()
-                with anyio.move_on_after(10):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
+        await stop(process)
 
 
 # -- measurements --------------------------------------------------------------------------------

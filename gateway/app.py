@@ -55,7 +55,7 @@ class Gateway:
                 "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60
             ),
         }
-        for name, make in (in_process or {}).items():
+        for name, make in in_process.items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
         for name, server in config.servers.items():
             downstreams[name] = Downstream(

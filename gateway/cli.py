@@ -5,6 +5,7 @@ import json
 import logging
 import shutil
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -107,16 +108,10 @@ async def _tools(config: GatewayConfig, as_json: bool) -> int:
 def _serve(config: GatewayConfig, http: str | None) -> int:
     from gateway import serve, telemetry
 
-    provider = telemetry.configure(config.telemetry)
-    try:
+    with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:
             anyio.run(serve.stdio, config)
         else:
             host, _, port = http.rpartition(":")
             serve.http(config, host or config.listen.host, int(port))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if provider is not None:
-            telemetry.shutdown(provider)
     return 0

@@ -130,7 +130,15 @@ class Front:
         if _progress_token(ctx) is not None:
             call.progress = ctx.session.report_progress
         await self.pipeline.handle(call)
-        telemetry.annotate(**{telemetry.SERVER: call.server, telemetry.TOOL: call.tool})
+        telemetry.annotate(
+            **{
+                telemetry.METHOD: method,
+                telemetry.SERVER: call.server,
+                telemetry.TOOL: call.tool,
+                telemetry.REQUEST_BYTES: call.notes.get("request_bytes"),
+                telemetry.RESPONSE_BYTES: call.notes.get("response_bytes"),
+            }
+        )
         return call
 
     async def _list(self, ctx: Ctx, method: str) -> Any:

@@ -8,12 +8,14 @@ from gateway.app import Gateway
 from gateway.config import GatewayConfig
 from gateway.front_http import bearer_tokens, build_app
 from gateway.front_stdio import serve_stdio
+from gateway.pipeline import Middleware
 
 logger = logging.getLogger(__name__)
 
 
-async def stdio(config: GatewayConfig) -> None:
-    gateway = Gateway(config)
+async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None) -> None:
+    """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it."""
+    gateway = Gateway(config, chain=chain)
     async with gateway.running():
         await serve_stdio(gateway.front.server, max_message_bytes=config.limits.max_message_bytes)
 

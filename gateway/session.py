@@ -34,6 +34,3 @@ class SessionStore:
             session = Session(key)
         self._sessions[key] = session  # re-insert refreshes the idle timer
         return session
-
-    def __len__(self) -> int:
-        return len(self._sessions)

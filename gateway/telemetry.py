@@ -8,6 +8,8 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -26,7 +28,6 @@ METHOD = "gateway.method"
 REQUEST_BYTES = "gateway.request.bytes"
 RESPONSE_BYTES = "gateway.response.bytes"
 
-tracer = trace.get_tracer("mcp-gateway")
 meter = metrics.get_meter("mcp-gateway")
 _counters: dict[str, Counter] = {}
 
@@ -77,6 +78,17 @@ def _configure_metrics(exporters: set[str], resource: Resource) -> None:
 
         readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+
+
+@contextmanager
+def exporting(config: Telemetry) -> Iterator[None]:
+    """Spans and counters are exported (per `configure`) while inside; flushed, within bounds, on the way out."""
+    provider = configure(config)
+    try:
+        yield
+    finally:
+        if provider is not None:
+            shutdown(provider)
 
 
 def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:

@@ -4,7 +4,7 @@ import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ import anyio
 import httpx2
 import mcp.types as types
 import yaml
+from anyio.abc import Process
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -99,14 +100,20 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
                 await anyio.sleep(0.05)
         yield base
     finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
+        await stop(process)
+
+
+async def stop(process: Process) -> None:
+    """Terminate, give it 10 s to close its own children, then kill; never interrupted by a cancelled caller."""
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            with suppress(ProcessLookupError):
                 process.terminate()
             with anyio.move_on_after(10):
                 await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
 
 
 @asynccontextmanager

@@ -100,7 +100,9 @@ class SizeGuard(Middleware):
             # A page is already bounded (≤ MAX_PAGE_BYTES plus a header line); spilling it again would
             # answer "read more" with another spill notice, and the model could never get at the text.
             return False
-        size: int = call.notes.setdefault("response_bytes", result_bytes(result))
+        if "response_bytes" not in call.notes:  # steering asks first; measuring 100 MB twice is not free
+            call.notes["response_bytes"] = result_bytes(result)
+        size: int = call.notes["response_bytes"]
         return size > self.limit(call, "max_inline_bytes")
 
     async def on_request(self, call: Call) -> None:

@@ -54,9 +54,6 @@ class Graph:
     producers: dict[str, str]
     """capture name -> the step that produces it."""
 
-    def dependents(self, step_id: str) -> list[str]:
-        return [sid for sid, deps in self.deps.items() if step_id in deps]
-
 
 def _refs(templates: Templates, step: Step) -> set[str]:
     refs = templates.references(step.input_template)
