@@ -15,6 +15,8 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from adapters._procgroup import kill_group
+from adapters.lane import Lane
+from adapters.readstream import ReadStreamProxy
 from gateway.config import StdioServer
 from gateway.lines import LineSplitter, Oversized, parse
 
@@ -73,10 +75,16 @@ class _Connection:
         self.write_send: MemoryObjectSendStream[SessionMessage]
         self.write_recv: MemoryObjectReceiveStream[SessionMessage]
         self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+        self.lane = Lane(self._send_line)
 
     @property
     def streams(self) -> TransportStreams:
-        return self.read_recv, self.write_send
+        return ReadStreamProxy(self.read_recv, self.lane), self.write_send
+
+    async def _send_line(self, line: bytes) -> None:
+        # One write() per message, so lane writes and the SDK writer task never interleave within a line.
+        assert self.process.stdin is not None
+        await self.process.stdin.send(line)
 
     async def read(self) -> None:
         """Split stdout into messages; at EOF close the read stream so pending calls fail at once."""
@@ -92,6 +100,8 @@ class _Connection:
                         listening = listening and await self._deliver(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # our own close() shut stdout under the read
+        finally:
+            self.lane.close()
         if splitter.pending and not self.closing:
             logger.warning("MCP server %s: dropped %d bytes of an unterminated last line", self.name, splitter.pending)
 
@@ -107,7 +117,8 @@ class _Connection:
                 logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, exc)
                 await self.read_send.send(exc)
                 return True
-            await self.read_send.send(SessionMessage(parsed))
+            if not await self.lane.route(parsed):
+                await self.read_send.send(SessionMessage(parsed))
             return True
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return False
@@ -137,7 +148,7 @@ class _Connection:
             async with self.write_recv:
                 async for message in self.write_recv:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await self.process.stdin.send(data.encode())
+                    await self._send_line(data.encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The child stopped reading; end the session rather than let requests wait forever.
             await self.read_send.aclose()

@@ -1,7 +1,8 @@
 """One supervised downstream MCP server: connect, watch, restart with backoff, timeouts, error mapping."""
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any, Self, TypeVar
 
@@ -12,6 +13,7 @@ from mcp.client._transport import Transport
 from mcp.server import Server
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from adapters.lane import Lane
 from gateway import __version__, changes
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
 from gateway.pipeline import ProgressFn
@@ -68,6 +70,7 @@ class Downstream:
         self._on_list_changed = on_list_changed or (lambda server, kind: None)
         self._backoff = backoff
         self._client: Client | None = None
+        self._lane: Lane | None = None
         self._lost = anyio.Event()
         # Set, then replaced, whenever a connection attempt ends (up or failed): calls wait on it.
         self._attempt = anyio.Event()
@@ -132,7 +135,7 @@ class Downstream:
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         target = self._target()
         if not isinstance(target, Server):
-            target = watched(target, self._lost)
+            target = watched(target, self._lost, self._found_lane)
         client = Client(
             target,
             mode=self._mode,
@@ -156,8 +159,12 @@ class Downstream:
                 await anyio.sleep_forever()
         finally:
             self._client = None
+            self._lane = None
             if self.state is State.UP:
                 self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
+
+    def _found_lane(self, lane: Lane | None) -> None:
+        self._lane = lane
 
     async def _on_message(self, message: Any) -> None:
         kind = changes.kind_of(message)
@@ -178,6 +185,19 @@ class Downstream:
             raise DownstreamUnavailable(self.name, self.state.value, self.last_error)
         return client, client.session
 
+    @contextmanager
+    def _failures(self, client: Client) -> Iterator[None]:
+        """Map a failed request to `DownstreamError`; a closed connection also marks the server lost."""
+        try:
+            yield
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED and client is self._client:
+                self._lost.set()
+            raise from_downstream(self.name, exc, self.timeout_s) from exc
+        except ValidationError as exc:
+            detail = f"it answered with an invalid result ({exc.error_count()} errors)."
+            raise DownstreamFailed(self.name, detail) from exc
+
     async def request(
         self,
         request: types.ClientRequest,
@@ -187,23 +207,29 @@ class Downstream:
     ) -> R:
         """Send one request with this server's timeout; failures come back as `DownstreamError`."""
         client, session = await self._session()
-        try:
+        with self._failures(client):
             return await session.send_request(
                 request, result_type, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
             )
-        except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED and client is self._client:
-                self._lost.set()
-            raise from_downstream(self.name, exc, self.timeout_s) from exc
-        except ValidationError as exc:
-            detail = f"it answered with an invalid result ({exc.error_count()} errors)."
-            raise DownstreamFailed(self.name, detail) from exc
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
-        result = await self.request(request, CALL_RESULT, progress=progress)
+        client, session = await self._session()
+        lane = self._lane
+        with self._failures(client):
+            if lane is None:
+                request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+                result = await session.send_request(
+                    request, CALL_RESULT, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
+                )
+            else:
+                params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
+                data = {"method": "tools/call", "params": params}
+                # The session's stamp adds what its negotiated era requires (2026: version, client info, capabilities).
+                session._stamp(data, {})  # private: the SDK has no public hook for the envelope
+                raw = await lane.request("tools/call", params, time_limit_s=self.timeout_s, on_progress=progress)
+                result = CALL_RESULT.validate_python(raw, by_name=False)
         if isinstance(result, types.InputRequiredResult):
             detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."
             raise DownstreamFailed(self.name, detail)

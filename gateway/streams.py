@@ -1,29 +1,22 @@
 """A read-stream wrapper that reports end-of-stream, so a dead downstream is noticed even when idle."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import Any, Self
 
 import anyio
 from mcp.client._transport import Transport, TransportStreams
 from mcp.shared._stream_protocols import ReadStream
-from mcp.shared.message import SessionMessage
 
-Item = SessionMessage | Exception
+from adapters.lane import Lane
+from adapters.readstream import Item, ReadStreamProxy
 
 
-class EofWatcher:
+class EofWatcher(ReadStreamProxy):
     """Delegates to `inner`; sets `lost` when the stream ends (the peer closed or the process exited)."""
 
     def __init__(self, inner: ReadStream[Item], lost: anyio.Event) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._lost = lost
-
-    @property
-    def last_context(self) -> Any:
-        # The SDK's dispatcher reads the sender's context from here when the transport provides one.
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Item:
         try:
@@ -32,29 +25,14 @@ class EofWatcher:
             self._lost.set()
             raise
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> Item:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
 
 @asynccontextmanager
-async def watched(transport: Transport, lost: anyio.Event) -> AsyncIterator[TransportStreams]:
-    """`transport`, with its read stream wrapped so that `lost` is set when it ends."""
+async def watched(
+    transport: Transport, lost: anyio.Event, on_lane: Callable[[Lane | None], None]
+) -> AsyncIterator[TransportStreams]:
+    """`transport`, with its read stream wrapped so that `lost` is set when it ends; `on_lane` gets the
+    transport's direct lane (stdio connections have one) or None."""
     async with transport as (read, write):
-        yield EofWatcher(read, lost), write
+        watcher = EofWatcher(read, lost)
+        on_lane(watcher.lane)
+        yield watcher, write
