@@ -15,10 +15,11 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
+from starlette.requests import Request
 
 from gateway import __version__, hints, telemetry
 from gateway.errors import to_mcp_error, to_tool_result
-from gateway.pipeline import Call, Pipeline
+from gateway.pipeline import Call, Pipeline, ProgressFn
 from gateway.registry import Registry
 from gateway.session import Session, SessionStore
 
@@ -44,9 +45,8 @@ class GatewayServer(Server[Any]):
         return super().create_initialization_options(options, *args, **kwargs)
 
 
-def session_key(ctx: Ctx) -> str:
+def session_key(request: Request | None) -> str:
     """MCP session id where the era has one; "stdio" for the process; else auth or peer address."""
-    request = ctx.request
     if request is None:
         return "stdio"
     sid = request.headers.get("mcp-session-id") or request.query_params.get("session_id")
@@ -120,15 +120,19 @@ class Front:
         await self.bus.publish(_EVENTS[kind]())
 
     async def _initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
-        self._listeners[session_key(ctx)] = ctx.session
+        self._listeners[session_key(ctx.request)] = ctx.session
 
     # -- handlers ------------------------------------------------------------------------------
 
     async def _handle(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call:
-        session: Session = self.sessions.get(session_key(ctx))
+        progress = ctx.session.report_progress if _progress_token(ctx) is not None else None
+        return await self.handle(session_key(ctx.request), method, params, progress)
+
+    async def handle(self, key: str, method: str, params: dict[str, Any], progress: ProgressFn | None = None) -> Call:
+        """One request of the client session `key` through the pipeline (the SDK handlers and the lanes share it)."""
+        session: Session = self.sessions.get(key)
         call = Call(session, method, params)
-        if _progress_token(ctx) is not None:
-            call.progress = ctx.session.report_progress
+        call.progress = progress
         await self.pipeline.handle(call)
         telemetry.annotate(
             **{
@@ -166,8 +170,15 @@ class Front:
         return result
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        # Built by hand: model_dump would deep-copy arguments that may be megabytes.
-        call = await self._handle(ctx, "tools/call", {"name": params.name, "arguments": params.arguments})
+        progress = ctx.session.report_progress if _progress_token(ctx) is not None else None
+        return await self.call_tool(session_key(ctx.request), params.name, params.arguments, progress)
+
+    async def call_tool(
+        self, key: str, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        """A tool call of the client session `key`: the result with its hints rendered, or the mapped error."""
+        # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
+        call = await self.handle(key, "tools/call", {"name": name, "arguments": arguments}, progress)
         result: types.CallToolResult = to_tool_result(call.error) if call.error is not None else call.result
         return hints.render(result, call.hints, self.hint_budget)
 

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from mcp.server import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -20,6 +19,8 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.config import Listen
+from gateway.front import Front
+from gateway.front_lane import HttpLane
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class Guard:
 
 
 def build_app(
-    server: Server[Any],
+    front: Front,
     *,
     listen: Listen,
     max_body_bytes: int,
@@ -93,6 +94,7 @@ def build_app(
     health: Callable[[], dict[str, Any]],
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager."""
+    server = front.server
     security = TransportSecuritySettings(allowed_hosts=listen.allowed_hosts, allowed_origins=listen.allowed_origins)
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_bytes)
@@ -113,7 +115,7 @@ def build_app(
     app = Starlette(
         routes=[
             Route("/healthz", healthz),
-            Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
+            Route("/mcp", endpoint=HttpLane(StreamableHTTPASGIApp(manager), front, security)),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
         ],

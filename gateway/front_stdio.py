@@ -6,7 +6,6 @@ this transport waits on the event loop instead; anything else (a file, a termina
 the SDK transport.
 """
 
-import json
 import logging
 import os
 import stat
@@ -23,16 +22,13 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from gateway import jsonwire
 from gateway.lines import LineSplitter, NotJson, Oversized, parse, request_id
 
 logger = logging.getLogger(__name__)
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 _CHUNK = 1024 * 1024
-_STREAM_FROM = 1024 * 1024
-_SLICE = 1024 * 1024
-# ASCII output: every character of a slice is one byte, and lone surrogates are escaped, never mis-encoded.
-_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
 def rejection(problem: Exception | Oversized, limit: int, line: bytes | bytearray = b"") -> SessionMessage:
@@ -70,45 +66,17 @@ async def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _text_size(node: Any, stop: int) -> int:
-    """Characters of the strings in a JSON-like value, counted until `stop` (no serialization)."""
-    total, todo = 0, [node]
-    while todo and total <= stop:
-        value = todo.pop()
-        if isinstance(value, str):
-            total += len(value)
-        elif isinstance(value, dict):
-            todo.extend(value.values())
-        elif isinstance(value, list):
-            todo.extend(value)
-    return total
-
-
 async def _send(fd: int, message: types.JSONRPCMessage) -> None:
-    """One message and its newline.
-
-    A big response is encoded piece by piece and written in slices: pydantic's `to_json` would hold a
-    growing buffer and then a bytes copy of it next to the result (about 3x the payload); this way the
-    gateway holds the result and one escaped copy of its largest string.
-    """
-    if not isinstance(message, types.JSONRPCResponse) or _text_size(message.result, _STREAM_FROM) <= _STREAM_FROM:
+    """One message and its newline; a big response is encoded and written in slices (see `jsonwire`)."""
+    if not isinstance(message, types.JSONRPCResponse) or jsonwire.text_size(message.result) <= jsonwire.STREAM_FROM:
         await _write_all(
             fd, message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True) + b"\n"
         )
         return
     body = message.model_dump(mode="json", by_alias=True, exclude_unset=True)  # shares the strings
-    pending: list[str] = []
-    for chunk in _ENCODER.iterencode(body):
-        pending.append(chunk)
-        if len(chunk) >= _SLICE:
-            pending.pop()
-            await _write_all(fd, "".join(pending).encode())
-            pending = []
-            for start in range(0, len(chunk), _SLICE):  # ASCII (ensure_ascii): slices encode 1:1
-                await _write_all(fd, chunk[start : start + _SLICE].encode())
-            del chunk
-    pending.append("\n")
-    await _write_all(fd, "".join(pending).encode())
+    for piece in jsonwire.slices(body):
+        await _write_all(fd, piece)
+    await _write_all(fd, b"\n")
 
 
 class _Wire:

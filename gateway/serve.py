@@ -23,7 +23,7 @@ async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None) ->
 def http(config: GatewayConfig, host: str, port: int) -> None:
     gateway = Gateway(config)
     app = build_app(
-        gateway.front.server,
+        gateway.front,
         listen=config.listen,
         max_body_bytes=config.limits.max_message_bytes,
         lifespan=gateway.running,

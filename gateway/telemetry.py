@@ -1,22 +1,25 @@
 """Tracer provider set-up (none | console | otlp, from config or OTEL_* variables) and the gateway's span attributes.
 
-The SDK already opens a SERVER span per inbound message and a CLIENT span per outbound request and
-propagates W3C trace context in `_meta`; the gateway only installs a provider and annotates.
+The SDK opens a SERVER span per inbound message and a CLIENT span per outbound request and
+propagates W3C trace context in `_meta`; the gateway installs a provider and annotates. Requests the
+gateway's lanes carry past the SDK get the same spans from `server_span` and `adapters.lane`.
 """
 
 import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from mcp.shared._otel import extract_trace_context
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Counter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from gateway.config import Telemetry
 
@@ -124,3 +127,28 @@ def event(name: str, **attributes: Any) -> None:
     if counter is None:
         counter = _counters[name] = meter.create_counter(name, description=f"How often {name} happened")
     counter.add(1)
+
+
+@contextmanager
+def server_span(method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]) -> Iterator[Span]:
+    """The SERVER span of a request served by a lane: named and attributed as the SDK's own, in the caller's trace."""
+    attributes: dict[str, Any] = {
+        "mcp.method.name": method,
+        "mcp.protocol.version": version,
+        "jsonrpc.request.id": str(request_id),
+    }
+    if method == "tools/call":
+        attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    tracer = trace.get_tracer("mcp-gateway")
+    context = extract_trace_context(meta)
+    with tracer.start_as_current_span(
+        f"{method} {name}", kind=SpanKind.SERVER, attributes=attributes, context=context
+    ) as span:
+        yield span
+
+
+def tool_outcome(span: Span, is_error: bool) -> None:
+    """Mark a SERVER span whose tool call returned an error result, as the SDK does."""
+    if is_error:
+        span.set_attribute("error.type", "tool_error")
+        span.set_status(StatusCode.ERROR)

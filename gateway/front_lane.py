@@ -1,0 +1,186 @@
+"""The HTTP front's lane: a 2026-era `tools/call` POST served straight from the request, without the SDK's
+per-request machinery, its answer streamed out in slices.
+
+For every modern-era POST the SDK builds a request object, a connection, a task group with a
+disconnect watcher and a memory stream for deferring to SSE, runs the handler through its server
+runner, then serializes the whole answer twice (a dump, then `json.dumps`). For the call the gateway
+forwards most, that costs as much as the forwarding itself, and the two copies make a 100 MB result
+cost five times its size. The lane takes only the plainest case and hands everything else to the
+SDK untouched: a POST of one `tools/call` request in a modern protocol version, accepting JSON,
+without a progress token (progress needs the SSE stream) or `Mcp-Param-*` headers (the SDK
+validates those). Envelope checks are the SDK's own functions, so both paths accept the same requests.
+"""
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server import Server
+from mcp.server.runner import modern_error_data
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types import methods as spec
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry.trace import StatusCode
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway import jsonwire, telemetry
+from gateway.front import Front, session_key
+
+logger = logging.getLogger(__name__)
+
+_VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+_METHOD = MCP_METHOD_HEADER.lower().encode()
+_PARAM = MCP_PARAM_HEADER_PREFIX.lower().encode()
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+class HttpLane:
+    """ASGI app in front of the SDK's `/mcp` endpoint (`app`): serves the plain `tools/call`, passes the rest."""
+
+    def __init__(self, app: ASGIApp, front: Front, security: TransportSecuritySettings) -> None:
+        self.app = app
+        self.front = front
+        self.server: Server[Any] = front.server
+        self.security = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not _candidate(scope):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        body = await request.body()
+        if await self.security.validate_request(request, is_post=True) is None and check_accept_headers(request)[0]:
+            call = _plain_call(body, request)
+            if call is not None and not self._header_params_declared(
+                call[1]["name"], call[1].get("arguments"), request
+            ):
+                await self._serve(request, send, *call)
+                return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _serve(
+        self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str
+    ) -> None:
+        name: str = params["name"]
+        arguments: dict[str, Any] | None = params.get("arguments")
+        result: types.CallToolResult | None = None
+        with telemetry.server_span("tools/call", name, request_id, version, params["_meta"]) as span:
+            try:
+                # Closing the response stream is how a 2026-era client cancels the call.
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_on_disconnect, request.receive, tg.cancel_scope)
+                    result = await self.front.call_tool(session_key(request), name, arguments)
+                    tg.cancel_scope.cancel()
+            except Exception as exc:  # the SDK's boundary: a bug becomes INTERNAL_ERROR, not a 500
+                logger.exception("tools/call %s failed", name)
+                error = modern_error_data(exc)
+                span.set_status(StatusCode.ERROR, error.message)
+                status = ERROR_CODE_HTTP_STATUS.get(error.code, 500)
+                body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
+                await _respond(send, body, status)
+                return
+            if result is None:
+                return  # the client went away and the call was cancelled
+            telemetry.tool_outcome(span, bool(result.is_error))
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        del result
+        dumped = spec.serialize_server_result("tools/call", version, dumped)
+        if dumped.get("resultType") is None:
+            dumped["resultType"] = "complete"
+        dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        await _respond(send, {"jsonrpc": "2.0", "id": request_id, "result": dumped})
+
+    def _header_params_declared(self, name: str, arguments: Any, request: Request) -> bool:
+        """Whether the tool's schema wants `Mcp-Param-*` headers for these arguments (the SDK then validates)."""
+        if not arguments:
+            return False
+        schema = self.server.get_tool_input_schema(name) if self.server.get_tool_input_schema else None
+        return schema is not None and validate_mcp_param_headers(schema, arguments, request.headers) is not None
+
+
+def _candidate(scope: Scope) -> bool:
+    """From the headers alone: a modern-era `tools/call` POST without `Mcp-Param-*` headers."""
+    if scope["type"] != "http" or scope["method"] != "POST":
+        return False
+    version = method = None
+    for key, value in scope["headers"]:
+        if key == _VERSION:
+            version = value.decode("latin-1")
+        elif key == _METHOD:
+            method = value
+        elif key.startswith(_PARAM):
+            return False
+    return method == b"tools/call" and version in MODERN_PROTOCOL_VERSIONS
+
+
+def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any], str] | None:
+    """(id, params, version) of a well-formed `tools/call` the lane can serve; None sends it to the SDK."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != "tools/call":
+        return None
+    request_id, params = decoded.get("id"), decoded.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
+        return None
+    if "progressToken" in params.get("_meta", {}) or find_duplicated_routing_header(request.headers.items()):
+        return None
+    verdict = classify_inbound_request(decoded, headers=dict(request.headers))
+    if not isinstance(verdict, InboundModernRoute):
+        return None
+    try:
+        spec.validate_client_request("tools/call", verdict.protocol_version, params)
+    except (ValidationError, KeyError):
+        return None
+    return request_id, params, verdict.protocol_version
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the already-read body delivered first, for the SDK to read it again."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _respond(send: Send, message: dict[str, Any], status: int = 200) -> None:
+    """The JSON-RPC response: in one piece when small, else in slices (chunked encoding)."""
+    if jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
+        body = json.dumps(message, separators=(",", ":")).encode()
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": _JSON_HEADERS})
+    for piece in jsonwire.slices(message):
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
