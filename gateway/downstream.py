@@ -11,6 +11,7 @@ import mcp.types as types
 from mcp import Client, ClientSession, MCPError
 from mcp.client._transport import Transport
 from mcp.server import Server
+from mcp_types import SERVER_INFO_META_KEY
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from adapters.lane import Lane
@@ -233,6 +234,9 @@ class Downstream:
         if isinstance(result, types.InputRequiredResult):
             detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."
             raise DownstreamFailed(self.name, detail)
+        if result.meta and SERVER_INFO_META_KEY in result.meta:
+            # The downstream's identity stamp; the client's server is the gateway, which stamps its own.
+            result.meta = {k: v for k, v in result.meta.items() if k != SERVER_INFO_META_KEY} or None
         return result
 
     async def list_all(self, kind: str) -> list[Any]:
