@@ -176,6 +176,7 @@ def find_gateway(config: Path) -> psutil.Process:
 async def http_kitchen(directory: Path) -> AsyncIterator[str]:
     """Run kitchen with `--transport http --port 0`; yields its base URL once the port file appears."""
     port_file = directory / "kitchen.port"
+    port_file.unlink(missing_ok=True)  # left by an earlier kitchen
     process = await anyio.open_process(
         [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)],
         stdout=None,
@@ -207,21 +208,17 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
-async def echo_latencies(client: Client, tool: str, calls: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        await client.call_tool(tool, {"text": "hi"})
-    out: list[float] = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        result = await client.call_tool(tool, {"text": "hi"})
-        out.append(time.perf_counter() - start)
-        if text_of(result) != "hi":
-            raise RuntimeError(f"{tool} answered {text_of(result)!r}")
-    return out
+async def echo_once(client: Client, tool: str) -> float:
+    start = time.perf_counter()
+    result = await client.call_tool(tool, {"text": "hi"})
+    elapsed = time.perf_counter() - start
+    if text_of(result) != "hi":
+        raise RuntimeError(f"{tool} answered {text_of(result)!r}")
+    return elapsed
 
 
 async def throughput(client: Client, tool: str, total: int, concurrency: int) -> float:
-    """Calls per second with `concurrency` callers sharing one session, `total` calls in all."""
+    """Seconds for `total` calls made by `concurrency` callers sharing one session."""
     remaining = total
 
     async def worker() -> None:
@@ -234,7 +231,7 @@ async def throughput(client: Client, tool: str, total: int, concurrency: int) ->
     async with anyio.create_task_group() as tg:
         for _ in range(concurrency):
             tg.start_soon(worker)
-    return total / (time.perf_counter() - start)
+    return time.perf_counter() - start
 
 
 class PeakRss:
@@ -356,9 +353,35 @@ class Side:
     blobs: list[Blob] = field(default_factory=list[Blob])
 
 
-async def echo_side(client: Client, tool: str, opts: Options, side: Side) -> None:
-    side.latencies = await echo_latencies(client, tool, opts.calls, opts.warmup)
-    side.calls_per_s = await throughput(client, tool, opts.throughput_calls, opts.concurrency)
+@dataclass
+class Peer:
+    """One side of a comparison: a connected client, the echo tool's name there, and its measurements."""
+
+    client: Client
+    tool: str
+    side: Side
+
+
+ROUNDS = 4
+
+
+async def echo_pair(direct: Peer, gateway: Peer, opts: Options) -> None:
+    """Latency and throughput of both sides, interleaved so that the machine's noise falls on both alike:
+    latency alternates call by call; throughput alternates rounds, and each side's rate is its calls over
+    its summed round time."""
+    for peer in (direct, gateway):
+        for _ in range(opts.warmup):
+            await echo_once(peer.client, peer.tool)
+    for _ in range(opts.calls):
+        for peer in (direct, gateway):
+            peer.side.latencies.append(await echo_once(peer.client, peer.tool))
+    per_round = max(opts.concurrency, opts.throughput_calls // ROUNDS)
+    spent = {id(direct): 0.0, id(gateway): 0.0}
+    for _ in range(ROUNDS):
+        for peer in (direct, gateway):
+            spent[id(peer)] += await throughput(peer.client, peer.tool, per_round, opts.concurrency)
+    for peer in (direct, gateway):
+        peer.side.calls_per_s = per_round * ROUNDS / spent[id(peer)]
 
 
 async def step(report: Report, label: str, fn: Callable[[], Awaitable[None]]) -> None:
@@ -421,15 +444,14 @@ async def stdio_pair(tmp: Path, opts: Options, report: Report) -> None:
     section = "stdio→stdio"
     direct, gateway = Side(), Side()
 
-    async def direct_echo() -> None:
+    async def echo() -> None:
         params = StdioServerParameters(command=PYTHON, args=[KITCHEN, "--name", "k"])
-        async with Client(params, read_timeout_seconds=TIMEOUT_S) as client:
-            await echo_side(client, "echo", opts, direct)
-
-    async def gateway_echo() -> None:
         config = gateway_config(tmp / "stdio-echo", {"k": kitchen("k", timeout_s=TIMEOUT_S)})
-        async with Client(gateway_params(config), read_timeout_seconds=TIMEOUT_S) as client:
-            await echo_side(client, "k.echo", opts, gateway)
+        async with (
+            Client(params, read_timeout_seconds=TIMEOUT_S) as direct_client,
+            Client(gateway_params(config), read_timeout_seconds=TIMEOUT_S) as gateway_client,
+        ):
+            await echo_pair(Peer(direct_client, "echo", direct), Peer(gateway_client, "k.echo", gateway), opts)
 
     async def direct_blobs() -> None:
         async with Client(linear(kitchen_stdio("k")), read_timeout_seconds=TIMEOUT_S) as client:
@@ -440,8 +462,7 @@ async def stdio_pair(tmp: Path, opts: Options, report: Report) -> None:
         async with Client(linear(gateway_stdio(config)), read_timeout_seconds=TIMEOUT_S) as client:
             await blobs(client, "k.blob", opts.sizes, opts.blob_repeats, find_gateway(config), gateway.blobs)
 
-    await step(report, f"{section} echo, direct (SDK stdio client → kitchen)", direct_echo)
-    await step(report, f"{section} echo, gateway (SDK stdio client → gateway → kitchen)", gateway_echo)
+    await step(report, f"{section} echo, direct (SDK stdio client → kitchen) and gateway (→ gateway → kitchen)", echo)
     if opts.sizes:
         await step(report, f"{section} blobs, direct (linear stdio transport → kitchen)", direct_blobs)
         await step(report, f"{section} blobs, gateway (linear stdio transport → gateway → kitchen)", gateway_blobs)
@@ -452,23 +473,35 @@ async def http_pair(tmp: Path, opts: Options, report: Report) -> None:
     section = "http→stdio"
     direct, gateway = Side(), Side()
 
-    async def direct_http() -> None:
+    async def echo() -> None:
+        config = gateway_config(tmp / "http-echo", {"k": kitchen("k", timeout_s=TIMEOUT_S)})
+        async with (
+            http_kitchen(tmp) as kitchen_base,
+            http_gateway(config) as gateway_base,
+            http_client(kitchen_base, read_timeout_seconds=TIMEOUT_S) as direct_client,
+            http_client(gateway_base, read_timeout_seconds=TIMEOUT_S) as gateway_client,
+        ):
+            await echo_pair(Peer(direct_client, "echo", direct), Peer(gateway_client, "k.echo", gateway), opts)
+
+    async def direct_blobs() -> None:
         async with http_kitchen(tmp) as base, http_client(base, read_timeout_seconds=TIMEOUT_S) as client:
-            await echo_side(client, "echo", opts, direct)
-            if opts.sizes:
-                await blobs(client, "blob", opts.sizes, opts.blob_repeats, None, direct.blobs)
+            await blobs(client, "blob", opts.sizes, opts.blob_repeats, None, direct.blobs)
 
-    async def gateway_http() -> None:
-        config = gateway_config(tmp / "http", {"k": kitchen("k", timeout_s=TIMEOUT_S)})
+    async def gateway_blobs() -> None:
+        config = gateway_config(tmp / "http-blob", {"k": kitchen("k", timeout_s=TIMEOUT_S)})
         async with http_gateway(config) as base, http_client(base, read_timeout_seconds=TIMEOUT_S) as client:
-            await echo_side(client, "k.echo", opts, gateway)
-            if opts.sizes:
-                await blobs(client, "k.blob", opts.sizes, opts.blob_repeats, find_gateway(config), gateway.blobs)
+            await blobs(client, "k.blob", opts.sizes, opts.blob_repeats, find_gateway(config), gateway.blobs)
 
-    await step(report, f"{section} direct (Streamable HTTP client → kitchen --transport http)", direct_http)
     await step(
-        report, f"{section} gateway (Streamable HTTP client → gateway serve --http → kitchen stdio)", gateway_http
+        report, f"{section} echo, direct (HTTP client → kitchen --transport http) and gateway (→ kitchen stdio)", echo
     )
+    if opts.sizes:
+        await step(report, f"{section} blobs, direct", direct_blobs)
+        await step(
+            report,
+            f"{section} blobs, gateway (Streamable HTTP client → gateway serve --http → kitchen stdio)",
+            gateway_blobs,
+        )
     report_pair(report, section, direct, gateway, opts, {"p50": 1.15, "p99": 2.5, "throughput": 0.9})
 
 

@@ -1,6 +1,7 @@
 """Command line: `gateway serve | check | tools`. Parses arguments and delegates; no logic of its own."""
 
 import argparse
+import importlib.util
 import json
 import logging
 import shutil
@@ -105,12 +106,16 @@ async def _tools(config: GatewayConfig, as_json: bool) -> int:
     return 0
 
 
+def _has_uvloop() -> bool:
+    return importlib.util.find_spec("uvloop") is not None
+
+
 def _serve(config: GatewayConfig, http: str | None) -> int:
     from gateway import serve, telemetry
 
     with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:
-            anyio.run(serve.stdio, config)
+            anyio.run(serve.stdio, config, backend_options={"use_uvloop": _has_uvloop()})
         else:
             host, _, port = http.rpartition(":")
             serve.http(config, host or config.listen.host, int(port))

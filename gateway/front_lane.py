@@ -16,7 +16,6 @@ import logging
 from typing import Any
 
 import anyio
-import mcp.types as types
 from mcp.server import Server
 from mcp.server.runner import modern_error_data
 from mcp.server.streamable_http import check_accept_headers
@@ -77,34 +76,37 @@ class HttpLane:
     async def _serve(
         self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str
     ) -> None:
+        # Closing the response stream is how a 2026-era client cancels a call. The watcher ends by itself
+        # once the answer is sent (ASGI then reports a disconnect), so the happy path cancels nothing.
+        answered = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_cancel_on_disconnect, request.receive, tg.cancel_scope, answered)
+            message, status = await self._answer(request, request_id, params, version)
+            answered.set()
+            await _respond(send, message, status)
+
+    async def _answer(
+        self, request: Request, request_id: str | int, params: dict[str, Any], version: str
+    ) -> tuple[dict[str, Any], int]:
+        """The JSON-RPC response and its HTTP status, shaped as the SDK's server runner shapes them."""
         name: str = params["name"]
-        arguments: dict[str, Any] | None = params.get("arguments")
-        result: types.CallToolResult | None = None
         with telemetry.server_span("tools/call", name, request_id, version, params["_meta"]) as span:
             try:
-                # Closing the response stream is how a 2026-era client cancels the call.
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_cancel_on_disconnect, request.receive, tg.cancel_scope)
-                    result = await self.front.call_tool(session_key(request), name, arguments)
-                    tg.cancel_scope.cancel()
+                result = await self.front.call_tool(session_key(request), name, params.get("arguments"))
             except Exception as exc:  # the SDK's boundary: a bug becomes INTERNAL_ERROR, not a 500
                 logger.exception("tools/call %s failed", name)
                 error = modern_error_data(exc)
                 span.set_status(StatusCode.ERROR, error.message)
-                status = ERROR_CODE_HTTP_STATUS.get(error.code, 500)
                 body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
-                await _respond(send, body, status)
-                return
-            if result is None:
-                return  # the client went away and the call was cancelled
+                return body, ERROR_CODE_HTTP_STATUS.get(error.code, 500)
             telemetry.tool_outcome(span, bool(result.is_error))
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        del result
-        dumped = spec.serialize_server_result("tools/call", version, dumped)
-        if dumped.get("resultType") is None:
-            dumped["resultType"] = "complete"
-        dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
-        await _respond(send, {"jsonrpc": "2.0", "id": request_id, "result": dumped})
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            del result
+            dumped = spec.serialize_server_result("tools/call", version, dumped)
+            if dumped.get("resultType") is None:
+                dumped["resultType"] = "complete"
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+            return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, 200
 
     def _header_params_declared(self, name: str, arguments: Any, request: Request) -> bool:
         """Whether the tool's schema wants `Mcp-Param-*` headers for these arguments (the SDK then validates)."""
@@ -152,10 +154,11 @@ def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any
     return request_id, params, verdict.protocol_version
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope, answered: anyio.Event) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-    scope.cancel()
+    if not answered.is_set():
+        scope.cancel()
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
