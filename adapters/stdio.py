@@ -94,10 +94,15 @@ class _Connection:
         try:
             async with self.read_send:
                 async for chunk in self.process.stdout:
-                    for item in splitter.feed(chunk):
+                    lines = splitter.feed(chunk)
+                    lines.reverse()
+                    while lines:
                         # Once the session stops listening we still drain, or a child blocked on a
                         # full stdout pipe could never notice its stdin closing and exit.
-                        listening = listening and await self._deliver(item)
+                        if listening:
+                            listening = await self._deliver(lines)
+                        else:
+                            lines.pop()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # our own close() shut stdout under the read
         finally:
@@ -105,7 +110,9 @@ class _Connection:
         if splitter.pending and not self.closing:
             logger.warning("MCP server %s: dropped %d bytes of an unterminated last line", self.name, splitter.pending)
 
-    async def _deliver(self, item: bytearray | Oversized) -> bool:
+    async def _deliver(self, lines: list[bytearray | Oversized]) -> bool:
+        """Deliver the last of `lines` (taken off the list, so a big line's buffer is freed once parsed)."""
+        item = lines.pop()
         try:
             if isinstance(item, Oversized):
                 for message in self._rejection(item):
@@ -113,6 +120,7 @@ class _Connection:
                 return True
             try:
                 parsed = await parse(item)
+                del item
             except ValueError as exc:
                 logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, exc)
                 await self.read_send.send(exc)
