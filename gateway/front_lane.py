@@ -63,15 +63,19 @@ class HttpLane:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
+        # Host/Origin first: a request the SDK would refuse is handed over before its body is read.
+        if (
+            await self.security.validate_request(request, is_post=True) is not None
+            or not check_accept_headers(request)[0]
+        ):
+            await self.app(scope, receive, send)
+            return
         body = await request.body()
-        if await self.security.validate_request(request, is_post=True) is None and check_accept_headers(request)[0]:
-            call = _plain_call(body, request)
-            if call is not None and not self._header_params_declared(
-                call[1]["name"], call[1].get("arguments"), request
-            ):
-                await self._serve(request, send, *call)
-                return
-        await self.app(scope, _replay(body, receive), send)
+        call = _plain_call(body, request)
+        if call is None or self._header_params_declared(call[1]["name"], call[1].get("arguments"), request):
+            await self.app(scope, _replay(body, receive), send)
+            return
+        await self._serve(request, send, *call)
 
     async def _serve(
         self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str
