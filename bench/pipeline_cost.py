@@ -31,7 +31,6 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp.types as types
-import psutil
 from mcp import Client
 
 from bench.proxy_overhead import (
@@ -42,8 +41,8 @@ from bench.proxy_overhead import (
     PeakRss,
     find_gateway,
     gateway_stdio,
+    kill_leftover_children,
     kitchen_stdio,
-    leftover_children,
     linear,
     percentile,
     table,
@@ -459,12 +458,8 @@ async def run(opts: Options) -> tuple[Small, list[Big], list[str]]:
                 print(f"  FAILED: {exc!r}", flush=True)
             await large_payloads(tmp, opts.size, opts.request_size, large)
         finally:
-            leaked = leftover_children()
-            for proc in leaked:
-                with suppress(psutil.Error):
-                    proc.kill()
-            if leaked:
-                notes.append(f"LEAKED processes were still running at the end and were killed: {leaked}")
+            if (leaked := kill_leftover_children()) is not None:
+                notes.append(leaked)
     return small, large, notes
 
 

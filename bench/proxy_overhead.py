@@ -376,12 +376,12 @@ async def echo_pair(direct: Peer, gateway: Peer, opts: Options) -> None:
         for peer in (direct, gateway):
             peer.side.latencies.append(await echo_once(peer.client, peer.tool))
     per_round = max(opts.concurrency, opts.throughput_calls // ROUNDS)
-    spent = {id(direct): 0.0, id(gateway): 0.0}
+    spent = [0.0, 0.0]
     for _ in range(ROUNDS):
-        for peer in (direct, gateway):
-            spent[id(peer)] += await throughput(peer.client, peer.tool, per_round, opts.concurrency)
-    for peer in (direct, gateway):
-        peer.side.calls_per_s = per_round * ROUNDS / spent[id(peer)]
+        for i, peer in enumerate((direct, gateway)):
+            spent[i] += await throughput(peer.client, peer.tool, per_round, opts.concurrency)
+    for peer, seconds in zip((direct, gateway), spent, strict=True):
+        peer.side.calls_per_s = per_round * ROUNDS / seconds
 
 
 async def step(report: Report, label: str, fn: Callable[[], Awaitable[None]]) -> None:
@@ -562,8 +562,16 @@ async def list_section(tmp: Path, opts: Options, report: Report) -> None:
 # -- main ----------------------------------------------------------------------------------------
 
 
-def leftover_children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+def kill_leftover_children() -> str | None:
+    """Kill every child process still running; a note naming them, or None when there were none."""
+    leaked = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    if not leaked:
+        return None
+    names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in leaked if p.is_running())
+    for proc in leaked:
+        with suppress(psutil.Error):
+            proc.kill()
+    return f"LEAKED processes were still running at the end and were killed: {names}"
 
 
 async def run(opts: Options) -> Report:
@@ -578,13 +586,8 @@ async def run(opts: Options) -> Report:
                     report.notes.append(f"{section.__name__} FAILED: {type(exc).__name__}: {exc}")
                     print(f"{section.__name__} FAILED: {exc!r}", flush=True)
         finally:
-            leaked = leftover_children()
-            for proc in leaked:
-                with suppress(psutil.Error):
-                    proc.kill()
-            if leaked:
-                names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in leaked if p.is_running())
-                report.notes.append(f"LEAKED processes were still running at the end and were killed: {names}")
+            if (leaked := kill_leftover_children()) is not None:
+                report.notes.append(leaked)
     report.notes.append(
         "stdio→stdio echo/throughput use the SDK's stock stdio client for both sides; blob rows use the "
         "project's linear transport (adapters.stdio_transport) for both the direct baseline and the "

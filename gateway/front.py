@@ -125,8 +125,7 @@ class Front:
     # -- handlers ------------------------------------------------------------------------------
 
     async def _handle(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call:
-        progress = ctx.session.report_progress if _progress_token(ctx) is not None else None
-        return await self.handle(session_key(ctx.request), method, params, progress)
+        return await self.handle(session_key(ctx.request), method, params, _progress(ctx))
 
     async def handle(self, key: str, method: str, params: dict[str, Any], progress: ProgressFn | None = None) -> Call:
         """One request of the client session `key` through the pipeline (the SDK handlers and the lanes share it)."""
@@ -170,8 +169,7 @@ class Front:
         return result
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        progress = ctx.session.report_progress if _progress_token(ctx) is not None else None
-        return await self.call_tool(session_key(ctx.request), params.name, params.arguments, progress)
+        return await self.call_tool(session_key(ctx.request), params.name, params.arguments, _progress(ctx))
 
     async def call_tool(
         self, key: str, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
@@ -197,6 +195,8 @@ class Front:
         return result
 
 
-def _progress_token(ctx: Ctx) -> Any:
+def _progress(ctx: Ctx) -> ProgressFn | None:
+    """Where to relay progress: the client's session, when the request carries a progress token."""
     meta: Any = ctx.meta or {}
-    return meta.get("progress_token", meta.get("progressToken"))
+    token = meta.get("progress_token", meta.get("progressToken"))
+    return None if token is None else ctx.session.report_progress

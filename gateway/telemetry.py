@@ -32,6 +32,8 @@ REQUEST_BYTES = "gateway.request.bytes"
 RESPONSE_BYTES = "gateway.response.bytes"
 
 meter = metrics.get_meter("mcp-gateway")
+# A proxy until a provider is installed, then the provider's tracer: safe to take at import.
+_tracer = trace.get_tracer("mcp-gateway")
 _counters: dict[str, Counter] = {}
 
 
@@ -139,9 +141,8 @@ def server_span(method: str, name: str, request_id: str | int, version: str, met
     }
     if method == "tools/call":
         attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-    tracer = trace.get_tracer("mcp-gateway")
     context = extract_trace_context(meta)
-    with tracer.start_as_current_span(
+    with _tracer.start_as_current_span(
         f"{method} {name}", kind=SpanKind.SERVER, attributes=attributes, context=context
     ) as span:
         yield span

@@ -2,9 +2,10 @@
 
 import os
 import socket
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,23 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
         yield base
     finally:
         await stop(process)
+
+
+@contextmanager
+def port_file_server(argv: list[str], port_file: Path) -> Iterator[int]:
+    """Run a server that writes its port to `port_file` (for module-scoped fixtures); yields the port, then stops it."""
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    try:
+        anyio.run(wait_for, lambda: port_file.exists() or process.poll() is not None, 30.0, "server port file")
+        assert process.poll() is None, f"{argv[1]} exited with {process.returncode}"
+        yield int(port_file.read_text())
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 async def stop(process: Process) -> None:

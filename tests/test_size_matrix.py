@@ -8,7 +8,6 @@ One gateway per front, with the kitchen server behind it three ways: `s` (stdio)
 
 import logging
 import re
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -29,8 +28,8 @@ from tests.harness import (
     http_client,
     http_gateway,
     kitchen,
+    port_file_server,
     text_of,
-    wait_for,
     write_config,
 )
 
@@ -101,18 +100,8 @@ def kitchen_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """One kitchen server serving Streamable HTTP (/mcp) and legacy SSE (/sse); yields its port."""
     port_file = tmp_path_factory.mktemp("kitchen") / "port"
     argv = [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)]
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
-    try:
-        anyio.run(wait_for, lambda: port_file.exists() or process.poll() is not None, 30.0, "kitchen port file")
-        assert process.poll() is None, f"kitchen HTTP server exited with {process.returncode}"
-        yield int(port_file.read_text())
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with port_file_server(argv, port_file) as port:
+        yield port
 
 
 @asynccontextmanager

@@ -1,6 +1,5 @@
 """The Streamable HTTP and legacy SSE adapters against a real kitchen server (1 MiB request-body limit)."""
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 
 from adapters import target
 from gateway.config import HttpServer, SseServer
+from tests.harness import port_file_server
 
 pytestmark = pytest.mark.anyio
 
@@ -24,29 +24,12 @@ LIMIT = 64 * MIB
 Mode = Literal["legacy", "auto"]
 
 
-async def wait_for_port(port_file: Path, process: subprocess.Popen[bytes]) -> int:
-    with anyio.fail_after(30):
-        while not port_file.exists():  # noqa: ASYNC240 - a tiny stat while polling a subprocess
-            assert process.poll() is None, "the kitchen server exited during startup"
-            await anyio.sleep(0.05)
-    return int(port_file.read_text())  # noqa: ASYNC240
-
-
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port_file = tmp_path_factory.mktemp("kitchen") / "port"
     argv = [sys.executable, str(SERVER), str(SERVER_MAX_BODY), "--transport", "http", "--port-file", str(port_file)]
-    process = subprocess.Popen(argv)
-    try:
-        port = anyio.run(wait_for_port, port_file, process)
+    with port_file_server(argv, port_file) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def text_of(result: types.CallToolResult) -> str:

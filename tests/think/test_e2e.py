@@ -24,10 +24,10 @@ from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.think.graph import client_side
 from tests.harness import ROOT, gateway_params, hints_of, http_client, http_gateway, kitchen, text_of, write_config
+from tests.think.harness import FIXTURES
 
 pytestmark = pytest.mark.anyio
 
-FIXTURES = ROOT / "tests" / "fixtures" / "workflows"
 REVIEW = {"verdict": "comment", "summary": "Adds a greeting; fine, but it has no test.", "findings": []}
 GIT_STEPS = ["status", "branches", "log", "diff"]
 

@@ -4,8 +4,7 @@ two StateStore writers), each an isError result whose text is JSON {error, detai
 
 import json
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,16 @@ import pytest
 from anyio.abc import Process
 from mcp import Client
 
-from gateway.app import Gateway
-from gateway.config import load_config
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.state import RunState, StateStore
-from tests.harness import ROOT, gateway_params, text_of, write_config
+from tests.harness import gateway_params, text_of, write_config
+from tests.think import harness
 
 pytestmark = pytest.mark.anyio
 
-FIXTURES = ROOT / "tests" / "fixtures" / "workflows"
+FIXTURES = harness.FIXTURES
+think_client = partial(harness.think_client, max_inline_bytes=10_000_000)  # state.get answers unspilled
+
 DEEPEST_SENDABLE = 252
 """Levels below the snapshot that mcp.Client still serializes (pydantic_core stops near 255 for the request)."""
 INITIALIZE = {
@@ -34,17 +34,6 @@ INITIALIZE = {
 }
 SEEN: set[str] = set()
 """Codes the tests of this module produced; the last test checks none is missing."""
-
-
-@asynccontextmanager
-async def think_client(tmp_path: Path, **think: Any) -> AsyncIterator[Client]:
-    """An in-process gateway (no downstream servers) serving the fixture workflows, and a client on it."""
-    think = {"workflows_dirs": [str(FIXTURES)], "state_dir": "state", **think}
-    config = write_config(tmp_path, {}, think=think, limits={"max_inline_bytes": 10_000_000})  # state.get unspilled
-    gateway = Gateway(load_config(config))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield client
 
 
 def ok(result: types.CallToolResult) -> dict[str, Any]:

@@ -5,24 +5,19 @@ driver version + hash recorded in the state."""
 
 import hashlib
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 import pytest
 import yaml
 from mcp import Client, MCPError
 
-from gateway.app import Gateway
-from gateway.config import load_config
-from tests.harness import ROOT, text_of, write_config
+from tests.harness import ROOT, text_of
+from tests.think.harness import FIXTURES, think_client
 
 pytestmark = pytest.mark.anyio
 
-FIXTURES = ROOT / "tests" / "fixtures" / "workflows"
 PROMPTS = ROOT / "prompts"
 TOOLS = [
     "think.plan",
@@ -41,16 +36,6 @@ TOOLS = [
 GOOD = ["loop_v1", "own_driver_v1", "sink_v1", "template_probe_v1"]
 """Fixture workflows that load (the others load too but fail as graphs, or do not load at all)."""
 BROKEN = ["bad_schema_v1", "malformed_v1"]
-
-
-@asynccontextmanager
-async def think_client(tmp_path: Path) -> AsyncIterator[Client]:
-    think = {"workflows_dirs": [str(FIXTURES)], "state_dir": "state"}
-    config = write_config(tmp_path, {}, think=think, limits={"max_inline_bytes": 1_000_000})
-    gateway = Gateway(load_config(config))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield client
 
 
 def ok(result: types.CallToolResult) -> dict[str, Any]:
