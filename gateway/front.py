@@ -49,7 +49,9 @@ def session_key(request: Request | None) -> str:
     """MCP session id where the era has one; "stdio" for the process; else auth or peer address."""
     if request is None:
         return "stdio"
-    sid = request.headers.get("mcp-session-id") or request.query_params.get("session_id")
+    sid = request.headers.get("mcp-session-id")
+    if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
+        sid = request.query_params.get("session_id")
     if sid:
         return str(sid)
     auth = request.headers.get("authorization")

@@ -115,10 +115,11 @@ def build_app(
     app = Starlette(
         routes=[
             Route("/healthz", healthz),
-            Route("/mcp", endpoint=HttpLane(StreamableHTTPASGIApp(manager), front, security)),
+            Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
         ],
         lifespan=app_lifespan,
     )
-    return Guard(app, tokens=bearer_tokens(listen), max_body_bytes=max_body_bytes)
+    # The lane sits outside the router: it serves the plain tools/call POST to /mcp without Starlette's layers.
+    return Guard(HttpLane(app, front, security), tokens=bearer_tokens(listen), max_body_bytes=max_body_bytes)

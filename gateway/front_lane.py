@@ -50,7 +50,7 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class HttpLane:
-    """ASGI app in front of the SDK's `/mcp` endpoint (`app`): serves the plain `tools/call`, passes the rest."""
+    """ASGI app in front of the gateway's routes (`app`): serves the plain `tools/call` to /mcp, passes the rest."""
 
     def __init__(self, app: ASGIApp, front: Front, security: TransportSecuritySettings) -> None:
         self.app = app
@@ -121,8 +121,8 @@ class HttpLane:
 
 
 def _candidate(scope: Scope) -> bool:
-    """From the headers alone: a modern-era `tools/call` POST without `Mcp-Param-*` headers."""
-    if scope["type"] != "http" or scope["method"] != "POST":
+    """From the headers alone: a modern-era `tools/call` POST to /mcp without `Mcp-Param-*` headers."""
+    if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/mcp":
         return False
     version = method = None
     for key, value in scope["headers"]:
