@@ -48,6 +48,8 @@ class SharedCache:
         self._flights: dict[str, _Flight] = {}
         self._failing: set[str] = set()
         self._timer = timer
+        self.generation = 0
+        """Bumped whenever a value is stored or invalidated, so a value derived from entries can tell it still holds."""
 
     def peek(self, key: str) -> Any | None:
         """The cached value, fresh or stale, without loading."""
@@ -55,8 +57,15 @@ class SharedCache:
         return None if entry is None else entry.value
 
     def is_fresh(self, key: str) -> bool:
+        return self.expires_at(key) > self._timer()
+
+    def expires_at(self, key: str) -> float:
+        """When the cached value stops being fresh (on the cache's timer); -inf when there is none."""
         entry = self._entries.get(key)
-        return entry is not None and entry.expires_at > self._timer()
+        return float("-inf") if entry is None else entry.expires_at
+
+    def now(self) -> float:
+        return self._timer()
 
     def invalidate(self, key: str) -> None:
         """Mark the value expired; the next `get()` reloads (the stale value still backs failures).
@@ -67,12 +76,17 @@ class SharedCache:
         entry = self._entries.get(key)
         if entry is not None:
             entry.expires_at = float("-inf")
+        self.generation += 1
         flight = self._flights.pop(key, None)
         if flight is not None:
             flight.invalidated = True
 
     def put(self, key: str, value: Any, ttl_s: float) -> None:
-        self._entries[key] = _Entry(value, self._timer() + ttl_s)
+        self._store(key, _Entry(value, self._timer() + ttl_s))
+
+    def _store(self, key: str, entry: _Entry) -> None:
+        self._entries[key] = entry  # may evict the least recently used entry
+        self.generation += 1
 
     async def get(self, key: str, loader: Callable[[], Awaitable[T]], ttl_s: float) -> T:
         while True:
@@ -106,7 +120,7 @@ class SharedCache:
             if not flight.invalidated:
                 self.put(key, value, ttl_s)
             elif not self.is_fresh(key):  # kept for `peek`, but expired so the next `get` reloads
-                self._entries[key] = _Entry(value, float("-inf"))
+                self._store(key, _Entry(value, float("-inf")))
             flight.value, flight.finished = value, True
             return value
         finally:

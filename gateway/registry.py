@@ -81,6 +81,9 @@ class Registry:
         self._on_changed = on_changed or (lambda kind: None)
         self._merged: Catalog | None = None
         self._merged_from: tuple[int, ...] = ()
+        # What the merged catalog was built from: it holds while none of it changed and no listing expired.
+        self._merged_when: tuple[int, tuple[State, ...]] = (-1, ())
+        self._fresh_until = float("-inf")
 
     def list_changed(self, server: str, kind: str) -> None:
         """A downstream said its list changed: drop its cached listing and tell the clients."""
@@ -111,13 +114,15 @@ class Registry:
         A server that is not up contributes its last listing (or nothing); it announces a list change
         when it comes up, which invalidates its entries.
         """
-        stale = [
-            (server, kind)
-            for server, ds in self.downstreams.items()
-            if ds.state is State.UP
-            for kind in KINDS
-            if not self._cache.is_fresh(f"{server}:{kind}")
-        ]
+        states = tuple(ds.state for ds in self.downstreams.values())
+        if (
+            self._merged is not None
+            and self._merged_when == (self._cache.generation, states)
+            and self._cache.now() < self._fresh_until
+        ):
+            return self._merged  # the per-call path: nothing to re-check
+        up = [server for server, ds in self.downstreams.items() if ds.state is State.UP]
+        stale = [(server, kind) for server in up for kind in KINDS if not self._cache.is_fresh(f"{server}:{kind}")]
         if stale:
             async with anyio.create_task_group() as tg:
                 for server, kind in stale:
@@ -127,6 +132,8 @@ class Registry:
         key = tuple(id(listing) for listing in listings.values())
         if self._merged is None or key != self._merged_from:
             self._merged, self._merged_from = self._merge(listings), key
+        self._merged_when = (self._cache.generation, states)  # states as of the refresh: a change since re-checks
+        self._fresh_until = min((self._cache.expires_at(f"{s}:{k}") for s in up for k in KINDS), default=float("inf"))
         return self._merged
 
     def _merge(self, listings: dict[tuple[str, str], list[Any]]) -> Catalog:

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -66,3 +67,16 @@ async def test_unknown_tool_is_an_error_result_naming_the_closest_tools(tmp_path
         text = text_of(result)
         assert "'k.ecko'" in text and "k.echo" in text
         assert text_of(await client.call_tool("k.echo", {"text": "still fine"})) == "still fine"
+
+
+async def test_a_tool_added_without_list_changed_is_listed_once_the_catalog_ttl_runs_out(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")}, namespace={"catalog_ttl_s": 0.5})
+    async with Client(gateway_params(config), mode="legacy") as client:
+        assert "k.quiet_one" not in {t.name for t in (await client.list_tools()).tools}
+        await client.call_tool("k.add_tool", {"name": "quiet_one", "quiet": True})
+        with anyio.fail_after(10):
+            listed = {t.name for t in (await client.list_tools()).tools}
+            while "k.quiet_one" not in listed:  # the catalog expires by time: there is no event to wait on
+                await anyio.sleep(0.1)
+                listed = {t.name for t in (await client.list_tools()).tools}
+        assert text_of(await client.call_tool("k.quiet_one", {"text": "found"})) == "found"

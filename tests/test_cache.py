@@ -228,3 +228,18 @@ async def test_a_cancelled_load_lets_a_waiting_caller_load_instead() -> None:
             await anyio.wait_all_tasks_blocked()  # the waiter is parked on the owner's load
             scope.cancel()
     assert got == ["loaded by the waiter"]
+
+
+async def test_generation_moves_when_a_value_is_stored_or_invalidated_not_when_read() -> None:
+    clock, load = Clock(), Loader()
+    cache = SharedCache(timer=clock)
+    start = cache.generation
+    await cache.get("k", load, ttl_s=10)
+    stored = cache.generation
+    assert stored != start
+    assert cache.expires_at("k") == clock.now + 10
+    await cache.get("k", load, ttl_s=10)
+    assert cache.peek("k") == "v1" and cache.generation == stored
+    cache.invalidate("k")
+    assert cache.generation != stored and cache.expires_at("k") == float("-inf")
+    assert cache.expires_at("never stored") == float("-inf")

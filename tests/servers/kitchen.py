@@ -61,7 +61,11 @@ BUILTIN: list[types.Tool] = [
     types.Tool(name="boom", description="Raise ValueError('kaboom').", input_schema=obj()),
     types.Tool(name="pid", description="Return the server's process id.", input_schema=obj()),
     types.Tool(name="spawn_child", description="Start a `sleep 600` grandchild; return its pid.", input_schema=obj()),
-    types.Tool(name="add_tool", description="Add an echo tool and announce list_changed.", input_schema=obj(name=STR)),
+    types.Tool(
+        name="add_tool",
+        description="Add an echo tool and announce list_changed (unless quiet).",
+        input_schema=obj(name=STR, quiet={"type": "boolean"}),
+    ),
 ]
 
 
@@ -178,7 +182,7 @@ class Kitchen:
         if name == "spawn_child":
             return text_result(str(self.spawn_sleeper()))
         if name == "add_tool":
-            return await self.add_tool(ctx, str(args["name"]))
+            return await self.add_tool(ctx, str(args["name"]), quiet=bool(args.get("quiet")))
         return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {name}")], is_error=True)
 
     async def slow(self, ctx: Ctx, steps: int, delay_s: float) -> types.CallToolResult:
@@ -199,8 +203,10 @@ class Kitchen:
             raise
         raise AssertionError("unreachable")
 
-    async def add_tool(self, ctx: Ctx, name: str) -> types.CallToolResult:
+    async def add_tool(self, ctx: Ctx, name: str, *, quiet: bool) -> types.CallToolResult:
         self.add_echo(name)
+        if quiet:  # only a listing after the client's cache expired finds it
+            return text_result(f"added {name}")
         # 2026-era sessions have no standalone channel; they only hear about it on subscriptions/listen.
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             await ctx.session.send_tool_list_changed()
