@@ -11,18 +11,22 @@ requests carry string ids (`lane-1`, …) that the SDK's integer ids never take,
 replies and progress by id alone and passes everything else on.
 """
 
+import heapq
 import itertools
 import logging
+import math
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import MCPError
 from opentelemetry.propagate import inject
-from opentelemetry.trace import SpanKind, StatusCode, get_tracer
+from opentelemetry.trace import INVALID_SPAN, SpanKind, StatusCode, get_tracer
 from pydantic_core import to_json
+
+from gateway import telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +34,7 @@ SendLine = Callable[[bytes], Awaitable[None]]
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 _tracer = get_tracer("mcp-gateway")
 _CANCEL_WRITE_S = 2.0
+_TIMED_OUT = types.ErrorData(code=types.REQUEST_TIMEOUT, message="timed out")
 
 
 class _Waiter:
@@ -49,6 +54,9 @@ class Lane:
         self._ids = itertools.count(1)
         self._pending: dict[str, _Waiter] = {}
         self._closed = False
+        # (deadline, id) of waiting requests, expired by `expire`: one task for all instead of a cancel scope each.
+        self._deadlines: list[tuple[float, str]] = []
+        self._rearm = anyio.Event()
 
     async def request(
         self, method: str, params: dict[str, Any], *, time_limit_s: float | None, on_progress: Progress | None = None
@@ -69,20 +77,25 @@ class Lane:
         name = params.get("name")
         span_name = f"MCP send {method}{f' {name}' if isinstance(name, str) else ''}"
         attributes = {"mcp.method.name": method, "jsonrpc.request.id": request_id}
-        with _tracer.start_as_current_span(span_name, kind=SpanKind.CLIENT, attributes=attributes) as span:
-            inject(meta)  # the downstream's spans join the caller's trace
+        tracing = telemetry.tracing()
+        span_scope = (
+            _tracer.start_as_current_span(span_name, kind=SpanKind.CLIENT, attributes=attributes)
+            if tracing
+            else nullcontext(INVALID_SPAN)
+        )
+        with span_scope as span:
+            if tracing:
+                inject(meta)  # the downstream's spans join the caller's trace
             message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
             line = to_json(message) + b"\n"
             del message
             self._pending[request_id] = waiter
+            if time_limit_s is not None:
+                self._expire_at(anyio.current_time() + time_limit_s, request_id)
             try:
                 await self._send_line(line)
                 del line
-                with anyio.fail_after(time_limit_s):
-                    await waiter.done.wait()
-            except TimeoutError:
-                await self._cancel(request_id, f"timed out after {time_limit_s}s")
-                raise MCPError(code=types.REQUEST_TIMEOUT, message=f"Request {method!r} timed out") from None
+                await waiter.done.wait()
             except anyio.get_cancelled_exc_class():
                 # A cancelled write may still have reached the pipe; a cancel for an unseen id is ignored.
                 with anyio.CancelScope(shield=True):
@@ -92,13 +105,42 @@ class Lane:
                 raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
             finally:
                 self._pending.pop(request_id, None)
+                if len(self._deadlines) > 2 * len(self._pending) + 64:
+                    self._drop_answered_deadlines()
             outcome = waiter.outcome
+            if outcome is _TIMED_OUT:
+                await self._cancel(request_id, f"timed out after {time_limit_s}s")
+                raise MCPError(code=types.REQUEST_TIMEOUT, message=f"Request {method!r} timed out")
             if isinstance(outcome, types.ErrorData):
                 span.set_status(StatusCode.ERROR, outcome.message)
                 span.set_attribute("error.type", str(outcome.code))
                 raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
             assert outcome is not None
             return outcome
+
+    def _expire_at(self, deadline: float, request_id: str) -> None:
+        heapq.heappush(self._deadlines, (deadline, request_id))
+        if self._deadlines[0][1] == request_id:
+            self._rearm.set()  # earlier than what `expire` sleeps until
+
+    def _drop_answered_deadlines(self) -> None:
+        """Answered requests leave their deadline in the heap; sweep them out now and then (amortized O(1))."""
+        self._deadlines = [entry for entry in self._deadlines if entry[1] in self._pending]
+        heapq.heapify(self._deadlines)
+
+    async def expire(self) -> None:
+        """Run beside the connection: fail each waiting request whose time limit passed with REQUEST_TIMEOUT."""
+        while True:
+            now = anyio.current_time()
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, request_id = heapq.heappop(self._deadlines)
+                waiter = self._pending.get(request_id)  # None: answered already
+                if waiter is not None and waiter.outcome is None:
+                    waiter.outcome = _TIMED_OUT
+                    waiter.done.set()
+            self._rearm = anyio.Event()
+            with anyio.move_on_after(self._deadlines[0][0] - now if self._deadlines else math.inf):
+                await self._rearm.wait()
 
     async def _cancel(self, request_id: str, reason: str) -> None:
         """The courtesy `notifications/cancelled`, so the peer stops working on an abandoned request."""
@@ -116,6 +158,8 @@ class Lane:
             waiter = self._pending.get(message.id) if isinstance(message.id, str) else None
             if waiter is None:
                 return False
+            if waiter.outcome is not None:
+                return True  # too late: the request timed out or its connection closed
             waiter.outcome = message.result if isinstance(message, types.JSONRPCResponse) else message.error
             waiter.done.set()
             return True
@@ -147,5 +191,7 @@ class Lane:
         """The connection ended: every waiting request fails with CONNECTION_CLOSED."""
         self._closed = True
         for waiter in self._pending.values():
+            if waiter.outcome is not None:
+                continue
             waiter.outcome = types.ErrorData(code=types.CONNECTION_CLOSED, message="Connection closed")
             waiter.done.set()

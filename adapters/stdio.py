@@ -52,6 +52,8 @@ async def stdio_transport(config: StdioServer, *, max_message_bytes: int) -> Asy
     async with anyio.create_task_group() as tg:
         tg.start_soon(connection.read)
         tg.start_soon(connection.write)
+        tg.start_soon(connection.flush)
+        tg.start_soon(connection.lane.expire)
         tg.start_soon(connection.watch)
         try:
             yield connection.streams
@@ -75,16 +77,31 @@ class _Connection:
         self.write_send: MemoryObjectSendStream[SessionMessage]
         self.write_recv: MemoryObjectReceiveStream[SessionMessage]
         self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](0)
-        self.lane = Lane(self._send_line)
+        self._outbox: list[bytes] = []
+        self._outbox_ready = anyio.Event()
+        self.lane = Lane(self._post)
 
     @property
     def streams(self) -> TransportStreams:
         return ReadStreamProxy(self.read_recv, self.lane), self.write_send
 
-    async def _send_line(self, line: bytes) -> None:
-        # One write() per message, so lane writes and the SDK writer task never interleave within a line.
+    async def _post(self, line: bytes) -> None:
+        """Queue a lane line; `flush` writes what queued up meanwhile in one write (a batch under load)."""
+        self._outbox.append(line)
+        self._outbox_ready.set()
+
+    async def flush(self) -> None:
         assert self.process.stdin is not None
-        await self.process.stdin.send(line)
+        try:
+            while True:
+                await self._outbox_ready.wait()
+                self._outbox_ready = anyio.Event()
+                lines, self._outbox = self._outbox, []
+                # One write() per batch of whole lines, so the SDK writer's messages never split one.
+                await self.process.stdin.send(lines[0] if len(lines) == 1 else b"".join(lines))
+                del lines
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            self.lane.close()  # the child stopped reading: lane calls fail now, not at their timeout
 
     async def read(self) -> None:
         """Split stdout into messages; at EOF close the read stream so pending calls fail at once."""
@@ -156,7 +173,7 @@ class _Connection:
             async with self.write_recv:
                 async for message in self.write_recv:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await self._send_line(data.encode())
+                    await self.process.stdin.send(data.encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The child stopped reading; end the session rather than let requests wait forever.
             await self.read_send.aclose()

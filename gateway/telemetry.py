@@ -19,7 +19,7 @@ from opentelemetry.metrics import Counter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
-from opentelemetry.trace import Span, SpanKind, StatusCode
+from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, ProxyTracerProvider, Span, SpanKind, StatusCode
 
 from gateway.config import Telemetry
 
@@ -131,9 +131,17 @@ def event(name: str, **attributes: Any) -> None:
     counter.add(1)
 
 
+def tracing() -> bool:
+    """Whether spans go anywhere: without a provider the lanes skip the span bookkeeping of every call."""
+    return not isinstance(trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider)
+
+
 @contextmanager
 def server_span(method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]) -> Iterator[Span]:
     """The SERVER span of a request served by a lane: named and attributed as the SDK's own, in the caller's trace."""
+    if not tracing():
+        yield INVALID_SPAN
+        return
     attributes: dict[str, Any] = {
         "mcp.method.name": method,
         "mcp.protocol.version": version,
