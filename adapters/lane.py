@@ -16,14 +16,14 @@ import itertools
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import MCPError
 from opentelemetry.propagate import inject
-from opentelemetry.trace import INVALID_SPAN, SpanKind, StatusCode, get_tracer
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode, get_tracer
 from pydantic_core import to_json
 
 from gateway import telemetry
@@ -35,6 +35,14 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 _tracer = get_tracer("mcp-gateway")
 _CANCEL_WRITE_S = 2.0
 _TIMED_OUT = types.ErrorData(code=types.REQUEST_TIMEOUT, message="timed out")
+
+
+def _client_span(method: str, params: dict[str, Any], request_id: str) -> AbstractContextManager[Span]:
+    """The CLIENT span the SDK session would open for this request."""
+    name = params.get("name")
+    span_name = f"MCP send {method}{f' {name}' if isinstance(name, str) else ''}"
+    attributes = {"mcp.method.name": method, "jsonrpc.request.id": request_id}
+    return _tracer.start_as_current_span(span_name, kind=SpanKind.CLIENT, attributes=attributes)
 
 
 class _Waiter:
@@ -74,16 +82,8 @@ class Lane:
         if on_progress is not None:
             meta["progressToken"] = request_id
         waiter = _Waiter(on_progress)
-        name = params.get("name")
-        span_name = f"MCP send {method}{f' {name}' if isinstance(name, str) else ''}"
-        attributes = {"mcp.method.name": method, "jsonrpc.request.id": request_id}
         tracing = telemetry.tracing()
-        span_scope = (
-            _tracer.start_as_current_span(span_name, kind=SpanKind.CLIENT, attributes=attributes)
-            if tracing
-            else nullcontext(INVALID_SPAN)
-        )
-        with span_scope as span:
+        with _client_span(method, params, request_id) if tracing else nullcontext(INVALID_SPAN) as span:
             if tracing:
                 inject(meta)  # the downstream's spans join the caller's trace
             message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
