@@ -16,11 +16,10 @@ The floor shows what the machine leaves for a proxy's own work; the gateway/floo
 import argparse
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -32,32 +31,23 @@ from bench.proxy_overhead import (
     gateway_config,
     http_kitchen,
     percentile,
+    served,
     table,
     throughput,
 )
-from tests.harness import KITCHEN, PYTHON, free_port, http_client, http_gateway, kitchen, stop
+from tests.harness import KITCHEN, PYTHON, free_port, http_client, http_gateway, kitchen
 
 ROUNDS = 4
 
 
-@asynccontextmanager
-async def listening(argv: list[str], port: int, what: str, *, quiet: bool = False) -> AsyncIterator[str]:
-    """Run a server process; yields its base URL once its port accepts connections (`quiet`: drop its log)."""
-    process = await anyio.open_process(argv, stdout=None, stderr=subprocess.DEVNULL if quiet else None)
-    try:
-        with anyio.fail_after(30):
-            while not _accepts(port):  # another process's socket offers no event to wait on
-                if process.returncode is not None:
-                    raise RuntimeError(f"{what} exited with {process.returncode}")
-                await anyio.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await stop(process)
+def accepting(port: int) -> Callable[[], str | None]:
+    """A `served` readiness check: the base URL once something accepts connections on `port`."""
 
+    def ready() -> str | None:
+        with socket.socket() as probe:
+            return f"http://127.0.0.1:{port}" if probe.connect_ex(("127.0.0.1", port)) == 0 else None
 
-def _accepts(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+    return ready
 
 
 async def measure(sides: dict[str, tuple[Client, str]], calls: int, total: int, concurrency: int) -> list[list[str]]:
@@ -101,14 +91,23 @@ async def run(args: argparse.Namespace) -> None:
             sides = {"direct": (await enter(http_client(await enter(http_kitchen(Path(tmp))))), "echo")}
             port = free_port()
             floor = await enter(
-                listening([PYTHON, "-m", "bench.relay_floor", "--port", str(port), "--", *kitchen_argv], port, "relay")
+                served(
+                    [PYTHON, "-m", "bench.relay_floor", "--port", str(port), "--", *kitchen_argv],
+                    accepting(port),
+                    "relay",
+                )
             )
             sides["floor"] = (await enter(http_client(floor)), "echo")
             sides["gateway"] = (await enter(http_client(await enter(http_gateway(config)))), "k.echo")
             if args.mcp_proxy:
                 port = free_port()
                 peer = await enter(
-                    listening([args.mcp_proxy, "--port", str(port), "--", *kitchen_argv], port, "mcp-proxy", quiet=True)
+                    served(
+                        [args.mcp_proxy, "--port", str(port), "--", *kitchen_argv],
+                        accepting(port),
+                        "mcp-proxy",
+                        quiet=True,
+                    )
                 )
                 sides["mcp-proxy"] = (await enter(http_client(peer)), "echo")
             print(

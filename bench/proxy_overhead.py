@@ -14,6 +14,7 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -173,24 +174,34 @@ def find_gateway(config: Path) -> psutil.Process:
 
 
 @asynccontextmanager
+async def served(
+    argv: list[str], ready: Callable[[], str | None], what: str, *, quiet: bool = False
+) -> AsyncIterator[str]:
+    """Run a server process; yields the base URL `ready()` gives once the server is up (`quiet`: drop its log)."""
+    process = await anyio.open_process(argv, stdout=None, stderr=subprocess.DEVNULL if quiet else None)
+    try:
+        with anyio.fail_after(30):
+            while (base := ready()) is None:  # another process's files and sockets offer no event to wait on
+                if process.returncode is not None:
+                    raise RuntimeError(f"{what} exited with {process.returncode}")
+                await anyio.sleep(0.05)
+        yield base
+    finally:
+        await stop(process)
+
+
+@asynccontextmanager
 async def http_kitchen(directory: Path) -> AsyncIterator[str]:
     """Run kitchen with `--transport http --port 0`; yields its base URL once the port file appears."""
     port_file = directory / "kitchen.port"
     port_file.unlink(missing_ok=True)  # left by an earlier kitchen
-    process = await anyio.open_process(
-        [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)],
-        stdout=None,
-        stderr=None,
-    )
-    try:
-        with anyio.fail_after(30):
-            while not port_file.exists():
-                if process.returncode is not None:
-                    raise RuntimeError(f"kitchen exited with {process.returncode}")
-                await anyio.sleep(0.05)
-        yield f"http://127.0.0.1:{port_file.read_text().strip()}"
-    finally:
-        await stop(process)
+
+    def ready() -> str | None:
+        return f"http://127.0.0.1:{port_file.read_text().strip()}" if port_file.exists() else None
+
+    argv = [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)]
+    async with served(argv, ready, "kitchen") as base:
+        yield base
 
 
 # -- measurements --------------------------------------------------------------------------------
