@@ -18,7 +18,7 @@ import socket
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -31,19 +31,18 @@ from bench.proxy_overhead import (
     gateway_config,
     http_kitchen,
     percentile,
-    served,
     table,
     throughput,
 )
-from tests.harness import KITCHEN, PYTHON, free_port, http_client, http_gateway, kitchen
+from tests.harness import KITCHEN, PYTHON, free_port, http_client, http_gateway, kitchen, served
 
 ROUNDS = 4
 
 
-def accepting(port: int) -> Callable[[], str | None]:
+def accepting(port: int) -> Callable[[], Awaitable[str | None]]:
     """A `served` readiness check: the base URL once something accepts connections on `port`."""
 
-    def ready() -> str | None:
+    async def ready() -> str | None:
         with socket.socket() as probe:
             return f"http://127.0.0.1:{port}" if probe.connect_ex(("127.0.0.1", port)) == 0 else None
 

@@ -14,7 +14,6 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,7 +41,7 @@ from tests.harness import (
     http_client,
     http_gateway,
     kitchen,
-    stop,
+    served,
     write_config,
 )
 
@@ -174,29 +173,12 @@ def find_gateway(config: Path) -> psutil.Process:
 
 
 @asynccontextmanager
-async def served(
-    argv: list[str], ready: Callable[[], str | None], what: str, *, quiet: bool = False
-) -> AsyncIterator[str]:
-    """Run a server process; yields the base URL `ready()` gives once the server is up (`quiet`: drop its log)."""
-    process = await anyio.open_process(argv, stdout=None, stderr=subprocess.DEVNULL if quiet else None)
-    try:
-        with anyio.fail_after(30):
-            while (base := ready()) is None:  # another process's files and sockets offer no event to wait on
-                if process.returncode is not None:
-                    raise RuntimeError(f"{what} exited with {process.returncode}")
-                await anyio.sleep(0.05)
-        yield base
-    finally:
-        await stop(process)
-
-
-@asynccontextmanager
 async def http_kitchen(directory: Path) -> AsyncIterator[str]:
     """Run kitchen with `--transport http --port 0`; yields its base URL once the port file appears."""
     port_file = directory / "kitchen.port"
     port_file.unlink(missing_ok=True)  # left by an earlier kitchen
 
-    def ready() -> str | None:
+    async def ready() -> str | None:
         return f"http://127.0.0.1:{port_file.read_text().strip()}" if port_file.exists() else None
 
     argv = [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)]

@@ -4,7 +4,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -71,37 +71,34 @@ async def _healthy(url: str) -> bool:
 
 
 @asynccontextmanager
-async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
-    port = free_port()
-    process = await anyio.open_process(
-        [
-            PYTHON,
-            "-m",
-            "gateway",
-            "serve",
-            "--config",
-            str(config),
-            "--http",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "WARNING",
-        ],
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        stdout=None,
-        stderr=None,
-    )
-    base = f"http://127.0.0.1:{port}"
+async def served(
+    argv: list[str], ready: Callable[[], Awaitable[str | None]], what: str, *, quiet: bool = False, **popen: Any
+) -> AsyncIterator[str]:
+    """Run a server process; yields the base URL `ready()` gives once it is up (`quiet`: drop its log)."""
+    process = await anyio.open_process(argv, stdout=None, stderr=subprocess.DEVNULL if quiet else None, **popen)
     try:
         with anyio.fail_after(30):
-            while not await _healthy(f"{base}/healthz"):
+            while (base := await ready()) is None:  # another process's files and sockets offer no event to wait on
                 if process.returncode is not None:
-                    raise RuntimeError(f"gateway exited with {process.returncode}")
+                    raise RuntimeError(f"{what} exited with {process.returncode}")
                 await anyio.sleep(0.05)
         yield base
     finally:
         await stop(process)
+
+
+@asynccontextmanager
+async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
+    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
+    base = f"http://127.0.0.1:{free_port()}"
+
+    async def ready() -> str | None:
+        return base if await _healthy(f"{base}/healthz") else None
+
+    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    async with served([*argv, "--log-level", "WARNING"], ready, "gateway", cwd=str(ROOT), env=environment) as url:
+        yield url
 
 
 @contextmanager
