@@ -7,23 +7,23 @@ from mcp.client import Transport
 from adapters.http import http_transport
 from adapters.sse import sse_transport
 from adapters.stdio import stdio_transport
-from gateway.config import HttpServer, SseServer, StdioServer
+from gateway.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 __all__ = ["http_transport", "sse_transport", "stdio_transport", "target"]
 
 
-def target(config: StdioServer | HttpServer | SseServer, *, max_message_bytes: int) -> Transport:
+def target(config: StdioServerConfig | HttpServerConfig | SseServerConfig, *, max_message_bytes: int) -> Transport:
     """A fresh, single-use transport for `mcp.Client`; build a new one for every (re)connect.
 
     `max_message_bytes` is the global `limits.max_message_bytes`; a server's own override wins.
     """
     match config:
-        case StdioServer():
+        case StdioServerConfig():
             limit = config.max_message_bytes if config.max_message_bytes is not None else max_message_bytes
             return stdio_transport(config, max_message_bytes=limit)
-        case HttpServer():
+        case HttpServerConfig():
             return http_transport(config, max_message_bytes=max_message_bytes)
-        case SseServer():
+        case SseServerConfig():
             limit = config.max_event_bytes if config.max_event_bytes is not None else max_message_bytes
             return sse_transport(config, max_event_bytes=limit)
         case _:

@@ -4,11 +4,10 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 import httpx2
-from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from gateway.config import HttpServer
+from gateway.config import HttpServerConfig
+from gateway.sdk import TransportStreams, create_mcp_http_client
 
 CONNECT_TIMEOUT_S = 30.0
 # A response stream may legitimately idle for a whole request; never cut it before the call's own
@@ -26,7 +25,7 @@ def http_timeout(timeout_s: float) -> httpx2.Timeout:
 
 
 @asynccontextmanager
-async def http_transport(config: HttpServer, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
+async def http_transport(config: HttpServerConfig, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
     """Connect with `streamable_http_client`, lifting its 1 MiB SSE-event cap to our limit."""
     # The SDK closes only clients it created itself, so this one is ours to close.
     async with (

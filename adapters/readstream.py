@@ -4,10 +4,10 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from adapters.lane import Lane
+from gateway.sdk import ReadStream
 
 Item = SessionMessage | Exception
 

@@ -9,15 +9,22 @@ import anyio
 import httpx2
 import mcp.types as types
 from anyio.abc import TaskStatus
-from mcp.client._transport import TransportStreams
 from mcp.client.sse import remove_request_params
-from mcp.shared._compat import resync_tracer
-from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
-from mcp.shared._httpx_utils import create_mcp_http_client, redirect_note, request_within_origin, sse_within_origin
 from mcp.shared.message import SessionMessage
 
 from adapters.http import SSE_FRAMING_BYTES, http_timeout
-from gateway.config import SseServer
+from gateway.config import SseServerConfig
+from gateway.sdk import (
+    ContextReceiveStream,
+    ContextSendStream,
+    TransportStreams,
+    create_context_streams,
+    create_mcp_http_client,
+    redirect_note,
+    request_within_origin,
+    resync_tracer,
+    sse_within_origin,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +35,7 @@ ReadSend = ContextSendStream[SessionMessage | Exception]
 
 
 @asynccontextmanager
-async def sse_transport(config: SseServer, *, max_event_bytes: int) -> AsyncGenerator[TransportStreams]:
+async def sse_transport(config: SseServerConfig, *, max_event_bytes: int) -> AsyncGenerator[TransportStreams]:
     """Open the event stream, wait for the endpoint event, then POST each outgoing message to it.
 
     Raises:

@@ -10,15 +10,15 @@ import anyio.to_thread
 import mcp.types as types
 from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from adapters._procgroup import kill_group
 from adapters.lane import Lane
+from adapters.lines import LineSplitter, Oversized, parse
 from adapters.readstream import ReadStreamProxy
-from gateway.config import StdioServer
-from gateway.lines import LineSplitter, Oversized, parse
+from gateway.config import StdioServerConfig
+from gateway.sdk import TransportStreams
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ _FLUSH_S = 0.5
 
 
 @asynccontextmanager
-async def stdio_transport(config: StdioServer, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
+async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
     """Start the server in its own process group and bridge its pipes to the session's streams.
 
     Raises:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import anyio
 
-from gateway import serve, telemetry
+from gateway import telemetry
 from gateway.cli import LOG_FORMAT
 from gateway.config import load_config
+from gateway.fronts import serve
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,8 +48,7 @@ from bench.proxy_overhead import (
     table,
 )
 from gateway.app import Gateway
-from gateway.config import StdioServer, load_config
-from gateway.policy import Limits
+from gateway.config import LimitsConfig, StdioServerConfig, load_config
 from tests.harness import ROOT, hints_of, kitchen, write_config
 
 TARGET = 1.2
@@ -57,7 +56,7 @@ TARGET = 1.2
 HANG_TIMEOUT_S = 60.0
 """For the calls that may get no answer at all (a message over max_message_bytes)."""
 PING_INTERVAL_S = 0.05
-DEFAULTS = Limits()
+DEFAULTS = LimitsConfig()
 CATALOG = {"postgresql": ["14", "15", "16"], "nodejs": ["18", "20", "22"], "bun": ["1.1.34", "1.2"]}
 STEERING_TEXT = "Next: if the text names a tool version, check it against the catalog before using it."
 
@@ -82,7 +81,7 @@ def realistic_config(directory: Path, limits: dict[str, Any] | None = None, even
     return write_config(directory, {"k": kitchen("k", events=events, timeout_s=TIMEOUT_S)}, **sections)
 
 
-def empty_chain_stdio(config: Path) -> StdioServer:
+def empty_chain_stdio(config: Path) -> StdioServerConfig:
     """The stdio front with `chain=[]` (`bench._stdio_gateway`), started like `gateway_stdio` starts `gateway serve`."""
     real = gateway_stdio(config)
     args = ["-m", "bench._stdio_gateway", "--config", str(config), "--chain", "empty", "--log-level", "WARNING"]

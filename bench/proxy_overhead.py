@@ -29,10 +29,10 @@ import anyio.to_thread
 import mcp.types as types
 import psutil
 from mcp import Client, StdioServerParameters
-from mcp.client._transport import Transport
 
 from adapters import stdio_transport
-from gateway.config import StdioServer
+from gateway.config import StdioServerConfig
+from gateway.sdk import Transport
 from tests.harness import (
     KITCHEN,
     PYTHON,
@@ -136,19 +136,19 @@ class Report:
 # -- processes -----------------------------------------------------------------------------------
 
 
-def kitchen_stdio(name: str, *extra: str) -> StdioServer:
-    return StdioServer(transport="stdio", command=PYTHON, args=[KITCHEN, "--name", name, *extra])
+def kitchen_stdio(name: str, *extra: str) -> StdioServerConfig:
+    return StdioServerConfig(transport="stdio", command=PYTHON, args=[KITCHEN, "--name", name, *extra])
 
 
-def gateway_stdio(config: Path) -> StdioServer:
+def gateway_stdio(config: Path) -> StdioServerConfig:
     """The gateway as a stdio server, started like `tests.harness.gateway_params` does."""
     params = gateway_params(config)
-    return StdioServer(
+    return StdioServerConfig(
         transport="stdio", command=params.command, args=params.args, cwd=params.cwd, env=params.env or {}
     )
 
 
-def linear(server: StdioServer) -> Transport:
+def linear(server: StdioServerConfig) -> Transport:
     """The project's linear-time stdio client transport (the SDK's stock one is O(n²) in the line length)."""
     return stdio_transport(server, max_message_bytes=MAX_MESSAGE_BYTES)
 

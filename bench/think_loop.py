@@ -35,9 +35,9 @@ from pydantic_core import to_json
 
 from gateway.app import Gateway
 from gateway.config import load_config
+from gateway.prompts import PromptLibrary
 from gateway.think.engine import Engine
 from gateway.think.library import Library
-from gateway.think.prompts import PromptLibrary
 from gateway.think.state import StateStore
 from gateway.think.validator import Schemas
 from tests.harness import write_config

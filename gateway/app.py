@@ -10,22 +10,22 @@ from typing import Any
 import anyio
 
 import adapters
-from gateway import hosted
 from gateway.cache import SharedCache
+from gateway.catalog.registry import Registry
 from gateway.config import GatewayConfig
-from gateway.downstream import Downstream, Target
-from gateway.front import Front
+from gateway.downstreams.downstream import Downstream, Target
+from gateway.fronts.server import Front
+from gateway.hosted import server as hosted
 from gateway.middleware import default_chain
 from gateway.middleware.bootstrap import summary
-from gateway.outputs import OutputStore
 from gateway.pipeline import Middleware, Pipeline
-from gateway.registry import Registry
+from gateway.prompts import PromptLibrary
 from gateway.session import SessionStore
+from gateway.store.outputs import OutputStore
 from gateway.think import server as think_server
 from gateway.think.context import Limits
 from gateway.think.engine import Engine
 from gateway.think.library import Library
-from gateway.think.prompts import PromptLibrary
 from gateway.think.state import StateStore
 from gateway.think.validator import Schemas
 from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS

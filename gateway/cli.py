@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from gateway.config import GatewayConfig, StdioServer, load_config
+from gateway.config import GatewayConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
 
 logger = logging.getLogger("gateway")
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check(config: GatewayConfig, path: Path) -> int:
     for name, server in config.servers.items():
-        if isinstance(server, StdioServer) and shutil.which(server.command) is None:
+        if isinstance(server, StdioServerConfig) and shutil.which(server.command) is None:
             # A warning, not an error: the command may be installed where the gateway will run.
             print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
     if config.think.enabled:
@@ -111,7 +111,8 @@ def _has_uvloop() -> bool:
 
 
 def _serve(config: GatewayConfig, http: str | None) -> int:
-    from gateway import serve, telemetry
+    from gateway import telemetry
+    from gateway.fronts import serve
 
     with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:

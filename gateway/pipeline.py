@@ -17,22 +17,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from mcp.shared.dispatcher import ProgressFnT
-
 from gateway.errors import GatewayError
+from gateway.results import Hint
 from gateway.session import Session
+from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
-
-ProgressFn = ProgressFnT
-
-
-@dataclass(slots=True, frozen=True)
-class Hint:
-    """Gateway-authored text for the model, appended after the result and never truncated."""
-
-    kind: str
-    text: str
 
 
 @dataclass(slots=True)

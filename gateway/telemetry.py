@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from mcp.shared._otel import extract_trace_context
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import Counter
 from opentelemetry.sdk.resources import Resource
@@ -21,7 +20,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, ProxyTracerProvider, Span, SpanKind, StatusCode
 
-from gateway.config import Telemetry
+from gateway.config import TelemetryConfig
+from gateway.sdk import extract_trace_context
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ _tracer = trace.get_tracer("mcp-gateway")
 _counters: dict[str, Counter] = {}
 
 
-def configure(config: Telemetry) -> TracerProvider | None:
+def configure(config: TelemetryConfig) -> TracerProvider | None:
     """Install a global tracer provider unless the exporter is `none`; returns it so the caller can shut it down.
 
     Config wins over the standard variables: `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER` (a comma-separated
@@ -86,7 +86,7 @@ def _configure_metrics(exporters: set[str], resource: Resource) -> None:
 
 
 @contextmanager
-def exporting(config: Telemetry) -> Iterator[None]:
+def exporting(config: TelemetryConfig) -> Iterator[None]:
     """Spans and counters are exported (per `configure`) while inside; flushed, within bounds, on the way out."""
     provider = configure(config)
     try:

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.config import GatewayConfig, HttpServer, StdioServer, load_config
+from gateway.config import GatewayConfig, HttpServerConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
 
 
@@ -44,8 +44,8 @@ def test_env_vars_expand_inside_strings_anywhere_in_the_file(tmp_path: Path, mon
         },
     )
     api, k = config.servers["api"], config.servers["k"]
-    assert isinstance(api, HttpServer) and api.headers == {"Authorization": "Bearer s3cret"}
-    assert isinstance(k, StdioServer) and k.args == ["--verbose", "plain"] and k.env == {"TOKEN": "s3cret"}
+    assert isinstance(api, HttpServerConfig) and api.headers == {"Authorization": "Bearer s3cret"}
+    assert isinstance(k, StdioServerConfig) and k.args == ["--verbose", "plain"] and k.env == {"TOKEN": "s3cret"}
 
 
 def test_unset_env_var_is_a_problem_naming_the_key_path_and_the_variable(
@@ -85,7 +85,7 @@ def test_relative_cwd_and_relative_command_resolve_against_the_config_folder(tmp
     config = load(folder, {"servers": {"k": {"transport": "stdio", "command": "./bin/server", "cwd": "work"}}})
     k = config.servers["k"]
     base = folder.resolve()
-    assert isinstance(k, StdioServer)
+    assert isinstance(k, StdioServerConfig)
     assert k.command == str(base / "bin" / "server")
     assert k.cwd == str(base / "work")
 
@@ -93,7 +93,7 @@ def test_relative_cwd_and_relative_command_resolve_against_the_config_folder(tmp
 def test_cwd_defaults_to_the_config_folder_and_bare_or_absolute_commands_stay(tmp_path: Path) -> None:
     config = load(tmp_path, {"servers": {"a": stdio(), "b": {"transport": "stdio", "command": "/usr/bin/env"}}})
     a, b = config.servers["a"], config.servers["b"]
-    assert isinstance(a, StdioServer) and isinstance(b, StdioServer)
+    assert isinstance(a, StdioServerConfig) and isinstance(b, StdioServerConfig)
     assert a.command == "python3"  # looked up on PATH by the child, not next to the config
     assert b.command == "/usr/bin/env"
     assert a.cwd == str(tmp_path.resolve())

@@ -8,10 +8,9 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from gateway import hints
 from gateway.app import Gateway
 from gateway.config import load_config
-from gateway.pipeline import Hint
+from gateway.results import Hint, render_hints
 from tests.harness import hints_of, write_config
 from tests.servers.kitchen import Kitchen
 
@@ -28,7 +27,7 @@ def blocks(result: types.CallToolResult) -> list[str]:
 
 
 def test_hints_become_separate_text_blocks_after_the_content_each_starting_with_gateway() -> None:
-    rendered = hints.render(RESULT, [Hint("error", "Next: retry once."), Hint("steering", "Then ask.")], 2048)
+    rendered = render_hints(RESULT, [Hint("error", "Next: retry once."), Hint("steering", "Then ask.")], 2048)
     assert rendered.content[:2] == RESULT.content
     assert rendered.content[2:] == [
         types.TextContent(text="[gateway] Next: retry once."),
@@ -38,7 +37,7 @@ def test_hints_become_separate_text_blocks_after_the_content_each_starting_with_
 
 
 def test_hints_are_mirrored_in_meta_by_kind_and_text_next_to_the_existing_meta() -> None:
-    rendered = hints.render(RESULT, [Hint("error", "Next: retry once."), Hint("steering", "Then ask.")], 2048)
+    rendered = render_hints(RESULT, [Hint("error", "Next: retry once."), Hint("steering", "Then ask.")], 2048)
     assert rendered.meta == {
         "io.modelcontextprotocol/serverInfo": {"name": "k", "version": "1.0"},
         "gateway/hints": [{"kind": "error", "text": "Next: retry once."}, {"kind": "steering", "text": "Then ask."}],
@@ -46,17 +45,17 @@ def test_hints_are_mirrored_in_meta_by_kind_and_text_next_to_the_existing_meta()
 
 
 def test_a_hint_that_already_starts_with_the_prefix_is_not_prefixed_twice() -> None:
-    rendered = hints.render(RESULT, [Hint("steering", "[gateway] Said already.")], 2048)
+    rendered = render_hints(RESULT, [Hint("steering", "[gateway] Said already.")], 2048)
     assert blocks(rendered)[-1] == "[gateway] Said already."
 
 
 def test_without_hints_the_result_is_returned_as_it_is() -> None:
-    assert hints.render(RESULT, [], 2048) is RESULT
+    assert render_hints(RESULT, [], 2048) is RESULT
 
 
 def test_hints_over_the_budget_are_dropped_in_order_and_a_notice_says_how_many() -> None:
     texts = ["a" * 60, "b" * 60, "c" * 30, "d" * 20]
-    rendered = hints.render(RESULT, [Hint("steering", t) for t in texts], 100)
+    rendered = render_hints(RESULT, [Hint("steering", t) for t in texts], 100)
     assert blocks(rendered)[1:] == [
         "[gateway] " + "a" * 60,
         "[gateway] " + "c" * 30,
@@ -67,7 +66,7 @@ def test_hints_over_the_budget_are_dropped_in_order_and_a_notice_says_how_many()
 
 def test_the_bootstrap_hint_does_not_count_against_the_budget() -> None:
     driver = Hint("bootstrap", "D" * 1500)
-    rendered = hints.render(RESULT, [driver, Hint("steering", "s" * 100)], 100)
+    rendered = render_hints(RESULT, [driver, Hint("steering", "s" * 100)], 100)
     assert blocks(rendered)[1:] == ["[gateway] " + "D" * 1500, "[gateway] " + "s" * 100]
 
 

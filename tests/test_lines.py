@@ -5,7 +5,7 @@ import json
 import mcp.types as types
 import pytest
 
-from gateway.lines import BIG_LINE_BYTES, LineSplitter, NotJson, Oversized, parse
+from adapters.lines import BIG_LINE_BYTES, LineSplitter, NotJson, Oversized, parse
 
 pytestmark = pytest.mark.anyio
 

@@ -3,7 +3,7 @@
 import random
 from collections import Counter
 
-from gateway.names import assign
+from gateway.catalog.names import assign
 
 LONG = "a_really_long_tool_name_that_goes_on_and_on_past_the_sixty_four_char_limit"
 

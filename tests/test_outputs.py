@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 
 from gateway.app import Gateway
 from gateway.config import load_config
-from gateway.outputs import MAX_PAGE_BYTES, OutputError, OutputStore
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore
 from tests.harness import text_of, write_config
 
 pytestmark = pytest.mark.anyio

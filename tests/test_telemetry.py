@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from gateway import telemetry
 from gateway.app import Gateway
-from gateway.config import Telemetry, load_config
+from gateway.config import TelemetryConfig, load_config
 from tests.harness import gateway_params, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
@@ -211,4 +211,4 @@ def test_tracing_is_off_unless_an_exporter_is_chosen(monkeypatch: pytest.MonkeyP
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert telemetry.configure(Telemetry()) is None
+    assert telemetry.configure(TelemetryConfig()) is None

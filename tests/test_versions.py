@@ -20,13 +20,8 @@ from starlette.routing import Route
 
 from gateway.app import Gateway
 from gateway.cache import SharedCache
-from gateway.config import load_config
-from gateway.hints import META_KEY
-from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
-from gateway.pipeline import Call
-from gateway.session import Session
-from gateway.versions import (
-    DEFAULT_PATTERN,
+from gateway.config import DEFAULT_PATTERN, load_config
+from gateway.middleware.version_sources import (
     SourceError,
     Versions,
     check_block,
@@ -36,6 +31,10 @@ from gateway.versions import (
     from_http,
     parse,
 )
+from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
+from gateway.pipeline import Call
+from gateway.results import HINTS_META_KEY
+from gateway.session import Session
 from tests.harness import PYTHON, ROOT, hints_of, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -407,7 +406,9 @@ async def test_a_downstream_tool_as_source_checks_arguments_and_appends_the_live
         assert not result.is_error
         assert text_of(result).endswith(": use bun@1 and postgresql@16")
         assert block in hints_of(result)
-        assert {"kind": "version_check", "text": block.removeprefix("[gateway] ")} in (result.meta or {})[META_KEY]
+        assert {"kind": "version_check", "text": block.removeprefix("[gateway] ")} in (result.meta or {})[
+            HINTS_META_KEY
+        ]
     assert text_of(measured) == "received 3 chars"
     assert f"[gateway] {LIVE}" in hints_of(measured)
 

@@ -4,21 +4,21 @@ import re
 from collections.abc import Awaitable, Callable
 
 from gateway.cache import SharedCache
-from gateway.config import GatewayConfig
+from gateway.config import GatewayConfig, VersionSourceConfig
 from gateway.middleware.bootstrap import Bootstrap
 from gateway.middleware.observe import Observe
 from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Rule, Steering
+from gateway.middleware.version_sources import Versions, from_file, from_http, from_tool
 from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
-from gateway.outputs import OutputStore
 from gateway.pipeline import Middleware
-from gateway.policy import VersionSource
+from gateway.prompts import PromptLibrary
+from gateway.store.outputs import OutputStore
 from gateway.think.engine import Engine
-from gateway.think.prompts import PromptLibrary
-from gateway.versions import CallTool, Versions, from_file, from_http, from_tool
+from gateway.types import CallTool
 
 
-def _loader(source: VersionSource, call_tool: CallTool) -> Callable[[], Awaitable[Versions]]:
+def _loader(source: VersionSourceConfig, call_tool: CallTool) -> Callable[[], Awaitable[Versions]]:
     match source.type:
         case "file":
             path = source.path or ""

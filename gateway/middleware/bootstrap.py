@@ -4,8 +4,9 @@ import logging
 from typing import Literal
 
 from gateway import telemetry
-from gateway.pipeline import Call, Hint, Middleware
-from gateway.think.prompts import Prompt
+from gateway.pipeline import Call, Middleware
+from gateway.prompts import Prompt
+from gateway.results import Hint
 
 logger = logging.getLogger(__name__)
 

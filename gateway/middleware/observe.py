@@ -6,18 +6,12 @@ from typing import Any
 import mcp.types as types
 
 from gateway import telemetry
-from gateway.pipeline import Call, Hint, Middleware
+from gateway.pipeline import Call, Middleware
+from gateway.results import Hint, result_view
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 
 logger = logging.getLogger(__name__)
-
-
-def result_view(result: types.CallToolResult) -> Any:
-    """What a step records: structured content when the tool gives an object, else its text as {"text": ...}."""
-    if isinstance(result.structured_content, dict):
-        return result.structured_content
-    return {"text": "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))}
 
 
 class Observe(Middleware):

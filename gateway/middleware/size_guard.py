@@ -11,32 +11,15 @@ from pydantic_core import to_json
 
 from gateway import telemetry
 from gateway.errors import RequestRejected
-from gateway.outputs import MAX_PAGE_BYTES, OutputStore
-from gateway.pipeline import Call, Hint, Middleware
+from gateway.pipeline import Call, Middleware
+from gateway.results import Hint, result_bytes, text_view
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputStore
 from gateway.text import cut, utf8_len
 
 logger = logging.getLogger(__name__)
 
 Strategy = Literal["head", "tail", "both"]
 OUTPUT_URI = "gateway://outputs/{id}"
-
-
-def text_view(result: types.CallToolResult) -> str:
-    """What a reader pages through: text blocks as they are, other blocks as their JSON."""
-    parts = [b.text if isinstance(b, types.TextContent) else b.model_dump_json(by_alias=True) for b in result.content]
-    if not parts and result.structured_content is not None:
-        parts.append(to_json(result.structured_content).decode())
-    return "\n".join(parts)
-
-
-def result_bytes(result: types.CallToolResult) -> int:
-    """Serialized size of what the client would receive (content and structured content)."""
-    size = sum(
-        utf8_len(b.text) if isinstance(b, types.TextContent) else len(b.model_dump_json()) for b in result.content
-    )
-    if result.structured_content is not None:
-        size += len(to_json(result.structured_content))
-    return size
 
 
 def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:

@@ -8,7 +8,8 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.errors import DownstreamTimeout, DownstreamUnavailable, RequestRejected, UnknownName
-from gateway.pipeline import Call, Hint, Middleware
+from gateway.pipeline import Call, Middleware
+from gateway.results import Hint
 
 When = str
 """success | error | empty | truncated | any"""

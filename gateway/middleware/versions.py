@@ -12,9 +12,9 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.cache import SharedCache
-from gateway.middleware.size_guard import text_view
-from gateway.pipeline import Call, Hint, Middleware
-from gateway.versions import SourceError, Versions, check_block, compact, find_tokens
+from gateway.middleware.version_sources import SourceError, Versions, check_block, compact, find_tokens
+from gateway.pipeline import Call, Middleware
+from gateway.results import Hint, text_view
 
 logger = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ import anyio
 from pydantic_core import to_json
 
 from gateway import telemetry
+from gateway.prompts import PromptLibrary
 from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, build, client_side, inject_driver
 from gateway.think.library import Library
 from gateway.think.params import check_params
-from gateway.think.prompts import PromptLibrary
 from gateway.think.state import Observation, RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas

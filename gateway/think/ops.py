@@ -6,12 +6,12 @@ from typing import Any
 
 import yaml
 
+from gateway.prompts import PromptNotFound
 from gateway.think import runner
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.listing import list_workflows
-from gateway.think.prompts import PromptNotFound
 from gateway.think.state import snapshot_of
 
 logger = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 
 from gateway import __version__, telemetry
+from gateway.prompts import PromptNotFound
 from gateway.think import resources
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Operations
-from gateway.think.prompts import PromptNotFound
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 
 from adapters import target
-from gateway.config import HttpServer, SseServer
+from gateway.config import HttpServerConfig, SseServerConfig
 from tests.harness import port_file_server
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +40,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_http_5mb_result_arrives_whole(base_url: str, mode: Mode) -> None:
-    config = HttpServer(transport="http", url=f"{base_url}/mcp")
+    config = HttpServerConfig(transport="http", url=f"{base_url}/mcp")
     async with Client(target(config, max_message_bytes=LIMIT), mode=mode) as client:
         with anyio.fail_after(15):
             text = text_of(await client.call_tool("blob", {"n": 5_000_000}))
@@ -51,7 +51,7 @@ async def test_http_5mb_result_arrives_whole(base_url: str, mode: Mode) -> None:
 async def test_sse_3mb_result_arrives_whole_and_the_connection_stays_usable(base_url: str, mode: Mode) -> None:
     # The stock sse_client caps events at this size and drops the whole connection above it.
     assert DEFAULT_MAX_SSE_EVENT_SIZE < 3_000_000
-    config = SseServer(transport="sse", url=f"{base_url}/sse")
+    config = SseServerConfig(transport="sse", url=f"{base_url}/sse")
     async with Client(target(config, max_message_bytes=LIMIT), mode=mode) as client:
         with anyio.fail_after(15):
             assert text_of(await client.call_tool("blob", {"n": 3_000_000})) == "x" * 3_000_000
@@ -59,7 +59,7 @@ async def test_sse_3mb_result_arrives_whole_and_the_connection_stays_usable(base
 
 
 async def test_sse_event_over_max_event_bytes_fails_fast_with_connection_closed(base_url: str) -> None:
-    config = SseServer(transport="sse", url=f"{base_url}/sse", max_event_bytes=MIB)
+    config = SseServerConfig(transport="sse", url=f"{base_url}/sse", max_event_bytes=MIB)
     async with Client(target(config, max_message_bytes=LIMIT), mode="legacy") as client:
         with anyio.fail_after(10), pytest.raises(MCPError) as excinfo:
             await client.call_tool("blob", {"n": 2 * MIB})
@@ -69,7 +69,7 @@ async def test_sse_event_over_max_event_bytes_fails_fast_with_connection_closed(
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_sse_post_rejected_by_the_server_fails_only_that_call(base_url: str, mode: Mode) -> None:
-    config = SseServer(transport="sse", url=f"{base_url}/sse")
+    config = SseServerConfig(transport="sse", url=f"{base_url}/sse")
     async with Client(target(config, max_message_bytes=LIMIT), mode=mode) as client:
         with anyio.fail_after(10), pytest.raises(MCPError) as excinfo:
             await client.call_tool("measure", {"text": "y" * 5_000_000})

@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 
 from adapters import target
 from adapters.stdio import stdio_transport
-from gateway.config import StdioServer
+from gateway.config import StdioServerConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -21,8 +21,8 @@ KITCHEN = Path(__file__).resolve().parents[1] / "servers" / "kitchen.py"
 MIB = 1024 * 1024
 
 
-def kitchen(max_message_bytes: int | None = None) -> StdioServer:
-    return StdioServer(
+def kitchen(max_message_bytes: int | None = None) -> StdioServerConfig:
+    return StdioServerConfig(
         transport="stdio", command=sys.executable, args=[str(KITCHEN)], max_message_bytes=max_message_bytes
     )
 
@@ -97,7 +97,7 @@ async def test_closing_the_client_kills_the_servers_grandchildren() -> None:
 
 
 async def test_missing_executable_raises_oserror_naming_the_command(tmp_path: Path) -> None:
-    config = StdioServer(transport="stdio", command=str(tmp_path / "no-such-server"), cwd=str(tmp_path))
+    config = StdioServerConfig(transport="stdio", command=str(tmp_path / "no-such-server"), cwd=str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no-such-server"):
         async with stdio_transport(config, max_message_bytes=MIB):
             pytest.fail("the transport must not open")
@@ -113,7 +113,7 @@ sys.stdin.read()
 
 
 async def test_bad_and_oversized_lines_become_stream_errors_and_later_messages_still_arrive() -> None:
-    config = StdioServer(transport="stdio", command=sys.executable, args=["-c", CHATTY_SERVER])
+    config = StdioServerConfig(transport="stdio", command=sys.executable, args=["-c", CHATTY_SERVER])
     async with stdio_transport(config, max_message_bytes=MIB) as (read, _write):
         with anyio.fail_after(10):
             items = [await read.receive() for _ in range(3)]

@@ -13,9 +13,10 @@ from mcp import Client, MCPError
 from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.middleware.bootstrap import SUMMARY_LIMIT, Bootstrap, summary
-from gateway.pipeline import Call, Hint
+from gateway.pipeline import Call
+from gateway.prompts import DEFAULT_DIR, PromptLibrary, PromptNotFound
+from gateway.results import Hint
 from gateway.session import Session
-from gateway.think.prompts import DEFAULT_DIR, PromptLibrary, PromptNotFound
 from tests.harness import write_config
 
 pytestmark = pytest.mark.anyio

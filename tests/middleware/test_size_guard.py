@@ -20,11 +20,11 @@ from mcp.server import Server, ServerRequestContext
 
 from gateway.app import Gateway
 from gateway.config import load_config
-from gateway.downstream import Target
+from gateway.downstreams.downstream import Target
 from gateway.middleware.size_guard import SizeGuard, Strategy, preview
-from gateway.outputs import OutputStore
 from gateway.pipeline import Call
 from gateway.session import Session
+from gateway.store.outputs import OutputStore
 from tests.harness import hints_of, kitchen, text_of, write_config
 from tests.servers.kitchen import Kitchen
 

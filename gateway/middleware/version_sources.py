@@ -3,19 +3,18 @@
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import anyio
 import httpx2
 import mcp.types as types
 
+from gateway.types import CallTool
+
 logger = logging.getLogger(__name__)
 
 Versions = dict[str, list[str]]
-CallTool = Callable[[str, dict[str, Any]], Awaitable[types.CallToolResult]]
-# The version ends on a word character: "Use nodejs@20." in prose means 20, not "20.".
-DEFAULT_PATTERN = r"(?<![\w@.-])([A-Za-z][\w.-]*?)@(\d(?:[\w.+-]*\w)?)"
 
 
 class SourceError(Exception):

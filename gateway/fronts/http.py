@@ -18,14 +18,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.config import Listen
-from gateway.front import Front
-from gateway.front_lane import HttpLane
+from gateway.config import ListenConfig
+from gateway.fronts.http_lane import HttpLane
+from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
 
 
-def bearer_tokens(listen: Listen) -> list[str]:
+def bearer_tokens(listen: ListenConfig) -> list[str]:
     raw = os.environ.get(listen.bearer_tokens_env, "")
     return [t.strip() for t in raw.split(",") if t.strip()]
 
@@ -88,7 +88,7 @@ class Guard:
 def build_app(
     front: Front,
     *,
-    listen: Listen,
+    listen: ListenConfig,
     max_body_bytes: int,
     lifespan: Callable[[], AbstractAsyncContextManager[Any]],
     health: Callable[[], dict[str, Any]],

@@ -6,8 +6,8 @@ import uvicorn
 
 from gateway.app import Gateway
 from gateway.config import GatewayConfig
-from gateway.front_http import bearer_tokens, build_app
-from gateway.front_stdio import serve_stdio
+from gateway.fronts.http import bearer_tokens, build_app
+from gateway.fronts.stdio import serve_stdio
 from gateway.pipeline import Middleware
 
 logger = logging.getLogger(__name__)

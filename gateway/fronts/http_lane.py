@@ -38,8 +38,9 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway import jsonwire, telemetry
-from gateway.front import Front, session_key
+from adapters import jsonwire
+from gateway import telemetry
+from gateway.fronts.server import Front, session_key
 
 logger = logging.getLogger(__name__)
 

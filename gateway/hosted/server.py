@@ -14,8 +14,9 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from gateway import __version__
-from gateway.outputs import MAX_PAGE_BYTES, OutputError, OutputStore, Page
-from gateway.think.prompts import PromptLibrary, PromptNotFound
+from gateway.prompts import PromptLibrary, PromptNotFound
+from gateway.results import text_result
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore, Page
 
 Ctx = ServerRequestContext[Any]
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
@@ -52,11 +53,7 @@ OUTPUTS = types.ResourceTemplate(
 )
 
 
-def _text(text: str, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
-
-
-def page_text(page: Page) -> str:
+def pagetext_result(page: Page) -> str:
     end = page.offset + len(page.text.encode())
     if page.next_offset is None:
         where = f"bytes {page.offset:,}-{end:,} of {page.total_bytes:,} (end of output)"
@@ -85,12 +82,12 @@ def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Ser
         if params.name == READ_OUTPUT.name:
             offset, length = args.get("offset", 0), args.get("length", MAX_PAGE_BYTES)
             if not isinstance(offset, int) or not isinstance(length, int):
-                return _text(f"offset and length must be integers, got {offset!r} and {length!r}.", error=True)
+                return text_result(f"offset and length must be integers, got {offset!r} and {length!r}.", error=True)
             try:
-                return _text(page_text(outputs.read(str(args.get("id", "")), offset, length)))
+                return text_result(pagetext_result(outputs.read(str(args.get("id", "")), offset, length)))
             except OutputError as exc:
-                return _text(str(exc), error=True)
-        return _text(f"Unknown tool {params.name!r}; this server has 'status' and 'read_output'.", error=True)
+                return text_result(str(exc), error=True)
+        return text_result(f"Unknown tool {params.name!r}; this server has 'status' and 'read_output'.", error=True)
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(
@@ -118,7 +115,7 @@ def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Ser
                 text, mime = prompts.get(parts.path.strip("/")).text, "text/markdown"
             elif parts.netloc == "outputs":
                 offset, length = int(query.get("offset", 0)), int(query.get("length", MAX_PAGE_BYTES))
-                text, mime = page_text(outputs.read(parts.path.strip("/"), offset, length)), "text/plain"
+                text, mime = pagetext_result(outputs.read(parts.path.strip("/"), offset, length)), "text/plain"
             else:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown gateway resource {params.uri!r}.")
         except (OutputError, PromptNotFound) as exc:

@@ -17,11 +17,13 @@ from mcp.server.subscriptions import (
 )
 from starlette.requests import Request
 
-from gateway import __version__, hints, telemetry
+from gateway import __version__, telemetry
+from gateway.catalog.registry import Registry
 from gateway.errors import to_mcp_error, to_tool_result
-from gateway.pipeline import Call, Pipeline, ProgressFn
-from gateway.registry import Registry
+from gateway.pipeline import Call, Pipeline
+from gateway.results import render_hints
 from gateway.session import Session, SessionStore
+from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +182,7 @@ class Front:
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(key, "tools/call", {"name": name, "arguments": arguments}, progress)
         result: types.CallToolResult = to_tool_result(call.error) if call.error is not None else call.result
-        return hints.render(result, call.hints, self.hint_budget)
+        return render_hints(result, call.hints, self.hint_budget)
 
     async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call = await self._handle(ctx, "resources/read", {"uri": params.uri})

@@ -1,21 +1,20 @@
-"""Config models of the response pipeline: `limits`, `steering`, `versions`, `bootstrap` (used by `gateway.config`)."""
+"""Config of the response pipeline: `limits`, `steering`, `versions`, `bootstrap`."""
 
 import re
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from gateway.versions import DEFAULT_PATTERN
+from gateway.config.base import ConfigModel
 
 MIB = 1024 * 1024
+# The version ends on a word character: "Use nodejs@20." in prose means 20, not "20.".
+DEFAULT_PATTERN = r"(?<![\w@.-])([A-Za-z][\w.-]*?)@(\d(?:[\w.+-]*\w)?)"
+"""A `name@version` token: a name starting with a letter, `@`, a version starting with a digit."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-
-class SizeLimits(_Model):
+class SizeLimitsConfig(ConfigModel):
     """Per-server or per-tool overrides of the size guard."""
 
     max_inline_bytes: int | None = Field(default=None, ge=1000)
@@ -24,7 +23,7 @@ class SizeLimits(_Model):
     """Tool arguments above this are not forwarded."""
 
 
-class Limits(_Model):
+class LimitsConfig(ConfigModel):
     max_message_bytes: int = Field(default=64 * MIB, ge=1024)
     """Largest message a client may send (HTTP body, stdio line); bigger ones get an error naming this limit."""
     max_downstream_bytes: int = Field(default=256 * MIB, ge=1024)
@@ -42,11 +41,11 @@ class Limits(_Model):
     """Where spilled results go; a relative path resolves against the config file's folder."""
     outputs_ttl_s: float = Field(default=7200.0, gt=0)
     """How long spilled results are kept."""
-    tools: dict[str, SizeLimits] = {}
+    tools: dict[str, SizeLimitsConfig] = {}
     """Overrides by exposed tool name glob (`git.git_log`, `gitlab.*`); first match wins, before server limits."""
 
 
-class HintRule(_Model):
+class HintRuleConfig(ConfigModel):
     tools: list[str] = Field(min_length=1)
     """Exposed tool name globs the rule applies to."""
     on: Literal["success", "error", "empty", "truncated", "any"] = "success"
@@ -55,12 +54,12 @@ class HintRule(_Model):
     """The hint, e.g. `Next: call jira.jira_get_issue for the linked ticket.`"""
 
 
-class Steering(_Model):
-    hints: list[HintRule] = []
+class SteeringConfig(ConfigModel):
+    hints: list[HintRuleConfig] = []
     """Rules appending "what to do next" hints to tool results."""
 
 
-class VersionSource(_Model):
+class VersionSourceConfig(ConfigModel):
     type: Literal["file", "http", "tool"]
     """`file` (JSON on disk), `http` (JSON over HTTP) or `tool` (a downstream tool's JSON result)."""
     path: str | None = None
@@ -84,15 +83,15 @@ class VersionSource(_Model):
         return self
 
 
-class Catalog(_Model):
-    source: VersionSource
+class VersionCatalogConfig(ConfigModel):
+    source: VersionSourceConfig
     ttl_s: float = Field(default=3600.0, gt=0)
     """How long a fetched catalog is used; a failing source keeps the last good one."""
     append_catalog_to: list[str] = []
     """Tool globs whose results get the compact live list (`bun@{1.1.34,1.2} | nodejs@{18,20,22}`)."""
 
 
-class VersionCheck(_Model):
+class VersionCheckConfig(ConfigModel):
     catalog: str
     """Name of a catalog under `versions.catalogs`."""
     tools: list[str] = ["*"]
@@ -114,10 +113,10 @@ class VersionCheck(_Model):
         return pattern
 
 
-class Versions(_Model):
-    catalogs: dict[str, Catalog] = {}
+class VersionsConfig(ConfigModel):
+    catalogs: dict[str, VersionCatalogConfig] = {}
     """Live version catalogs by name."""
-    checks: list[VersionCheck] = []
+    checks: list[VersionCheckConfig] = []
     """Which calls are checked against which catalog."""
 
     @model_validator(mode="after")
@@ -143,7 +142,7 @@ class Versions(_Model):
         return self
 
 
-class Bootstrap(_Model):
+class BootstrapConfig(ConfigModel):
     mode: Literal["full", "summary", "off"] = "summary"
     """What the first tool result of a session carries: the whole driver prompt, a summary, or nothing."""
     driver_version: str | None = None

@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import mcp.types as types
 
-from gateway import names
 from gateway.cache import SharedCache
-from gateway.config import Namespace, ToolFilter
-from gateway.downstream import Downstream, State
+from gateway.catalog import names
+from gateway.config import NamespaceConfig, ToolFilterConfig
+from gateway.downstreams.downstream import Downstream, State
 from gateway.errors import DownstreamError, DownstreamFailed, UnknownName
 from gateway.pipeline import Call
 
@@ -69,8 +69,8 @@ class Registry:
         self,
         downstreams: Mapping[str, Downstream],
         *,
-        namespace: Namespace,
-        filters: Mapping[str, ToolFilter],
+        namespace: NamespaceConfig,
+        filters: Mapping[str, ToolFilterConfig],
         cache: SharedCache,
         on_changed: Callable[[str], None] | None = None,
     ) -> None:

@@ -9,16 +9,17 @@ from typing import Any, Self, TypeVar
 import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError
-from mcp.client._transport import Transport
 from mcp.server import Server
 from mcp_types import SERVER_INFO_META_KEY
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from adapters.lane import Lane
-from gateway import __version__, changes
+from adapters.streams import watched
+from gateway import __version__, sdk
+from gateway.downstreams import changes
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
-from gateway.pipeline import ProgressFn
-from gateway.streams import watched
+from gateway.sdk import Transport
+from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ class Downstream:
                 params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
                 data = {"method": "tools/call", "params": params}
                 # The session's stamp adds what its negotiated era requires (2026: version, client info, capabilities).
-                session._stamp(data, {})  # private: the SDK has no public hook for the envelope
+                sdk.stamp_envelope(session, data)  # the SDK has no public hook for the envelope
                 raw = await lane.request("tools/call", params, time_limit_s=self.timeout_s, on_progress=progress)
                 result = CALL_RESULT.validate_python(raw, by_name=False)
         if isinstance(result, types.InputRequiredResult):

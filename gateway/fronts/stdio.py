@@ -18,12 +18,12 @@ import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from gateway import jsonwire
-from gateway.lines import LineSplitter, NotJson, Oversized, parse, request_id
+from adapters import jsonwire
+from adapters.lines import LineSplitter, NotJson, Oversized, parse, request_id
+from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)
 

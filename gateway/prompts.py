@@ -8,7 +8,7 @@ import yaml
 
 from gateway.errors import GatewayError
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "prompts"
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 
 
 class PromptNotFound(GatewayError):

@@ -4,11 +4,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
-from mcp.client._transport import Transport, TransportStreams
-from mcp.shared._stream_protocols import ReadStream
 
 from adapters.lane import Lane
 from adapters.readstream import Item, ReadStreamProxy
+from gateway.sdk import ReadStream, Transport, TransportStreams
 
 
 class EofWatcher(ReadStreamProxy):

@@ -1,0 +1,57 @@
+"""The gateway's config: pydantic models per section (`*Config`) and `load_config()`.
+
+Every key is a field with a docstring; unknown keys are errors that name the key. The models live by
+section (`servers`, `sections`, `pipeline`); `loading` reads, expands and validates a file.
+"""
+
+from gateway.config.base import ConfigModel
+from gateway.config.loading import load_config, parse_config
+from gateway.config.pipeline import (
+    DEFAULT_PATTERN,
+    MIB,
+    BootstrapConfig,
+    HintRuleConfig,
+    LimitsConfig,
+    SizeLimitsConfig,
+    SteeringConfig,
+    VersionCatalogConfig,
+    VersionCheckConfig,
+    VersionsConfig,
+    VersionSourceConfig,
+)
+from gateway.config.root import GatewayConfig
+from gateway.config.sections import ListenConfig, NamespaceConfig, TelemetryConfig, ThinkConfig
+from gateway.config.servers import (
+    HttpServerConfig,
+    ServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    ToolFilterConfig,
+)
+
+__all__ = [
+    "DEFAULT_PATTERN",
+    "MIB",
+    "BootstrapConfig",
+    "ConfigModel",
+    "GatewayConfig",
+    "HintRuleConfig",
+    "HttpServerConfig",
+    "LimitsConfig",
+    "ListenConfig",
+    "NamespaceConfig",
+    "ServerConfig",
+    "SizeLimitsConfig",
+    "SseServerConfig",
+    "StdioServerConfig",
+    "SteeringConfig",
+    "TelemetryConfig",
+    "ThinkConfig",
+    "ToolFilterConfig",
+    "VersionCatalogConfig",
+    "VersionCheckConfig",
+    "VersionSourceConfig",
+    "VersionsConfig",
+    "load_config",
+    "parse_config",
+]

@@ -1,0 +1,162 @@
+"""Loading a config file: YAML 1.2 booleans (so `on:` stays a key), `${VAR}` expansion with named failures,
+validation with errors that name the key path, and paths resolved against the file's folder."""
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from gateway.config.root import GatewayConfig
+from gateway.config.servers import HttpServerConfig, SseServerConfig, StdioServerConfig
+from gateway.errors import ConfigError
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """Safe YAML with 1.2 booleans: only true/false. YAML 1.1 reads `on:` (a steering key) as True."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def read_yaml(text: str) -> Any:
+    loader = _Yaml12Loader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_vars(node: Any, path: str, problems: list[str]) -> Any:
+    """Replace `${VAR}` in every string; an unset variable is a problem naming the key path."""
+    if isinstance(node, dict):
+        return {k: expand_vars(v, f"{path}.{k}" if path else str(k), problems) for k, v in node.items()}
+    if isinstance(node, list):
+        return [expand_vars(v, f"{path}[{i}]", problems) for i, v in enumerate(node)]
+    if isinstance(node, str):
+
+        def sub(m: re.Match[str]) -> str:
+            value = os.environ.get(m.group(1))
+            if value is None:
+                problems.append(f"{path}: environment variable {m.group(1)} is not set")
+                return ""
+            return value
+
+        return _VAR.sub(sub, node)
+    return node
+
+
+def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
+    servers: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig] = {}
+    for name, server in config.servers.items():
+        if isinstance(server, StdioServerConfig):
+            cwd = base / server.cwd if server.cwd else base
+            command = server.command
+            if "/" in command and not os.path.isabs(command):
+                command = str(base / command)
+            server = server.model_copy(update={"cwd": str(cwd.resolve()), "command": command})
+        servers[name] = server
+    limits = config.limits.model_copy(update={"outputs_dir": str((base / config.limits.outputs_dir).resolve())})
+    catalogs = {}
+    for name, catalog in config.versions.catalogs.items():
+        if catalog.source.path is not None:
+            source = catalog.source.model_copy(update={"path": str((base / catalog.source.path).resolve())})
+            catalog = catalog.model_copy(update={"source": source})
+        catalogs[name] = catalog
+    versions = config.versions.model_copy(update={"catalogs": catalogs})
+    think = config.think.model_copy(
+        update={
+            "state_dir": str((base / config.think.state_dir).resolve()),
+            "workflows_dirs": None
+            if config.think.workflows_dirs is None
+            else [str((base / d).resolve()) for d in config.think.workflows_dirs],
+        }
+    )
+    return config.model_copy(update={"servers": servers, "limits": limits, "versions": versions, "think": think})
+
+
+_TAGS = ("stdio", "http", "sse")
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    """The key path as it reads in the YAML: `servers.k.args[1]`."""
+    parts = list(loc)
+    # Pydantic puts the discriminator tag after the server name (servers.k.stdio.command); drop
+    # only that one, so a server that happens to be called "http" keeps its name.
+    if len(parts) > 2 and parts[0] == "servers" and parts[2] in _TAGS:
+        del parts[2]
+    path = ""
+    for part in parts:
+        if part == "[key]":  # the error is about the dict key itself, already named
+            continue
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path or "(top level)"
+
+
+def _problem(err: ErrorDetails) -> str:
+    where, msg = _location(err["loc"]), err["msg"]
+    match err["type"]:
+        case "extra_forbidden":
+            msg = "unknown key"
+        case "union_tag_invalid":
+            where += ".transport"
+            msg = f"unknown transport {err.get('ctx', {}).get('tag')!r}; expected one of {', '.join(_TAGS)}"
+        case "union_tag_not_found":
+            where += ".transport"
+            msg = f"missing; expected one of {', '.join(_TAGS)}"
+        case "value_error":
+            msg = msg.removeprefix("Value error, ")
+    return f"{where}: {msg}"
+
+
+def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
+    """Validate already-loaded YAML data.
+
+    Raises:
+        ConfigError: with one problem per line, each naming `source` and the key path.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"(top level): expected a mapping, got {type(data).__name__}"])
+    problems: list[str] = []
+    data = expand_vars(data, "", problems)
+    if problems:
+        raise ConfigError(source, problems)
+    try:
+        config = GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(source, [_problem(err) for err in exc.errors()]) from None
+    return _resolve_paths(config, base)
+
+
+def load_config(path: str | Path) -> GatewayConfig:
+    """Read, expand and validate a config file.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, or invalid; every problem names the file and key path.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
+    try:
+        data = read_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(file)"
+        raise ConfigError(str(path), [f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    return parse_config(data, str(path), path.parent.resolve())

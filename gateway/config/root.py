@@ -1,0 +1,19 @@
+"""The whole config file: one field per section."""
+
+from gateway.config.base import ConfigModel
+from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
+from gateway.config.sections import ListenConfig, NamespaceConfig, TelemetryConfig, ThinkConfig
+from gateway.config.servers import ServerConfig, ServerName
+
+
+class GatewayConfig(ConfigModel):
+    servers: dict[ServerName, ServerConfig] = {}
+    """Downstream MCP servers by namespace."""
+    listen: ListenConfig = ListenConfig()
+    namespace: NamespaceConfig = NamespaceConfig()
+    limits: LimitsConfig = LimitsConfig()
+    steering: SteeringConfig = SteeringConfig()
+    versions: VersionsConfig = VersionsConfig()
+    bootstrap: BootstrapConfig = BootstrapConfig()
+    think: ThinkConfig = ThinkConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()

@@ -1,0 +1,53 @@
+"""Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from gateway.config.base import ConfigModel
+
+
+class ListenConfig(ConfigModel):
+    host: str = "127.0.0.1"
+    """Interface for `serve --http` when the command line gives none; keep it on loopback unless fronted."""
+    port: int = Field(default=8765, ge=0, le=65535)
+    """Port for `serve --http` when the command line gives none."""
+    allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    """Host header values accepted (DNS-rebinding protection); `*` as port matches any port."""
+    allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    """Origin header values accepted from browsers."""
+    bearer_tokens_env: str = "GATEWAY_BEARER_TOKENS"
+    """Environment variable holding comma-separated bearer tokens; when set and non-empty, HTTP requires one."""
+
+
+class NamespaceConfig(ConfigModel):
+    separator: str = Field(default=".", min_length=1, max_length=2)
+    """Between server and tool name: `git.git_status`. Use `_` for clients that reject dots."""
+    max_name_length: int = Field(default=64, ge=16, le=128)
+    """Longer exposed names get a deterministic short form with a hash suffix."""
+    catalog_ttl_s: float = Field(default=300.0, gt=0)
+    """How long a downstream's listing is cached; a `list_changed` from it refreshes at once."""
+
+
+class TelemetryConfig(ConfigModel):
+    exporter: Literal["none", "console", "otlp"] | None = None
+    """Span exporter; `None` follows `OTEL_TRACES_EXPORTER` (default none)."""
+    endpoint: str | None = None
+    """OTLP/HTTP traces endpoint; `None` follows the standard `OTEL_EXPORTER_OTLP_*` variables."""
+    service_name: str | None = None
+    """`service.name` resource attribute; `None` follows `OTEL_SERVICE_NAME`, else `mcp-gateway`."""
+
+
+class ThinkConfig(ConfigModel):
+    enabled: bool = True
+    """Serve the ThinkConfig engine (`think.*` tools, `prompt.say`, workflow:// resources)."""
+    workflows_dirs: list[str] | None = None
+    """Folders of `*.yaml` workflows (relative to the config file's folder); None: the project's workflows/."""
+    state_dir: str = ".gateway/state"
+    """Run state: one JSON file per run under `<state_dir>/<workflow>/<run_id>.json`."""
+    max_snapshot_bytes: int = Field(default=50_000, ge=1000)
+    """A `think.next` result_snapshot above this is truncated (or rejected, see `truncation`)."""
+    max_string_bytes: int = Field(default=5_000, ge=100)
+    """Strings in an oversized snapshot are cut to this."""
+    truncation: Literal["truncate", "reject"] = "truncate"
+    """What happens to an oversized snapshot."""

@@ -1,0 +1,76 @@
+"""Config of the downstream servers: one model per transport, the filters, and the namespace rule."""
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from gateway.config.base import ConfigModel
+from gateway.config.pipeline import SizeLimitsConfig
+
+
+class ToolFilterConfig(ConfigModel):
+    include: list[str] = ["*"]
+    """Glob patterns of downstream tool names to expose (matched against the original name)."""
+    exclude: list[str] = []
+    """Glob patterns of downstream tool names to hide; wins over `include`."""
+
+
+class _ServerBase(ConfigModel):
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds a single request to this server may take before the caller gets a timeout error."""
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds the connection handshake may take before the start counts as failed."""
+    tools: ToolFilterConfig = ToolFilterConfig()
+    """Which of the server's tools are exposed."""
+    protocol: Literal["auto", "legacy", "modern"] = "auto"
+    """Protocol era: `auto` probes 2026-07-28 and falls back, `legacy` forces the initialize handshake."""
+    limits: SizeLimitsConfig = SizeLimitsConfig()
+    """Size-guard overrides for all of this server's tools."""
+
+
+class StdioServerConfig(_ServerBase):
+    transport: Literal["stdio"]
+    command: str
+    """Executable; a relative path containing `/` resolves against the config file's folder."""
+    args: list[str] = []
+    """Arguments; the child runs in `cwd`, so relative paths work."""
+    env: dict[str, str] = {}
+    """Extra environment variables (the child inherits only HOME, PATH, LOGNAME, SHELL, TERM, USER)."""
+    cwd: str | None = None
+    """Working directory; defaults to the config file's folder, relative paths resolve against it."""
+    max_message_bytes: int | None = None
+    """Largest single message accepted from the child; `None` follows `limits.max_downstream_bytes`."""
+
+
+class HttpServerConfig(_ServerBase):
+    transport: Literal["http"]
+    url: str
+    """Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`."""
+    headers: dict[str, str] = {}
+    """Headers sent with every request (e.g. `Authorization: Bearer ${TOKEN}`)."""
+
+
+class SseServerConfig(_ServerBase):
+    transport: Literal["sse"]
+    url: str
+    """Legacy HTTP+SSE endpoint, e.g. `http://127.0.0.1:9000/sse`."""
+    headers: dict[str, str] = {}
+    """Headers sent with every request."""
+    max_event_bytes: int | None = None
+    """Largest SSE event accepted; `None` follows `limits.max_downstream_bytes` (the stock client caps at 1 MiB)."""
+
+
+ServerConfig = Annotated[StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")]
+
+
+def _check_namespace(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", name):
+        raise ValueError(f"namespace {name!r} must be 1-32 letters, digits, '_' or '-'")
+    if name == "gateway":
+        raise ValueError("namespace 'gateway' is reserved for the gateway's own tools")
+    return name
+
+
+# Validated as a dict key (not by a validator on `servers`) so an error's location names the server.
+ServerName = Annotated[str, AfterValidator(_check_namespace)]

@@ -1,0 +1,1 @@
+"""The servers behind the gateway: one supervised connection each, and their list-change notifications."""

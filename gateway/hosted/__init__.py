@@ -1,0 +1,1 @@
+"""The gateway's own tools and resources, served in-process so they take the same path as any downstream."""
