@@ -270,7 +270,7 @@ async def guard_runs(engine: Engine, runs: int) -> dict[str, tuple[list[float], 
             assert answer["step_id"] == "after", answer
             if n >= 3:
                 times.append(elapsed)
-            state = engine.store.load(GUARD, run_id)
+            state = await engine.store.load(GUARD, run_id)
             [guarded] = [h for h in state.history if h.event == "snapshot" and h.step_id == "big"]
             info = {
                 "stored": len(to_json(state.captures["big"]["content"])),

@@ -74,11 +74,11 @@ class Engine:
             step_limits = graph.steps[state.steps[step_id].template_of or step_id].limits
         return Limits.merged(asdict(self.limits), graph.workflow.limits, step_limits)
 
-    def run_of(self, workflow: str, run_id: str | None) -> RunState:
+    async def run_of(self, workflow: str, run_id: str | None) -> RunState:
         """The named run, or the workflow's latest active run when no id is given."""
         if run_id is not None:
-            return self.store.load(workflow, run_id)
-        latest = self.store.latest_active(check_name("workflow", workflow))
+            return await self.store.load(workflow, run_id)
+        latest = await self.store.latest_active(check_name("workflow", workflow))
         if latest is None:
             raise ThinkError("UNKNOWN_RUN", f"no active run of {workflow!r}", "Start one with think.plan.")
         return latest
@@ -92,8 +92,8 @@ class Engine:
         values = check_params(graph.workflow, params or {})
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
         async with self._lock(workflow, run_id):
-            if self.store.exists(workflow, run_id):  # idempotent for a given run_id
-                state = self.store.load(workflow, run_id)
+            if await self.store.exists(workflow, run_id):  # idempotent for a given run_id
+                state = await self.store.load(workflow, run_id)
                 return self._answer(state, graph, note="existing run: plan is idempotent for a run_id")
             driver = self.prompts.get(driver_version or graph.workflow.driver_version)
             state = RunState(
@@ -106,7 +106,7 @@ class Engine:
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self._answer(state, graph)
-            self.store.save(state, expected_version=0)
+            await self.store.save(state, expected_version=0)
             return answer
 
     def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
@@ -141,16 +141,16 @@ class Engine:
     async def next(
         self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
     ) -> dict[str, Any]:
-        state = self.run_of(workflow, run_id)
+        state = await self.run_of(workflow, run_id)
         async with self._lock(workflow, state.run_id):
             for retry in (False, True):  # another engine (process) may save between our load and save: redo once
-                state = self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
+                state = await self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
                 graph = await self.graph(workflow, state.driver.get("version"))
                 answer = self._record(state, graph, step_id, result, force)
                 if "error" in answer:
                     break
                 try:
-                    self.store.save(state, expected_version=state.version)
+                    await self.store.save(state, expected_version=state.version)
                 except ThinkError as exc:
                     if exc.error_code != "STATE_CONFLICT" or retry:
                         raise
@@ -242,7 +242,7 @@ class Engine:
     async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
         """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id."""
         async with self._lock(workflow, run_id):
-            state = self.store.load(workflow, run_id)
+            state = await self.store.load(workflow, run_id)
             for sid in runner.ready(state):
                 st = state.steps[sid]
                 # A client-side step's result is what the client reports, not what a tool returned.
@@ -252,7 +252,7 @@ class Engine:
                     size = len(to_json(result))
                     state.observed[sid] = Observation(result=result, hash=digest(result), bytes=size, at=time.time())
                     state.log("observe", sid, size)
-                    self.store.save(state, expected_version=state.version)
+                    await self.store.save(state, expected_version=state.version)
                     return sid
         return None
 

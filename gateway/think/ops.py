@@ -69,8 +69,8 @@ class Operations:
         workflow, step_id = _text(args, "workflow", required=True) or "", _text(args, "step_id")
         run_id = _text(args, "run_id")
         state = None
-        if run_id is not None or self.engine.store.latest_active(workflow) is not None:
-            state = self.engine.run_of(workflow, run_id)
+        if run_id is not None or await self.engine.store.latest_active(workflow) is not None:
+            state = await self.engine.run_of(workflow, run_id)
         graph = await self.engine.graph(workflow, state.driver.get("version") if state else None)
         if step_id is None:
             if state is None:
@@ -115,9 +115,9 @@ class Operations:
 
     async def reset(self, args: dict[str, Any]) -> dict[str, Any]:
         workflow, checkpoint = _text(args, "workflow", required=True) or "", _text(args, "checkpoint")
-        state = self.engine.run_of(workflow, _text(args, "run_id"))
+        state = await self.engine.run_of(workflow, _text(args, "run_id"))
         async with self.engine._lock(workflow, state.run_id):
-            state = self.engine.store.load(workflow, state.run_id)
+            state = await self.engine.store.load(workflow, state.run_id)
             if checkpoint is None:
                 if not args.get("force"):
                     raise ThinkError(
@@ -125,7 +125,7 @@ class Operations:
                         f"clearing run {state.run_id} deletes its state",
                         "Pass force: true to clear it, or a checkpoint (a completed step id) to roll back.",
                     )
-                self.engine.store.delete(workflow, state.run_id)
+                await self.engine.store.delete(workflow, state.run_id)
                 return {"ok": True, "cleared": state.run_id}
             found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
             if found is None:
@@ -139,7 +139,7 @@ class Operations:
             state.log("reset", checkpoint)
             graph = await self.engine.graph(workflow, state.driver.get("version"))
             answer = self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}")
-            self.engine.store.save(state, expected_version=state.version)
+            await self.engine.store.save(state, expected_version=state.version)
             return {"ok": True, "instruction": answer}
 
     async def driver_prompt(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +170,7 @@ class Operations:
         return {"workflow": path.stem, "workflow_yaml": text}
 
     async def state_get(self, args: dict[str, Any]) -> dict[str, Any]:
-        state = self.engine.run_of(_text(args, "workflow", required=True) or "", _text(args, "run_id"))
+        state = await self.engine.run_of(_text(args, "workflow", required=True) or "", _text(args, "run_id"))
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
         return {"state": snapshot_of(state), "progress": runner.progress(state), "metrics": metrics(outputs)}
 
@@ -178,7 +178,7 @@ class Operations:
         workflow = _text(args, "workflow", required=True) or ""
         runs = [
             {"run_id": s.run_id, "status": s.status, "progress": runner.progress(s), "updated": s.updated}
-            for s in self.engine.store.runs(workflow)
+            for s in await self.engine.store.runs(workflow)
         ]
         return {"workflow": workflow, "runs": runs}
 
@@ -195,7 +195,9 @@ class Operations:
         return {"valid": True, "errors": []}
 
     async def debug(self, args: dict[str, Any]) -> dict[str, Any]:
-        state = self.engine.run_of(_text(args, "workflow", required=True) or "", _text(args, "run_id", required=True))
+        state = await self.engine.run_of(
+            _text(args, "workflow", required=True) or "", _text(args, "run_id", required=True)
+        )
         body: dict[str, Any] = {
             "history": [h.model_dump(exclude_none=True) for h in state.history],
             "checkpoints": [c.name for c in state.checkpoints],

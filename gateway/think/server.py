@@ -11,6 +11,7 @@ from mcp.server import Server, ServerRequestContext
 
 from gateway import __version__, telemetry
 from gateway.prompts import PromptNotFound
+from gateway.store.base import StoreUnavailable
 from gateway.think import resources
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
@@ -59,6 +60,11 @@ def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], re
         except ThinkError as exc:
             logger.info("think %s failed: %s", params.name, exc.error_code)
             return _failed(exc.body())
+        except StoreUnavailable as exc:  # Redis down or restarting: nothing was changed, the call may be retried
+            logger.warning("think %s: %s", params.name, exc)
+            return _failed(
+                {"error": "STORE_UNAVAILABLE", "details": str(exc), "guidance": "Retry the same call shortly."}
+            )
         except PromptNotFound as exc:  # plan's driver_version (or the workflow's) names no prompt: not internal
             guidance = "Omit driver_version (or fix the workflow's) to use the current driver prompt."
             return _failed({"error": "PROMPT_NOT_FOUND", "details": str(exc), "guidance": guidance})

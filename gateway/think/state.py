@@ -1,19 +1,14 @@
-"""Durable run state: one JSON file per run, written atomically, with a version counter against stale writers."""
+"""Durable run state: the run models, and `StateStore` (async, off the event loop) over a store backend."""
 
-import fcntl
-import json
-import os
-import re
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from gateway.store.base import RunRecords, VersionConflict
+from gateway.store.runs_local import LocalRuns
 from gateway.think.errors import ThinkError
 from gateway.think.workflow import check_name
 
@@ -91,135 +86,94 @@ class RunState(_Model):
         self.history.append(HistoryEntry(at=time.time(), event=event, step_id=step_id, bytes=size, detail=detail))
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock on a workflow's folder, across processes: version check, write and rename are one step."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _sweep(folder: Path, run_id: str) -> None:
-    """Remove temp files a killed writer left behind (only called under `_locked`: no live writer owns one)."""
-    name = re.compile(re.escape(f".{run_id}.") + r"[A-Za-z0-9_]{8}\.tmp")
-    for stale in folder.glob(f".{run_id}.*.tmp"):
-        if name.fullmatch(stale.name):
-            stale.unlink(missing_ok=True)
-
-
 class StateStore:
-    """`<root>/<workflow>/<run_id>.json`. A file is always whole: written to a temp file, fsynced, renamed.
+    """Run states by `(workflow, run_id)`, one JSON document each, with a version counter against stale writers.
 
-    Saves of one workflow's runs hold a folder lock (`flock`), so a stale writer in another process gets
-    STATE_CONFLICT too; temp files left by a killed writer are removed by the run's next save.
+    The records live in a backend (`gateway.store`): files under `root` by default (`<root>/<workflow>/<run_id>.json`,
+    written atomically in a worker thread), or Redis shared by replicas. Either way `save` is a compare-and-set
+    atomic across processes: a stale writer gets STATE_CONFLICT. Capture spill files stay under `root`.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, records: RunRecords | None = None) -> None:
         self.root = root
+        self.records: RunRecords = records if records is not None else LocalRuns(root)
 
     def path(self, workflow: str, run_id: str) -> Path:
+        """Where the local backend keeps the run; its captures spill next to it (`<path without .json>/`)."""
         return self.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}.json"
 
-    def exists(self, workflow: str, run_id: str) -> bool:
-        return self.path(workflow, run_id).exists()
+    async def exists(self, workflow: str, run_id: str) -> bool:
+        return await self.records.get(check_name("workflow", workflow), check_name("run", run_id)) is not None
 
-    def load(self, workflow: str, run_id: str) -> RunState:
-        """Raises: ThinkError UNKNOWN_RUN (missing or unreadable file)."""
-        path = self.path(workflow, run_id)
-        try:
-            return RunState.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
+    async def load(self, workflow: str, run_id: str) -> RunState:
+        """Raises: ThinkError UNKNOWN_RUN (missing or unreadable record); StoreUnavailable."""
+        data = await self.records.get(check_name("workflow", workflow), check_name("run", run_id))
+        if data is None:
             raise ThinkError(
                 "UNKNOWN_RUN",
                 f"no run {run_id!r} of workflow {workflow!r}",
                 "Call think.state.list to see the runs, or think.plan to start one.",
-            ) from None
+            )
+        try:
+            return RunState.model_validate_json(data)
         except ValidationError as exc:
             raise ThinkError(
                 "UNKNOWN_RUN",
-                f"run file {path} is unreadable ({exc.error_count()} problems)",
+                f"run {workflow}/{run_id} in {self.records.where} is unreadable ({exc.error_count()} problems)",
                 "Start a new run with think.plan.",
             ) from None
 
-    def save(self, state: RunState, expected_version: int) -> RunState:
+    async def save(self, state: RunState, expected_version: int) -> RunState:
         """Write `state` as version `expected_version + 1`.
 
         Raises:
-            ThinkError: STATE_CONFLICT when the file on disk is no longer at `expected_version`.
+            ThinkError: STATE_CONFLICT when the stored run is no longer at `expected_version`;
+                PAYLOAD_TOO_LARGE when the state cannot be serialized. Nothing is written then.
+            StoreUnavailable: the backend cannot be reached (nothing is written either).
         """
-        path = self.path(state.workflow, state.run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path.parent):
-            current = self._version_on_disk(path)
-            if current != expected_version:
-                raise ThinkError(
-                    "STATE_CONFLICT",
-                    f"run {state.run_id!r} is at version {current}, expected {expected_version}",
-                    "Another update landed first: call think.state.get and continue from there.",
-                )
-            _sweep(path.parent, state.run_id)
-            state.version = expected_version + 1
-            state.updated = time.time()
-            try:
-                data = state.model_dump_json().encode()
-            except PydanticSerializationError:
-                # A value nested past pydantic_core's ~255 levels (the file nests a capture ~6 levels below the
-                # snapshot): a clear error the model can act on instead of an internal one; nothing is written.
-                state.version = expected_version
-                raise ThinkError(
-                    "PAYLOAD_TOO_LARGE",
-                    f"run {state.run_id!r} cannot be saved: a result in it is nested too deeply to store",
-                    "Send a flatter result_snapshot: a summary, or a file path instead of the structure.",
-                ) from None
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{state.run_id}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            _fsync_dir(path.parent)
+        workflow, run_id = check_name("workflow", state.workflow), check_name("run", state.run_id)
+        state.version = expected_version + 1
+        state.updated = time.time()
+        try:
+            data = state.model_dump_json().encode()
+        except PydanticSerializationError:
+            # A value nested past pydantic_core's ~255 levels (the file nests a capture ~6 levels below the
+            # snapshot): a clear error the model can act on instead of an internal one; nothing is written.
+            state.version = expected_version
+            raise ThinkError(
+                "PAYLOAD_TOO_LARGE",
+                f"run {state.run_id!r} cannot be saved: a result in it is nested too deeply to store",
+                "Send a flatter result_snapshot: a summary, or a file path instead of the structure.",
+            ) from None
+        try:
+            await self.records.put(workflow, run_id, data, expected_version)
+        except VersionConflict as exc:
+            state.version = expected_version
+            raise ThinkError(
+                "STATE_CONFLICT",
+                f"run {state.run_id!r} is at version {exc.current}, expected {expected_version}",
+                "Another update landed first: call think.state.get and continue from there.",
+            ) from None
+        except BaseException:
+            state.version = expected_version
+            raise
         return state
 
-    @staticmethod
-    def _version_on_disk(path: Path) -> int:
-        try:
-            raw = json.loads(path.read_bytes())
-        except FileNotFoundError:
-            return 0
-        version: int = raw.get("version", 0)
-        return version
-
-    def runs(self, workflow: str) -> list[RunState]:
+    async def runs(self, workflow: str) -> list[RunState]:
         """All readable runs of a workflow, newest first."""
-        folder = self.root / check_name("workflow", workflow)
         out: list[RunState] = []
-        for path in folder.glob("*.json") if folder.is_dir() else []:
+        for data in await self.records.all(check_name("workflow", workflow)):
             try:
-                out.append(RunState.model_validate_json(path.read_bytes()))
-            except (OSError, ValidationError):
+                out.append(RunState.model_validate_json(data))
+            except ValidationError:
                 continue
         return sorted(out, key=lambda s: (s.updated, s.run_id), reverse=True)
 
-    def latest_active(self, workflow: str) -> RunState | None:
-        return next((s for s in self.runs(workflow) if s.status == "active"), None)
+    async def latest_active(self, workflow: str) -> RunState | None:
+        return next((s for s in await self.runs(workflow) if s.status == "active"), None)
 
-    def delete(self, workflow: str, run_id: str) -> None:
-        self.path(workflow, run_id).unlink(missing_ok=True)
+    async def delete(self, workflow: str, run_id: str) -> None:
+        await self.records.delete(check_name("workflow", workflow), check_name("run", run_id))
 
 
 def snapshot_of(state: RunState) -> dict[str, Any]:

@@ -247,18 +247,18 @@ async def test_unknown_prompt_and_runs_and_names_that_would_escape_the_state_dir
     ]
 
 
-def test_a_stale_writer_gets_state_conflict(tmp_path: Path) -> None:
+async def test_a_stale_writer_gets_state_conflict(tmp_path: Path) -> None:
     first, second = StateStore(tmp_path), StateStore(tmp_path)
-    first.save(RunState(workflow="sink_v1", run_id="r"), expected_version=0)
-    mine, theirs = first.load("sink_v1", "r"), second.load("sink_v1", "r")
-    first.save(mine, expected_version=mine.version)  # version 2 on disk
+    await first.save(RunState(workflow="sink_v1", run_id="r"), expected_version=0)
+    mine, theirs = await first.load("sink_v1", "r"), await second.load("sink_v1", "r")
+    await first.save(mine, expected_version=mine.version)  # version 2 on disk
     with pytest.raises(ThinkError) as caught:
-        second.save(theirs, expected_version=theirs.version)  # still believes version 1
+        await second.save(theirs, expected_version=theirs.version)  # still believes version 1
     body = caught.value.body()
     assert body["error"] == "STATE_CONFLICT" and "at version 2, expected 1" in body["details"]
     assert "think.state.get" in body["guidance"]
-    assert second.load("sink_v1", "r").version == 2  # the stale write changed nothing
-    assert not list(tmp_path.rglob("*.tmp"))
+    assert (await second.load("sink_v1", "r")).version == 2  # the stale write changed nothing
+    assert not list(tmp_path.rglob("*.tmp"))  # noqa: ASYNC240 -- a test's look at the folder
     SEEN.add("STATE_CONFLICT")
 
 

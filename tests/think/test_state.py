@@ -39,6 +39,7 @@ TEMP = re.compile(r"\.(?P<run>.+)\.[A-Za-z0-9_]{8}\.tmp")
 WRITER = """
 import os, random, sys
 from pathlib import Path
+import anyio
 from gateway.think.state import RunState, StateStore, StepState
 
 root, seed, writes, runs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(",")
@@ -53,17 +54,26 @@ def fsync(fd):
 os.fsync = fsync
 rng = random.Random(seed)
 store = StateStore(root)
-states = {r: store.load("crash", r) if store.exists("crash", r) else RunState(workflow="crash", run_id=r) for r in runs}
-for i in range(writes):
-    current = i
-    run = rng.choice(runs)
-    state = states[run]
-    state.captures[f"c{i % 4}"] = {"i": i, "blob": rng.choice("abc") * rng.randint(0, 200_000)}
-    state.steps[f"s{state.version}"] = StepState(call="local.read", input={"i": i})
-    state.log("write", detail=str(i))
-    print("begin", run, flush=True)
-    store.save(state, expected_version=state.version)
-    print("done", run, state.version, flush=True)
+
+
+async def main():
+    global current
+    states = {}
+    for r in runs:
+        fresh = RunState(workflow="crash", run_id=r)
+        states[r] = await store.load("crash", r) if await store.exists("crash", r) else fresh
+    for i in range(writes):
+        current = i
+        run = rng.choice(runs)
+        state = states[run]
+        state.captures[f"c{i % 4}"] = {"i": i, "blob": rng.choice("abc") * rng.randint(0, 200_000)}
+        state.steps[f"s{state.version}"] = StepState(call="local.read", input={"i": i})
+        state.log("write", detail=str(i))
+        print("begin", run, flush=True)
+        await store.save(state, expected_version=state.version)
+        print("done", run, state.version, flush=True)
+
+anyio.run(main)
 """
 
 # Load -> count += 1 -> save, retrying on STATE_CONFLICT. Two of them run at once on one run: each says `ready`
@@ -71,23 +81,30 @@ for i in range(writes):
 INCREMENTER = """
 import sys
 from pathlib import Path
+import anyio
 from gateway.think.errors import ThinkError
 from gateway.think.state import StateStore
 
-store, count, conflicts = StateStore(Path(sys.argv[1])), int(sys.argv[2]), 0
+store, count = StateStore(Path(sys.argv[1])), int(sys.argv[2])
 print("ready", flush=True)
 sys.stdin.readline()
-for _ in range(count):
-    while True:
-        state = store.load("counter", "shared")
-        state.params["count"] += 1
-        try:
-            store.save(state, expected_version=state.version)
-            break
-        except ThinkError as exc:
-            assert exc.error_code == "STATE_CONFLICT", exc
-            conflicts += 1
-print(conflicts, flush=True)
+
+
+async def main():
+    conflicts = 0
+    for _ in range(count):
+        while True:
+            state = await store.load("counter", "shared")
+            state.params["count"] += 1
+            try:
+                await store.save(state, expected_version=state.version)
+                break
+            except ThinkError as exc:
+                assert exc.error_code == "STATE_CONFLICT", exc
+                conflicts += 1
+    print(conflicts, flush=True)
+
+anyio.run(main)
 """
 
 PAIR = """
@@ -208,43 +225,43 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
     # Temp files of killed saves are removed by the run's next save (under the folder lock, so none is live).
     store = StateStore(root)
     for run in RUNS:
-        state = store.load("crash", run)
+        state = await store.load("crash", run)
         state.steps[f"s{state.version}"] = StepState(call="local.read")
-        saved[run] = store.save(state, expected_version=state.version).version
+        saved[run] = (await store.save(state, expected_version=state.version)).version
     assert check_files(root, saved, None) == []
 
 
-def test_the_next_save_of_a_run_removes_its_stale_temp_files_only(tmp_path: Path) -> None:
+async def test_the_next_save_of_a_run_removes_its_stale_temp_files_only(tmp_path: Path) -> None:
     store = StateStore(tmp_path)
-    store.save(RunState(workflow="w", run_id="r"), expected_version=0)
+    await store.save(RunState(workflow="w", run_id="r"), expected_version=0)
     folder = tmp_path / "w"
     stale = folder / ".r.abcd_123.tmp"
     stale.write_bytes(b'{"workflow": "w", "run_id": "r", "vers')  # what a SIGKILL mid-write leaves
     kept = [folder / ".r.x.abcd_123.tmp", folder / ".r.abc.tmp", folder / "notes.txt"]  # run "r.x"; not a temp
     for path in kept:
         path.write_bytes(b"x")
-    assert store.load("w", "r").version == 1  # load ignores temp files
-    store.save(store.load("w", "r"), expected_version=1)
+    assert (await store.load("w", "r")).version == 1  # load ignores temp files
+    await store.save(await store.load("w", "r"), expected_version=1)
     assert not stale.exists()
     assert all(p.exists() for p in kept)
-    assert [s.run_id for s in store.runs("w")] == ["r"]
+    assert [s.run_id for s in await store.runs("w")] == ["r"]
 
 
-def test_a_stale_writer_gets_state_conflict_and_the_first_update_is_kept(tmp_path: Path) -> None:
+async def test_a_stale_writer_gets_state_conflict_and_the_first_update_is_kept(tmp_path: Path) -> None:
     a, b = StateStore(tmp_path), StateStore(tmp_path)
-    a.save(RunState(workflow="w", run_id="r"), expected_version=0)
-    mine, theirs = a.load("w", "r"), b.load("w", "r")
+    await a.save(RunState(workflow="w", run_id="r"), expected_version=0)
+    mine, theirs = await a.load("w", "r"), await b.load("w", "r")
     mine.params["by"] = "a"
-    a.save(mine, expected_version=mine.version)
+    await a.save(mine, expected_version=mine.version)
     theirs.params["by"] = "b"
     with pytest.raises(ThinkError) as caught:
-        b.save(theirs, expected_version=theirs.version)
+        await b.save(theirs, expected_version=theirs.version)
     assert caught.value.error_code == "STATE_CONFLICT"
     assert "at version 2, expected 1" in str(caught.value.details) and caught.value.guidance
-    kept = b.load("w", "r")
+    kept = await b.load("w", "r")
     assert (kept.version, kept.params) == (2, {"by": "a"})
     with pytest.raises(ThinkError, match="STATE_CONFLICT"):  # a second plan of the same run id: no overwrite
-        b.save(RunState(workflow="w", run_id="r"), expected_version=0)
+        await b.save(RunState(workflow="w", run_id="r"), expected_version=0)
 
 
 async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> None:
@@ -253,7 +270,7 @@ async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> 
     script = tmp_path / "incrementer.py"
     script.write_text(INCREMENTER, encoding="utf-8")
     store = StateStore(tmp_path / "state")
-    store.save(RunState(workflow="counter", run_id="shared", params={"count": 0}), expected_version=0)
+    await store.save(RunState(workflow="counter", run_id="shared", params={"count": 0}), expected_version=0)
     command = [sys.executable, str(script), str(store.root), "300"]
     with anyio.fail_after(60):
         async with (
@@ -268,7 +285,7 @@ async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> 
                 await process.stdin.send(b"go\n")
             conflicts = [await read_line(out) for out in outs]
             assert [await first.wait(), await second.wait()] == [0, 0], conflicts
-    final = store.load("counter", "shared")
+    final = await store.load("counter", "shared")
     assert (final.params["count"], final.version) == (600, 601), conflicts
 
 
@@ -282,9 +299,9 @@ class CountingStore(StateStore):
         super().__init__(root)
         self.conflicts = 0
 
-    def save(self, state: RunState, expected_version: int) -> RunState:
+    async def save(self, state: RunState, expected_version: int) -> RunState:
         try:
-            return super().save(state, expected_version)
+            return await super().save(state, expected_version)
         except ThinkError as exc:
             self.conflicts += exc.error_code == "STATE_CONFLICT"
             raise
@@ -333,7 +350,7 @@ async def both_at_once(calls: list[Callable[[], Awaitable[dict[str, Any]]]]) -> 
     [
         pytest.param(1, None, False, id="one-engine"),
         pytest.param(1, yielding_tools, False, id="one-engine-yielding"),
-        pytest.param(2, None, False, id="two-engines"),
+        pytest.param(2, None, True, id="two-engines"),  # the store's awaits alone interleave them
         pytest.param(2, yielding_tools, True, id="two-engines-interleaved"),
     ],
 )
@@ -341,8 +358,9 @@ async def test_concurrent_next_calls_on_one_run_lose_no_update(
     tmp_path: Path, workflows: Path, engines: int, known_tools: KnownTools | None, conflicts: bool
 ) -> None:
     """One engine serializes a run's calls (a per-run lock, state reloaded under it). Two engines on one state
-    dir interleave between load and save when the engine yields there (the catalog lookup): the loser gets
-    STATE_CONFLICT from the store, and `Engine.next` redoes the call once on the fresh state."""
+    dir interleave between load and save (the store's disk work runs in a worker thread; the catalog lookup
+    yields too): the loser gets STATE_CONFLICT from the store, and `Engine.next` redoes the call once on the
+    fresh state."""
     store = CountingStore(tmp_path / "state")
     first, second = (engine_on(workflows, store, known_tools) for _ in range(2))
     pick = (first, first) if engines == 1 else (first, second)
@@ -358,26 +376,26 @@ async def test_concurrent_next_calls_on_one_run_lose_no_update(
             )
             # The first to land is told to do the other step, the second gets `join` (rendered from both).
             assert {a["step_id"] for a in answers} in ({"right", "join"}, {"left", "join"})
-            state = store.load("pair", run_id)
+            state = await store.load("pair", run_id)
             assert (state.steps["left"].status, state.steps["right"].status) == ("done", "done")
             assert state.captures["left_out"]["content"] == {"n": n, "side": "left"}
             assert state.captures["right_out"]["content"] == {"n": n, "side": "right"}
             assert state.version == 5  # plan, two driver steps, left, right
             last = await second.next("pair", run_id, "join", {"message": "said"})
             assert last["done"] is True and last["progress"] == {"done": 5, "total": 5}
-            assert store.load("pair", run_id).steps["join"].input == {"text": f"{n}+{n}"}
+            assert (await store.load("pair", run_id)).steps["join"].input == {"text": f"{n}+{n}"}
     assert (store.conflicts > 0) is conflicts
 
 
 class AlwaysBehind(StateStore):
     """Another writer lands before every save (as if a busy process shared the run)."""
 
-    def save(self, state: RunState, expected_version: int) -> RunState:
+    async def save(self, state: RunState, expected_version: int) -> RunState:
         if expected_version > 0:
-            other = self.load(state.workflow, state.run_id)
+            other = await self.load(state.workflow, state.run_id)
             other.log("someone else")
-            super().save(other, expected_version=other.version)
-        return super().save(state, expected_version)
+            await super().save(other, expected_version=other.version)
+        return await super().save(state, expected_version)
 
 
 async def test_next_retries_once_then_reports_state_conflict_and_the_step_stays_pending(
@@ -388,7 +406,7 @@ async def test_next_retries_once_then_reports_state_conflict_and_the_step_stays_
     with pytest.raises(ThinkError) as caught:
         await engine.next("pair", "busy", "__driver_bootstrap", DRIVER)
     assert caught.value.error_code == "STATE_CONFLICT"
-    state = engine.store.load("pair", "busy")
+    state = await engine.store.load("pair", "busy")
     assert state.steps["__driver_bootstrap"].status == "pending"
     assert [h.event for h in state.history] == ["plan", "someone else", "someone else"]  # two attempts
 
@@ -425,21 +443,27 @@ async def test_bad_workflow_names_and_run_ids_are_refused_and_write_nothing(
     engine = engine_on(workflows, store, None)
     before = files_under(tmp_path)
     good = RunState(workflow="pair", run_id="ok")
-    store_calls: list[tuple[str, Callable[[], object]]] = [
+    path_calls: list[tuple[str, Callable[[], object]]] = [
         ("UNKNOWN_RUN", lambda: store.path("pair", name)),
         ("UNKNOWN_WORKFLOW", lambda: store.path(name, "ok")),
+        ("UNKNOWN_WORKFLOW", lambda: engine.library.get(name)),
+    ]
+    for code, path_call in path_calls:
+        with pytest.raises(ThinkError) as caught:
+            path_call()
+        assert caught.value.error_code == code, (code, name)
+    store_calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
         ("UNKNOWN_RUN", lambda: store.load("pair", name)),
         ("UNKNOWN_WORKFLOW", lambda: store.exists(name, "ok")),
         ("UNKNOWN_RUN", lambda: store.save(good.model_copy(update={"run_id": name}), expected_version=0)),
         ("UNKNOWN_WORKFLOW", lambda: store.save(good.model_copy(update={"workflow": name}), expected_version=0)),
         ("UNKNOWN_RUN", lambda: store.delete("pair", name)),
         ("UNKNOWN_WORKFLOW", lambda: store.runs(name)),
-        ("UNKNOWN_WORKFLOW", lambda: engine.library.get(name)),
         ("UNKNOWN_WORKFLOW", lambda: engine.run_of(name, None)),
     ]
     for code, call in store_calls:
         with pytest.raises(ThinkError) as caught:
-            call()
+            await call()
         assert caught.value.error_code == code, (code, name)
     engine_calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
         ("UNKNOWN_WORKFLOW", lambda: engine.plan(name, {}, "ok")),
