@@ -4,7 +4,6 @@ import hashlib
 import json
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from typing import Any, Literal
@@ -17,10 +16,11 @@ from gateway.prompts import PromptLibrary
 from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
-from gateway.think.graph import Graph, build, client_side, inject_driver
+from gateway.think.graph import Graph, build, inject_driver, observable
 from gateway.think.library import Library
+from gateway.think.observed import bounded, unwrapped, whole
 from gateway.think.params import check_params
-from gateway.think.state import Observation, RunState, StateStore
+from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
 from gateway.think.workflow import Workflow, check_name
@@ -168,12 +168,14 @@ class Engine:
                 f"Ready now: {', '.join(runner.ready(state)) or 'nothing (the run is done)'}.",
             )
         observed = state.observed.get(step_id)
+        if observed is not None and result is not None and st.call == "prompt.say":
+            observed = None  # the gateway saw the text shown; what the client reports is the step's outcome
         used: Any = result
         source: Literal["observed", "reported"] = "reported"
         mismatch: list[str] = []
         if observed is not None:
-            used, source = observed.result, "observed"
-            mismatch = _contradictions(result, observed.result) if result is not None else []
+            used, source = whole(observed), "observed"
+            mismatch = _contradictions(result, used) if result is not None else []
         elif result is None:
             if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
                 return self._answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
@@ -241,19 +243,27 @@ class Engine:
 
     async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
         """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id."""
+        result = unwrapped(result)
         async with self._lock(workflow, run_id):
             state = await self.store.load(workflow, run_id)
             for sid in runner.ready(state):
                 st = state.steps[sid]
-                # A client-side step's result is what the client reports, not what a tool returned.
-                if client_side(st.call) or st.call != tool or st.input is None:
+                # A local.* step never passes through the gateway: its result is what the client reports.
+                if not observable(st.call) or st.call != tool or st.input is None:
                     continue
-                if digest(st.input) == digest(arguments or {}):
-                    size = len(to_json(result))
-                    state.observed[sid] = Observation(result=result, hash=digest(result), bytes=size, at=time.time())
-                    state.log("observe", sid, size)
-                    await self.store.save(state, expected_version=state.version)
-                    return sid
+                if digest(st.input) != digest(arguments or {}):
+                    continue
+                graph = await self.graph(workflow, state.driver.get("version"))
+                template = graph.steps[st.template_of or sid]
+                if st.call == "prompt.say" and template.success_schema is not None:
+                    if self.schemas.errors(template.success_schema, result):
+                        continue  # the step asks for a report (e.g. a review), not the acknowledgement
+                limits = self._limits(graph, sid, state)
+                spill = self.store.path(state.workflow, state.run_id).with_suffix("")
+                state.observed[sid] = observation = bounded(sid, result, digest(result), limits, spill)
+                state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
+                await self.store.save(state, expected_version=state.version)
+                return sid
         return None
 
 

@@ -1,5 +1,6 @@
 """Think's error codes: every failure is a `ThinkError` the server turns into `{"error", "details", "guidance"}`."""
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from gateway.errors import GatewayError
@@ -41,3 +42,27 @@ class ThinkError(GatewayError):
 
     def body(self) -> dict[str, Any]:
         return {"error": self.error_code, "details": self.details, "guidance": self.guidance, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem in a workflow file: where it is (file and path inside it), what is wrong, how to fix it."""
+
+    error: str
+    file: str
+    path: str
+    message: str
+    guidance: str
+
+    def line(self) -> str:
+        return f"{self.file}: {self.path}: {self.message}"
+
+
+def diagnosed(problems: list[Diagnostic]) -> ThinkError:
+    """All of a workflow's problems as one error: the first one's code, every problem in `diagnostics`.
+
+    `details` stays a string (the first problem, and how many more), so a client reading only it still
+    learns where to look; `diagnostics` lists each with its own file, path and fix."""
+    first = problems[0]
+    more = f" (and {len(problems) - 1} more problems: see diagnostics)" if len(problems) > 1 else ""
+    return ThinkError(first.error, first.line() + more, first.guidance, diagnostics=[asdict(p) for p in problems])

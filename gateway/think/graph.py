@@ -3,8 +3,9 @@
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 
-from gateway.think.errors import ThinkError
+from gateway.think.errors import Diagnostic, ThinkError, diagnosed
 from gateway.think.templates import Templates
 from gateway.think.workflow import Step, Workflow
 
@@ -17,6 +18,12 @@ LOOP_NAMES = frozenset({"item", "loop"})
 def client_side(call: str) -> bool:
     """Actions the client performs itself: `local.*` and `prompt.say` are not gateway tools."""
     return call.startswith("local.") or call == "prompt.say"
+
+
+def observable(call: str) -> bool:
+    """Calls that pass through the gateway, so it can record their result: everything but `local.*`
+    (`prompt.say` and `think.driver_prompt` included: they are tools of the gateway's own servers)."""
+    return not call.startswith("local.")
 
 
 def inject_driver(workflow: Workflow, version: str) -> Workflow:
@@ -55,11 +62,12 @@ class Graph:
     """capture name -> the step that produces it."""
 
 
-def _refs(templates: Templates, step: Step) -> set[str]:
+def _refs(templates: Templates, step: Step, where: str) -> set[str]:
     refs = templates.references(step.input_template)
-    for expression in (step.when, step.foreach):
+    for field in ("when", "foreach"):
+        expression = getattr(step, field)
         if expression:
-            refs |= templates.expression_references(expression)
+            refs |= templates.expression_references(expression, f"{where}.{field}")
     return refs
 
 
@@ -86,58 +94,99 @@ def _find_cycle(deps: dict[str, tuple[str, ...]]) -> list[str] | None:
 
 
 def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] | None = None) -> Graph:
-    """Check the workflow as a graph.
+    """Check the workflow as a graph, collecting every problem before failing.
 
     Raises:
-        ThinkError: UNKNOWN_STEP (a dep names no step), UNRESOLVED_VAR (a template names nothing),
-            CYCLIC_DEPENDENCY (naming the cycle), UNKNOWN_TOOL (a call that is not in the catalog).
+        ThinkError: the first problem's code — UNKNOWN_STEP (a dep names no step), TEMPLATE_RENDER_ERROR (a
+            template or when/foreach that does not parse), UNRESOLVED_VAR (a template names nothing),
+            CYCLIC_DEPENDENCY (naming the cycle), UNKNOWN_TOOL (a call that is not in the catalog) — with
+            all of them in `diagnostics` (file, path, message, guidance each).
     """
     steps = {s.id: s for s in workflow.steps}
     producers = {s.capture_as: s.id for s in workflow.steps if s.capture_as}
     inputs = set(workflow.inputs)
+    problems: list[Diagnostic] = []
     deps: dict[str, tuple[str, ...]] = {}
-    for step in workflow.steps:
+    for index, step in enumerate(workflow.steps):
+        where = _where(workflow, index, step)
+        problem = partial(Diagnostic, file=workflow.source)
         missing = sorted(d for d in step.deps if d not in steps)
         if missing:
-            raise ThinkError(
-                "UNKNOWN_STEP",
-                f"step {step.id!r} depends on {missing}, which are not steps of {workflow.name}",
-                f"Use step ids that exist: {', '.join(steps)}.",
+            problems.append(
+                problem(
+                    error="UNKNOWN_STEP",
+                    path=f"{where}.deps",
+                    message=f"step {step.id!r} depends on {missing}, which are not steps of {workflow.name}",
+                    guidance=f"Use step ids that exist: {', '.join(steps)}.",
+                )
             )
         implicit: list[str] = []
-        for ref in sorted(_refs(templates, step)):
+        try:
+            refs = sorted(_refs(templates, step, where))
+        except ThinkError as exc:
+            problems.append(problem(error=exc.error_code, path=where, message=str(exc.details), guidance=exc.guidance))
+            refs = []
+        for ref in refs:
             if ref in producers:
                 if producers[ref] != step.id:
                     implicit.append(producers[ref])
             elif ref in LOOP_NAMES and not step.foreach:
-                raise ThinkError(
-                    "UNRESOLVED_VAR",
-                    f"step {step.id!r} uses {ref!r}, which only exists in a step with `foreach`",
-                    "Add a foreach to the step, or refer to a capture or params instead.",
+                problems.append(
+                    problem(
+                        error="UNRESOLVED_VAR",
+                        path=where,
+                        message=f"step {step.id!r} uses {ref!r}, which only exists in a step with `foreach`",
+                        guidance="Add a foreach to the step, or refer to a capture or params instead.",
+                    )
                 )
             elif ref not in BUILTIN_NAMES and ref not in inputs:
                 known = sorted(BUILTIN_NAMES | inputs | set(producers))
-                raise ThinkError(
-                    "UNRESOLVED_VAR",
-                    f"step {step.id!r} refers to {ref!r}, which is neither an input, a capture_as nor a built-in",
-                    f"Known names: {', '.join(known)}.",
+                free = "" if workflow.declares_inputs else f" This workflow declares no inputs: write params.{ref}."
+                problems.append(
+                    problem(
+                        error="UNRESOLVED_VAR",
+                        path=where,
+                        message=f"step {step.id!r} refers to {ref!r}, which is neither an input, a capture_as "
+                        "nor a built-in",
+                        guidance=f"Known names: {', '.join(known)}.{free}",
+                    )
                 )
-        deps[step.id] = tuple(dict.fromkeys([*step.deps, *implicit]))
+        deps[step.id] = tuple(dict.fromkeys([*(d for d in step.deps if d in steps), *implicit]))
     cycle = _find_cycle(deps)
     if cycle is not None:
-        raise ThinkError(
-            "CYCLIC_DEPENDENCY", f"steps depend on each other: {' -> '.join(cycle)}", "Remove one of these deps."
+        problems.append(
+            Diagnostic(
+                "CYCLIC_DEPENDENCY",
+                workflow.source,
+                "steps",
+                f"steps depend on each other: {' -> '.join(cycle)}",
+                "Remove one of these deps (or the template reference that implies it).",
+            )
         )
     if known_tools is not None:
         catalog = set(known_tools)
-        for step in workflow.steps:
+        for index, step in enumerate(workflow.steps):
             if client_side(step.call) or step.call.startswith("think.") or step.call in catalog:
                 continue
             closest = difflib.get_close_matches(step.call, sorted(catalog), n=3, cutoff=0.5)
-            raise ThinkError(
-                "UNKNOWN_TOOL",
-                f"step {step.id!r} calls {step.call!r}, which no server behind the gateway offers",
-                "Check the server is configured and up (gateway.status)"
-                + (f"; closest tools: {', '.join(closest)}." if closest else "."),
+            problems.append(
+                Diagnostic(
+                    "UNKNOWN_TOOL",
+                    workflow.source,
+                    f"{_where(workflow, index, step)}.call",
+                    f"step {step.id!r} calls {step.call!r}, which no server behind the gateway offers",
+                    "Check the server is configured and up (gateway.status)"
+                    + (f"; closest tools: {', '.join(closest)}." if closest else "."),
+                )
             )
+    if problems:
+        raise diagnosed(problems)
     return Graph(workflow, steps, deps, producers)
+
+
+def _where(workflow: Workflow, index: int, step: Step) -> str:
+    """The step's path in its file (`steps[3]`, the id alongside); injected driver steps are not in the file."""
+    offset = sum(1 for s in workflow.steps[:index] if s.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE))
+    if step.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE):
+        return f"(injected step {step.id})"
+    return f"steps[{index - offset}] ({step.id})"

@@ -190,8 +190,8 @@ class Operations:
         workflow = _text(args, "workflow", required=True) or ""
         try:
             await self.engine.graph(workflow)
-        except ThinkError as exc:
-            return {"valid": False, "errors": [exc.body()]}
+        except ThinkError as exc:  # every problem found, each with file, path and fix (one when there is no list)
+            return {"valid": False, "errors": exc.extra.get("diagnostics") or [exc.body()]}
         return {"valid": True, "errors": []}
 
     async def debug(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -16,11 +16,13 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def check_params(workflow: Workflow, params: dict[str, Any]) -> dict[str, Any]:
-    """The params with defaults filled in.
+    """The params with defaults filled in (a workflow without an `inputs` block takes any params as they are).
 
     Raises:
         ThinkError: INVALID_PARAMS naming the input (missing, wrong type, not in the enum, or unknown).
     """
+    if not workflow.declares_inputs:
+        return dict(params)  # the seeds' examples declare no inputs: params are free-form, read as params.<name>
     inputs = workflow.inputs
     problems = [f"{name!r} is not an input of {workflow.name}" for name in params if name not in inputs]
     values = dict(params)

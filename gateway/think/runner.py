@@ -4,7 +4,7 @@ from typing import Any
 
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
-from gateway.think.graph import Graph, client_side
+from gateway.think.graph import Graph, observable
 from gateway.think.state import Checkpoint, RunState, StepState
 from gateway.think.templates import Templates
 
@@ -123,7 +123,7 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
     capture = f"{step.capture_as}[{st.index}]" if step.capture_as and st.index is not None else step.capture_as
     schema = step.success_schema if isinstance(step.success_schema, str) or step.success_schema is None else "inline"
     ref = f'{{"workflow": "{state.workflow}", "run_id": "{state.run_id}", "step_id": "{step_id}"}}'
-    if client_side(step.call):
+    if not observable(step.call):
         action = f"Do {step.call} yourself with `input`"
     else:
         action = f"Call {step.call} with exactly `input`"

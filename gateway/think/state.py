@@ -38,9 +38,12 @@ class StepState(_Model):
 
 class Observation(_Model):
     result: Any
+    """The whole result, or its preview when `truncated` (the whole value is then in `file_path`)."""
     hash: str
     bytes: int
     at: float
+    truncated: bool = False
+    file_path: str | None = None
 
 
 class Checkpoint(_Model):

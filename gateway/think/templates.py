@@ -142,8 +142,30 @@ class Templates:
         return self._guard(lambda: self._template(template).render(dict(context)), template, context, where)
 
     def evaluate(self, expression: str, context: Mapping[str, Any], where: str) -> Any:
-        """The JSON value of a bare expression, e.g. `params.run_tests and lint.offenses > 0`."""
-        return self._guard(lambda: _json(self._expression(expression)(dict(context))), expression, context, where)
+        """The JSON value of an expression, bare (`params.run_tests and lint.offenses > 0`) or the seeds' form
+        wrapped in one `{{ … }}` (`"{{ params.pr_ids }}"`)."""
+        bare = self.bare(expression, where)
+        return self._guard(lambda: _json(self._expression(bare)(dict(context))), expression, context, where)
+
+    def bare(self, expression: str, where: str = "expression") -> str:
+        """`expression` without its one optional `{{ … }}` wrapper.
+
+        Raises:
+            ThinkError: TEMPLATE_RENDER_ERROR for anything else with template markup (text around the braces,
+                two `{{ }}`, `{% %}`): a `when`/`foreach` is one expression, so mixing forms has no meaning.
+        """
+        text = expression.strip()
+        single = _SINGLE.fullmatch(text)
+        if single is not None and "{{" not in single.group(1) and "}}" not in single.group(1):
+            return single.group(1)
+        if _has_markup(text) or "}}" in text:
+            raise ThinkError(
+                "TEMPLATE_RENDER_ERROR",
+                f"{where}: {expression!r} mixes an expression with template text",
+                "A when/foreach is one expression: write it bare (`params.files`) or wrapped in exactly one "
+                '`{{ … }}` (`"{{ params.files }}"`), with nothing around it.',
+            )
+        return expression
 
     def references(self, template: Any) -> set[str]:
         """Root names a template reads anywhere inside it, e.g. `{"q": "{{ mr.title }}"}` → `{"mr"}`."""
@@ -156,9 +178,11 @@ class Templates:
         # Names a template sets itself (`{% for f in files %}`, `{% set %}`) are not references.
         return self._guard(lambda: set(meta.find_undeclared_variables(self._env.parse(template))), template)
 
-    def expression_references(self, expression: str) -> set[str]:
-        """Root names a bare expression reads; Jinja expressions bind nothing, so every Name is one."""
-        tree = self._guard(lambda: self._parse_expression(expression), expression)
+    def expression_references(self, expression: str, where: str = "expression") -> set[str]:
+        """Root names an expression (bare or in one `{{ … }}`) reads; Jinja expressions bind nothing, so every
+        Name is one."""
+        bare = self.bare(expression, where)
+        tree = self._guard(lambda: self._parse_expression(bare), expression, where=where)
         return {name.name for name in tree.find_all(nodes.Name)}
 
     def _parse_expression(self, source: str) -> nodes.Expr:

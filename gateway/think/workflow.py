@@ -1,18 +1,21 @@
 """Workflow definitions: the YAML format (JSON-Schema validated; errors name file and path) and the library."""
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from gateway.think.errors import ThinkError
+from gateway.think import aliases
+from gateway.think.errors import Diagnostic, ThinkError
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "workflows"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Workflow names and run ids: safe as file names (no path traversal)."""
 STEP_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
+MAX_PROBLEMS = 100
+"""A file can be wrong in many places; past this many the rest would only repeat the same mistake."""
 _LIMITS: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -113,6 +116,26 @@ class Workflow:
     limits: dict[str, Any] = field(default_factory=dict[str, Any])
     source: str = ""
     """The file it came from."""
+    declares_inputs: bool = True
+    """False for a workflow without an `inputs` block (the seeds' examples): its params are free-form."""
+
+
+def _fix(error: jsonschema.ValidationError) -> str:
+    """What to write instead, from the failing schema keyword."""
+    match error.validator:
+        case "additionalProperties":
+            allowed = sorted(error.schema.get("properties", {})) if isinstance(error.schema, dict) else []
+            return f"Remove or rename the key; allowed here: {', '.join(allowed)}."
+        case "required":
+            return "Add the missing key."
+        case "enum":
+            return f"Use one of {error.validator_value}."
+        case "type":
+            return f"Write a value of type {error.validator_value}."
+        case "pattern":
+            return f"Match the pattern {error.validator_value}."
+        case _:
+            return "Fix the value at this path (see the workflow format in the README)."
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -120,27 +143,56 @@ def _path(error: jsonschema.ValidationError) -> str:
     return parts.lstrip(".") or "(top level)"
 
 
+def _translated(data: Any, source: str) -> tuple[Any, list[Diagnostic]]:
+    """`data` with the seeds' `limits` aliases translated (workflow and step level), and the problems found."""
+    if not isinstance(data, dict):
+        return data, []
+    data = dict(data)
+    problems: list[Diagnostic] = []
+    if "limits" in data:
+        data["limits"], found = aliases.translate(data["limits"], source, "limits")
+        problems += found
+    if isinstance(data.get("steps"), list):
+        steps = []
+        for index, step in enumerate(data["steps"]):
+            if isinstance(step, dict) and "limits" in step:
+                step = dict(step)
+                step["limits"], found = aliases.translate(step["limits"], source, f"steps[{index}].limits")
+                problems += found
+            steps.append(step)
+        data["steps"] = steps
+    return data, problems
+
+
 def parse(data: Any, source: str) -> Workflow:
     """Validate loaded YAML against `SCHEMA` and build the workflow.
 
     Raises:
-        ThinkError: YAML_SCHEMA_VIOLATION naming the file and every failing path.
+        ThinkError: YAML_SCHEMA_VIOLATION naming the file and every failing path (`details`, one line each;
+            `diagnostics`, one object each with its fix).
     """
-    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        problems = [f"{source}: {_path(e)}: {e.message}" for e in errors[:10]]
+    data, problems = _translated(data, source)
+    for error in sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path)):
+        problems.append(Diagnostic("YAML_SCHEMA_VIOLATION", source, _path(error), error.message, _fix(error)))
+    if not problems:
+        ids = [s["id"] for s in data["steps"]]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            problems.append(
+                Diagnostic(
+                    "YAML_SCHEMA_VIOLATION",
+                    source,
+                    "steps",
+                    f"duplicate step ids {duplicates}",
+                    "Give every step a unique id.",
+                )
+            )
+    if problems:
         raise ThinkError(
             "YAML_SCHEMA_VIOLATION",
-            problems,
+            [p.line() for p in problems[:MAX_PROBLEMS]],
             "Fix the workflow file at the paths named; `think.validate {workflow}` re-checks it.",
-        )
-    ids = [s["id"] for s in data["steps"]]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise ThinkError(
-            "YAML_SCHEMA_VIOLATION",
-            [f"{source}: steps: duplicate step ids {duplicates}"],
-            "Give every step a unique id.",
+            diagnostics=[asdict(p) for p in problems[:MAX_PROBLEMS]],
         )
     steps = tuple(
         Step(
@@ -171,6 +223,7 @@ def parse(data: Any, source: str) -> Workflow:
         outputs=dict(data.get("outputs", {})),
         limits=dict(data.get("limits", {})),
         source=source,
+        declares_inputs="inputs" in data,
     )
 
 

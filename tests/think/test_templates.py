@@ -162,12 +162,40 @@ def test_when_and_foreach_expressions_evaluate_to_json_values(
     assert templates.evaluate(expression, CONTEXT, "steps[1].when") == expected
 
 
-@pytest.mark.parametrize("expression", ["params.nope > 0", "x.items()", "''.__class__", "a +", "{{ a }}", "a }} {{ b"])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "params.nope > 0",
+        "x.items()",
+        "''.__class__",
+        "a +",
+        "{{ a }} and b",
+        "a }} {{ b",
+        "{{ a }}{{ b }}",
+        "{% if a %}",
+    ],
+)
 def test_bad_expressions_are_template_render_errors_naming_where(templates: Templates, expression: str) -> None:
     with pytest.raises(ThinkError) as caught:
         templates.evaluate(expression, CONTEXT, "steps[1].when")
     assert caught.value.error_code == "TEMPLATE_RENDER_ERROR"
     assert str(caught.value.details).startswith("steps[1].when:")
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("{{ params.files }}", ["a.py", "b.py"]),
+        ("{{params.run_tests}}", True),
+        ("  {{- lint.offenses > 5 -}}  ", False),
+        ("{{ 'a.py' in params.files }}", True),
+    ],
+)
+def test_the_seeds_braces_form_evaluates_like_the_bare_expression(
+    templates: Templates, expression: str, expected: Any
+) -> None:
+    assert templates.evaluate(expression, CONTEXT, "steps[1].foreach") == expected
+    assert templates.expression_references(expression) <= {"params", "lint"}
 
 
 def test_references_collect_root_names_across_nested_templates(templates: Templates) -> None:

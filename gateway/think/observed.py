@@ -1,0 +1,62 @@
+"""Observed step results held in the run state, bounded like reported ones.
+
+The gateway may see a 100 MB tool result for a step. The run state is rewritten (and fsynced) on every
+save until `think.next` consumes the observation, so only a preview stays in it: a result over the step's
+capture limit (`max_snapshot_bytes`) is written whole, gzip-compressed, to the run's spill folder, and the
+observation keeps the preview and that file's path. `think.next` reads the whole value back once to validate
+and capture it.
+"""
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from gateway.think.context import Limits, TaskOutput, full_value, make_output
+from gateway.think.state import Observation
+
+
+def bounded(step_id: str, result: Any, hashed: str, limits: Limits, spill_dir: Path) -> Observation:
+    """The observation of `result` for `step_id`: whole when it fits the capture limit, else preview + spill."""
+    out = make_output(step_id, None, result, limits, spill_dir, source="observed", clock=0)
+    if not out.truncated:
+        return Observation(result=result, hash=hashed, bytes=out.original_size, at=time.time())
+    return Observation(
+        result=out.content,
+        hash=hashed,
+        bytes=out.original_size,
+        at=time.time(),
+        truncated=True,
+        file_path=out.file_path,
+    )
+
+
+def whole(observation: Observation) -> Any:
+    """The complete observed value (read back from its spill file when the state holds only a preview)."""
+    if not observation.truncated:
+        return observation.result
+    stored = TaskOutput(
+        step_id="",
+        capture_as=None,
+        content=observation.result,
+        original_size=observation.bytes,
+        truncated=True,
+        file_path=observation.file_path,
+    )
+    return full_value(stored)
+
+
+def unwrapped(result: Any) -> Any:
+    """The value a step records from a tool's result view, JSON carried as text decoded.
+
+    FastMCP servers (mcp-atlassian) declare a `str` return as `{"result": "<JSON text>"}`, and text-only
+    tools answer `{"text": "<JSON text>"}`; a workflow's templates and success_schema mean the object inside,
+    which is also what a model echoing the result reports. Anything else is kept as it is."""
+    if isinstance(result, dict) and len(result) == 1:
+        ((key, text),) = result.items()
+        if key in ("result", "text") and isinstance(text, str) and text.lstrip()[:1] in ("{", "["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return result
+    return result

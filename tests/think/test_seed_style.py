@@ -1,0 +1,282 @@
+"""Workflows as the seeds write them, and the clients the seeds assume.
+
+The seeds' syntax (`foreach: "{{ params.pr_ids }}"`, `when: "{{ params.shout }}"`, no `inputs` block, the
+context seed's `limits` keys) plans and runs; a naive client that never sends a result_snapshot completes a
+workflow whose every step goes through the gateway (prompt.say and think.driver_prompt included); an observed
+100 MB result stays out of the run state; and bad input (mixed forms, a foreach over a string, unknown keys)
+gets every problem named with its file, path and fix.
+"""
+
+import gzip
+import json
+import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+import yaml
+from mcp import Client
+
+from gateway.app import Gateway
+from gateway.config import load_config
+from gateway.think.workflow import parse
+from tests.harness import hints_of, kitchen, text_of, write_config
+
+pytestmark = pytest.mark.anyio
+
+SEED = """\
+name: seed_v1
+version: "1.0.0"
+limits:
+  max_stdout_bytes: 1048576
+  truncation_strategy: tail
+  max_context_bytes: 102400
+  max_context_tasks: 10
+  cleanup_strategy: {type: lru, keep_count: 10}
+steps:
+  - id: each
+    call: k.echo
+    foreach: "{{ params.pr_ids }}"
+    input_template: {text: "PR {{ item }}"}
+    capture_as: echoes
+    limits: {max_stdout_bytes: 2097152, cleanup_strategy: most_recent}
+  - id: shout
+    call: prompt.say
+    when: "{{ params.shout }}"
+    input_template: {text: LOUD}
+  - id: tally
+    call: prompt.say
+    deps: [each]
+    when: not params.shout
+    input_template: {text: "{{ echoes | length }} PRs echoed, the last was {{ echoes[-1].text }}."}
+    capture_as: told
+"""
+
+
+@asynccontextmanager
+async def gateway_on(tmp_path: Path, workflows: dict[str, str]) -> AsyncIterator[Client]:
+    """An in-process gateway with the kitchen server as `k`, serving `workflows` (name -> YAML) only."""
+    folder = tmp_path / "workflows"
+    folder.mkdir(exist_ok=True)
+    for name, text in workflows.items():
+        (folder / f"{name}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
+    think = {"workflows_dirs": [str(folder)], "state_dir": str(tmp_path / "state")}
+    config = write_config(tmp_path, {"k": kitchen("k")}, think=think, limits={"max_inline_bytes": 1_000_000})
+    gateway = Gateway(load_config(config))
+    with anyio.fail_after(60):
+        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
+            yield client
+
+
+def body_of(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def failure(result: types.CallToolResult, code: str) -> dict[str, Any]:
+    assert result.is_error, text_of(result)
+    body: dict[str, Any] = json.loads(text_of(result))
+    assert body["error"] == code, body
+    return body
+
+
+async def run_naively(client: Client, workflow: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Follow every instruction by making its call through the gateway and never sending a result_snapshot."""
+    ins = body_of(await client.call_tool("think.plan", {"workflow": workflow, "params": params}))
+    taken: list[str] = []
+    while not ins["done"]:
+        taken.append(ins["step_id"])
+        result = await client.call_tool(ins["call"], ins["input"])
+        recorded = f"[gateway] Step `{ins['step_id']}` of run {ins['run_id']} recorded by the gateway."
+        assert any(h.startswith(recorded) for h in hints_of(result)), (ins["step_id"], hints_of(result))
+        ref = {"workflow": workflow, "run_id": ins["run_id"], "step_id": ins["step_id"]}
+        ins = body_of(await client.call_tool("think.next", ref))
+    return ins, taken
+
+
+async def test_a_seed_style_workflow_runs_to_done_for_a_client_that_never_sends_a_snapshot(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"seed_v1": SEED}) as client:
+        final, taken = await run_naively(client, "seed_v1", {"pr_ids": [101, 102], "shout": False})
+        assert taken == ["__driver_bootstrap", "__driver_announce", "each[0]", "each[1]", "tally"]
+        assert final["summary"] == "Workflow seed_v1 finished: 5 steps done, 1 skipped."
+        state = body_of(await client.call_tool("think.state.get", {"workflow": "seed_v1", "run_id": final["run_id"]}))
+        run = state["state"]
+        assert run["params"] == {"pr_ids": [101, 102], "shout": False}  # free-form: taken as given
+        assert run["steps"]["shout"]["reason"] == "when '{{ params.shout }}' was false"
+        assert run["captures"]["told"]["content"]["message"] == "2 PRs echoed, the last was PR 102."
+        assert {c["source"] for c in run["captures"].values()} == {"observed"}
+
+        # the braces form of `when` is true the other way round, and free-form params may be anything JSON
+        final, taken = await run_naively(client, "seed_v1", {"pr_ids": [], "shout": True, "extra": {"a": 1}})
+        assert taken == ["__driver_bootstrap", "__driver_announce", "shout"]
+
+
+async def test_seed_limit_aliases_become_the_engines_own_keys(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"seed_v1": SEED}) as client:
+        parsed = body_of(await client.call_tool("think.validate", {"workflow": "seed_v1"}))
+        assert parsed == {"valid": True, "errors": []}
+        ins = body_of(await client.call_tool("think.plan", {"workflow": "seed_v1", "params": {"pr_ids": [1]}}))
+        assert ins["step_id"] == "__driver_bootstrap"
+    workflow = parse(yaml.safe_load(SEED), "seed_v1.yaml")
+    assert workflow.limits == {
+        "max_snapshot_bytes": 1048576,
+        "truncation_strategy": "tail",
+        "max_context_bytes": 102400,
+        "max_context_tasks": 10,
+        "pruning": "lru",
+    }
+    assert workflow.steps[0].limits == {"max_snapshot_bytes": 2097152, "pruning": "most_recent"}
+    assert workflow.declares_inputs is False
+
+
+BAD_SEED = """\
+name: bad_seed_v1
+version: "1.0.0"
+tasks: {}
+limits:
+  max_stdout_bytes: 1000
+  max_snapshot_bytes: 2000
+  max_stderr_bytes: 262144
+  cleanup_strategy: {type: fifo, keep_count: 3}
+steps:
+  - id: a
+    call: prompt.say
+    agent: worker
+    input_template: {text: hi}
+"""
+
+
+async def test_a_seed_workflow_with_unknown_keys_gets_every_problem_with_file_path_and_fix(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"bad_seed_v1": BAD_SEED}) as client:
+        body = failure(await client.call_tool("think.plan", {"workflow": "bad_seed_v1"}), "YAML_SCHEMA_VIOLATION")
+        report = body_of(await client.call_tool("think.validate", {"workflow": "bad_seed_v1"}))
+    paths = {d["path"]: d for d in body["diagnostics"]}
+    assert set(paths) == {
+        "limits.max_stderr_bytes",
+        "limits.max_stdout_bytes",
+        "limits.cleanup_strategy",
+        "(top level)",
+        "steps[0]",
+    }
+    assert all(d["file"].endswith("bad_seed_v1.yaml") and d["guidance"] for d in body["diagnostics"])
+    assert "max_snapshot_bytes" in paths["limits.max_stderr_bytes"]["guidance"]
+    assert "alias of max_snapshot_bytes" in paths["limits.max_stdout_bytes"]["guidance"]
+    assert "fifo" in paths["limits.cleanup_strategy"]["message"]
+    assert "'tasks' was unexpected" in paths["(top level)"]["message"]
+    assert (
+        "'agent' was unexpected" in paths["steps[0]"]["message"] and "input_template" in paths["steps[0]"]["guidance"]
+    )
+    assert len(body["details"]) == 5 and all("bad_seed_v1.yaml: " in line for line in body["details"])
+    assert report["valid"] is False and report["errors"] == body["diagnostics"]
+
+
+MIXED = """\
+name: mixed_v1
+version: "1"
+steps:
+  - id: both
+    call: prompt.say
+    when: "{{ params.a }} and params.b"
+    input_template: {text: hi}
+  - id: loop
+    call: prompt.say
+    foreach: "{{ params.name }}"
+    input_template: {text: "{{ item }}"}
+"""
+
+
+async def test_mixed_forms_in_one_expression_and_a_foreach_over_a_string_are_named(tmp_path: Path) -> None:
+    broken = MIXED.replace("{{ params.a }} and params.b", "params.a and params.b")
+    workflows = {"mixed_v1": MIXED, "string_loop_v1": broken.replace("mixed_v1", "string_loop_v1")}
+    async with gateway_on(tmp_path, workflows) as client:
+        body = failure(await client.call_tool("think.plan", {"workflow": "mixed_v1"}), "TEMPLATE_RENDER_ERROR")
+        assert body["diagnostics"][0]["path"] == "steps[0] (both)"
+        assert "mixes an expression with template text" in body["details"]
+        assert body["details"].startswith(str(tmp_path / "workflows" / "mixed_v1.yaml"))
+        assert "exactly one `{{ … }}`" in body["guidance"]
+
+        params = {"a": True, "b": True, "name": "abc"}
+        ins = body_of(await client.call_tool("think.plan", {"workflow": "string_loop_v1", "params": params}))
+        ref = {"workflow": "string_loop_v1", "run_id": ins["run_id"]}
+        await client.call_tool(ins["call"], ins["input"])
+        ins = body_of(await client.call_tool("think.next", {**ref, "step_id": ins["step_id"]}))
+        await client.call_tool(ins["call"], ins["input"])  # the announcement: its deps then settle the foreach
+        body = failure(
+            await client.call_tool("think.next", {**ref, "step_id": ins["step_id"]}), "TEMPLATE_RENDER_ERROR"
+        )
+        assert "string_loop_v1.yaml: steps.loop.foreach: '{{ params.name }}' is str, not a list" in body["details"]
+
+
+GRAPH_ERRORS = """\
+name: three_wrongs_v1
+version: "1"
+inputs:
+  x: {type: string}
+steps:
+  - id: first
+    call: prompt.say
+    deps: [ghost]
+    input_template: {text: "{{ nowhere }}"}
+  - id: second
+    call: nope.missing_tool
+    input_template: {text: "{{ params.x }}"}
+"""
+
+
+async def test_validate_and_plan_list_every_graph_problem_at_once(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"three_wrongs_v1": GRAPH_ERRORS}) as client:
+        report = body_of(await client.call_tool("think.validate", {"workflow": "three_wrongs_v1"}))
+        body = failure(await client.call_tool("think.plan", {"workflow": "three_wrongs_v1"}), "UNKNOWN_STEP")
+    assert report["valid"] is False
+    found = [(e["error"], e["path"]) for e in report["errors"]]
+    assert found == [
+        ("UNKNOWN_STEP", "steps[0] (first).deps"),
+        ("UNRESOLVED_VAR", "steps[0] (first)"),
+        ("UNKNOWN_TOOL", "steps[1] (second).call"),
+    ]
+    assert all(e["file"].endswith("three_wrongs_v1.yaml") and e["guidance"] for e in report["errors"])
+    assert body["diagnostics"] == report["errors"]
+    assert "(and 2 more problems: see diagnostics)" in body["details"]
+
+
+BIG = """\
+name: big_v1
+version: "1"
+steps:
+  - id: fetch
+    call: k.blob
+    input_template: {n: 104857600}
+    capture_as: blob
+    limits: {max_snapshot_bytes: 4096, truncation_strategy: head}
+"""
+
+
+async def test_an_observed_100_mb_result_is_spilled_and_the_run_state_keeps_a_preview(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"big_v1": BIG}) as client:
+        ins = body_of(await client.call_tool("think.plan", {"workflow": "big_v1", "params": {}}))
+        ref = {"workflow": "big_v1", "run_id": ins["run_id"]}
+        for _ in range(2):  # the driver's two steps
+            await client.call_tool(ins["call"], ins["input"])
+            ins = body_of(await client.call_tool("think.next", {**ref, "step_id": ins["step_id"]}))
+        assert ins["step_id"] == "fetch"
+        with anyio.fail_after(120):
+            result = await client.call_tool("k.blob", ins["input"])
+        assert any("Step `fetch`" in h for h in hints_of(result))
+        state_file = anyio.Path(tmp_path) / "state" / "big_v1" / f"{ins['run_id']}.json"
+        held = json.loads(await state_file.read_bytes())["observed"]["fetch"]
+        assert (await state_file.stat()).st_size < 50_000  # the preview, not 100 MB
+        assert held["truncated"] is True and held["bytes"] > 100 * 2**20
+        assert held["result"].startswith("--- Output (showing first")
+        spilled = await anyio.Path(held["file_path"]).read_bytes()
+        assert len(gzip.decompress(spilled)) > 100 * 2**20
+
+        final = body_of(await client.call_tool("think.next", {**ref, "step_id": "fetch"}))
+        assert final["done"] is True
+        assert (await state_file.stat()).st_size < 50_000
+        capture = json.loads(await state_file.read_bytes())["captures"]["blob"]
+        assert capture["truncated"] is True and capture["source"] == "observed" and capture["file_path"]
