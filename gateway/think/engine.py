@@ -28,6 +28,9 @@ from gateway.think.workflow import Workflow, check_name
 logger = logging.getLogger(__name__)
 
 KnownTools = Callable[[], Awaitable[set[str]]]
+FILES = ".files"
+"""A run's own folder (spilled captures) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be named
+that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
 
 
 def digest(value: Any) -> str:
@@ -224,7 +227,7 @@ class Engine:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
-            spill = self.store.path(state.workflow, state.run_id).with_suffix("")
+            spill = self.store.root / state.workflow / f"{state.run_id}{FILES}"
             state.captures[key] = make_output(
                 step_id, key, used, limits, spill, source=source, clock=state.clock
             ).model_dump()

@@ -6,8 +6,9 @@ from typing import Any
 
 import yaml
 
+from gateway.contracts import Arguments, summary
 from gateway.prompts import PromptNotFound
-from gateway.think import runner
+from gateway.think import runner, tools
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
@@ -16,24 +17,16 @@ from gateway.think.state import snapshot_of
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-def _text(args: dict[str, Any], key: str, *, required: bool = False) -> str | None:
-    value = args.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ThinkError("INVALID_PARAMS", f"`{key}` must be a non-empty string, got {value!r}", f"Pass `{key}`.")
-    return value
+Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+"""Takes the tool's arguments model (`gateway.think.tools`), already checked by the server."""
 
 
 class Operations:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def handlers(self) -> dict[str, Handler]:
-        return {
+    def handlers(self) -> dict[str, tuple[type[Arguments], Handler]]:
+        handlers: dict[str, Handler] = {
             "plan": self.plan,
             "next": self.next,
             "explain": self.explain,
@@ -46,28 +39,16 @@ class Operations:
             "validate": self.validate,
             "debug": self.debug,
         }
+        return {name: (tools.CONTRACTS[name][1], handler) for name, handler in handlers.items()}
 
-    async def plan(self, args: dict[str, Any]) -> dict[str, Any]:
-        params = args.get("params") or {}
-        if not isinstance(params, dict):
-            raise ThinkError("INVALID_PARAMS", f"params must be an object, got {type(params).__name__}", "Pass {}.")
-        return await self.engine.plan(
-            _text(args, "workflow", required=True) or "", params, _text(args, "run_id"), _text(args, "driver_version")
-        )
+    async def plan(self, args: tools.Plan) -> dict[str, Any]:
+        return await self.engine.plan(args.workflow, args.params or {}, args.run_id, args.driver_version)
 
-    async def next(self, args: dict[str, Any]) -> dict[str, Any]:
-        snapshot = args.get("result_snapshot")
-        return await self.engine.next(
-            _text(args, "workflow", required=True) or "",
-            _text(args, "run_id"),
-            _text(args, "step_id", required=True) or "",
-            snapshot,
-            force=bool(args.get("force", False)),
-        )
+    async def next(self, args: tools.Next) -> dict[str, Any]:
+        return await self.engine.next(args.workflow, args.run_id, args.step_id, args.result_snapshot, force=args.force)
 
-    async def explain(self, args: dict[str, Any]) -> dict[str, Any]:
-        workflow, step_id = _text(args, "workflow", required=True) or "", _text(args, "step_id")
-        run_id = _text(args, "run_id")
+    async def explain(self, args: tools.Explain) -> dict[str, Any]:
+        workflow, step_id, run_id = args.workflow, args.step_id, args.run_id
         state = None
         if run_id is not None or await self.engine.store.latest_active(workflow) is not None:
             state = await self.engine.run_of(workflow, run_id)
@@ -113,13 +94,13 @@ class Operations:
             )
         return body
 
-    async def reset(self, args: dict[str, Any]) -> dict[str, Any]:
-        workflow, checkpoint = _text(args, "workflow", required=True) or "", _text(args, "checkpoint")
-        state = await self.engine.run_of(workflow, _text(args, "run_id"))
+    async def reset(self, args: tools.Reset) -> dict[str, Any]:
+        workflow, checkpoint = args.workflow, args.checkpoint
+        state = await self.engine.run_of(workflow, args.run_id)
         async with self.engine._lock(workflow, state.run_id):
             state = await self.engine.store.load(workflow, state.run_id)
             if checkpoint is None:
-                if not args.get("force"):
+                if not args.force:
                     raise ThinkError(
                         "RESET_NOT_ALLOWED",
                         f"clearing run {state.run_id} deletes its state",
@@ -142,67 +123,62 @@ class Operations:
             await self.engine.store.save(state, expected_version=state.version)
             return {"ok": True, "instruction": answer}
 
-    async def driver_prompt(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def driver_prompt(self, args: tools.DriverPrompt) -> dict[str, Any]:
         try:
-            prompt = self.engine.prompts.get(_text(args, "version"))
+            prompt = self.engine.prompts.get(args.version)
         except PromptNotFound as exc:
             raise ThinkError("PROMPT_NOT_FOUND", str(exc), "Omit version to get the current one.") from None
         return {"version": prompt.version, "hash": prompt.hash, "prompt_md": prompt.text}
 
-    async def list(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def list(self, args: tools.ListWorkflows) -> dict[str, Any]:
         workflows, broken = self.engine.library.all()
-        tags = args.get("tags")
-        body = list_workflows(
-            workflows,
-            filter=_text(args, "filter"),
-            tags=tags if isinstance(tags, list) else None,
-            mode=args.get("mode"),
-            detailed=args.get("detailed"),
-        )
+        body = list_workflows(workflows, filter=args.filter, tags=args.tags, mode=args.mode, detailed=args.detailed)
         if broken:
             body["invalid"] = [e.body() for e in broken]
         return body
 
-    async def read(self, args: dict[str, Any]) -> dict[str, Any]:
-        path, text = self.engine.library.raw(_text(args, "workflow", required=True) or "")
-        if args.get("format", "yaml") == "parsed":
+    async def read(self, args: tools.ReadWorkflow) -> dict[str, Any]:
+        path, text = self.engine.library.raw(args.workflow)
+        if args.format == "parsed":
             return {"workflow": path.stem, "parsed": yaml.safe_load(text)}
         return {"workflow": path.stem, "workflow_yaml": text}
 
-    async def state_get(self, args: dict[str, Any]) -> dict[str, Any]:
-        state = await self.engine.run_of(_text(args, "workflow", required=True) or "", _text(args, "run_id"))
+    async def state_get(self, args: tools.RunOf) -> dict[str, Any]:
+        state = await self.engine.run_of(args.workflow, args.run_id)
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
         return {"state": snapshot_of(state), "progress": runner.progress(state), "metrics": metrics(outputs)}
 
-    async def state_list(self, args: dict[str, Any]) -> dict[str, Any]:
-        workflow = _text(args, "workflow", required=True) or ""
+    async def state_list(self, args: tools.Runs) -> dict[str, Any]:
+        workflow = args.workflow
         runs = [
             {"run_id": s.run_id, "status": s.status, "progress": runner.progress(s), "updated": s.updated}
             for s in await self.engine.store.runs(workflow)
         ]
         return {"workflow": workflow, "runs": runs}
 
-    async def validate(self, args: dict[str, Any]) -> dict[str, Any]:
-        schema = _text(args, "schema")
-        if schema is not None:
-            errors = self.engine.schemas.errors(schema, args.get("response"))
+    async def validate(self, args: tools.Validate) -> dict[str, Any]:
+        if args.schema_ is not None:
+            errors = self.engine.schemas.errors(args.schema_, args.response)
             return {"valid": not errors, "errors": errors}
-        workflow = _text(args, "workflow", required=True) or ""
+        if args.workflow is None:
+            raise ThinkError(
+                "INVALID_PARAMS",
+                "think.validate needs `workflow` (to check a workflow) or `schema` and `response` (to check a result)",
+                summary("think.validate", tools.Validate),
+            )
         try:
-            await self.engine.graph(workflow)
+            await self.engine.graph(args.workflow)
         except ThinkError as exc:  # every problem found, each with file, path and fix (one when there is no list)
             return {"valid": False, "errors": exc.extra.get("diagnostics") or [exc.body()]}
         return {"valid": True, "errors": []}
 
-    async def debug(self, args: dict[str, Any]) -> dict[str, Any]:
-        state = await self.engine.run_of(
-            _text(args, "workflow", required=True) or "", _text(args, "run_id", required=True)
-        )
+    async def debug(self, args: tools.Debug) -> dict[str, Any]:
+        state = await self.engine.run_of(args.workflow, args.run_id)
         body: dict[str, Any] = {
             "history": [h.model_dump(exclude_none=True) for h in state.history],
             "checkpoints": [c.name for c in state.checkpoints],
         }
-        since = _text(args, "from_step")
+        since = args.from_step
         if since is not None:
             base = next((c for c in state.checkpoints if c.name == since), None)
             if base is None:

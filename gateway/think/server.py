@@ -3,25 +3,25 @@
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 
 from gateway import __version__, telemetry
+from gateway.contracts import Arguments, ArgumentsError, parse
 from gateway.prompts import PromptNotFound
 from gateway.store.base import StoreUnavailable
-from gateway.think import resources
+from gateway.think import resources, tools
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
-from gateway.think.ops import Operations
+from gateway.think.ops import Handler, Operations
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 
 logger = logging.getLogger(__name__)
 
 Ctx = ServerRequestContext[Any]
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Handlers = dict[str, tuple[type[Arguments], Handler]]
 
 
 def _ok(body: dict[str, Any]) -> types.CallToolResult:
@@ -35,24 +35,29 @@ def _failed(body: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))], is_error=True)
 
 
-def _server(name: str, tools: list[types.Tool], handlers: dict[str, Handler], resources: Any = None) -> Server[Any]:
+def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None) -> Server[Any]:
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        handler = handlers.get(params.name)
-        if handler is None:
+        found = handlers.get(params.name)
+        if found is None:
             known = ", ".join(handlers)
             return _failed(
                 {"error": "UNKNOWN_TOOL", "details": f"no tool {params.name!r}", "guidance": f"Use {known}."}
             )
+        model, handler = found
         started = time.perf_counter()
-        args = dict(params.arguments or {})
+        try:  # every tool's arguments against the schema it declares, before anything acts on them
+            args = parse(f"{name}.{params.name}", model, params.arguments)
+        except ArgumentsError as exc:
+            logger.info("%s: %s", exc.tool, exc)
+            return _failed({"error": "INVALID_PARAMS", "details": exc.problems, "guidance": exc.guidance})
         telemetry.annotate(
             **{
-                "think.workflow": args.get("workflow"),
-                "think.run_id": args.get("run_id"),
-                "think.step_id": args.get("step_id"),
+                "think.workflow": getattr(args, "workflow", None),
+                "think.run_id": getattr(args, "run_id", None),
+                "think.step_id": getattr(args, "step_id", None),
             }
         )
         try:
@@ -80,11 +85,9 @@ def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
     ops = Operations(engine)
     think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library))
 
-    async def say(args: dict[str, Any]) -> dict[str, Any]:
-        text = args.get("text")
-        if not isinstance(text, str):
-            raise ThinkError("INVALID_PARAMS", "`text` must be a string", 'Call prompt.say {"text": "..."}.')
-        return {"message": text, "display": True, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    async def say(args: tools.Say) -> dict[str, Any]:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return {"message": args.text, "display": True, "timestamp": stamp}
 
-    prompt = _server("prompt", PROMPT_TOOLS, {"say": say})
+    prompt = _server("prompt", PROMPT_TOOLS, {"say": (tools.Say, say)})
     return think, prompt

@@ -1,119 +1,161 @@
-"""The Think tool definitions (the seed's input schemas); each description leads with its contract."""
+"""The Think tools: one arguments model each (its inputSchema and its check); descriptions lead with the contract."""
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import mcp.types as types
+from pydantic import Field
 
-STR: dict[str, Any] = {"type": "string"}
-WORKFLOW: dict[str, Any] = {"type": "string", "description": "Workflow name, e.g. review_local_v1."}
-RUN_ID: dict[str, Any] = {"type": "string", "description": "Run id from think.plan; omit for the latest active run."}
-
-
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str] | None = None) -> types.Tool:
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    return types.Tool(name=name, description=description, input_schema=schema)
+from gateway.contracts import Arguments, tool
+from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 
 
-THINK_TOOLS = [
-    _tool(
-        "plan",
+def _name(description: str) -> Any:
+    return Field(description=description, min_length=1, max_length=NAME_MAX, pattern=NAME_PATTERN)
+
+
+Workflow = Annotated[str, _name("Workflow name, e.g. review_local_v1.")]
+RunId = Annotated[str | None, _name("Run id from think.plan; omit for the latest active run.")]
+StepId = Annotated[str, Field(min_length=1, max_length=256, description="step_id from the instruction.")]
+Text = Annotated[str | None, Field(min_length=1, max_length=1024)]
+
+
+class Plan(Arguments):
+    workflow: Workflow
+    params: Annotated[dict[str, Any] | None, Field(description="Workflow inputs (see think.workflows.list).")] = None
+    run_id: Annotated[str | None, _name("Optional id; planning an existing run returns its state.")] = None
+    driver_version: Annotated[Text, Field(description="Driver prompt version; default: current.")] = None
+
+
+class Next(Arguments):
+    workflow: Workflow
+    run_id: RunId = None
+    step_id: StepId
+    result_snapshot: Annotated[dict[str, Any] | None, Field(description="Compact result of the step's call.")] = None
+    force: Annotated[bool, Field(description="Replace the result of a step that is already done.")] = False
+
+
+class Explain(Arguments):
+    workflow: Workflow
+    run_id: RunId = None
+    step_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None
+
+
+class Reset(Arguments):
+    workflow: Workflow
+    run_id: RunId = None
+    checkpoint: Text = None
+    force: Annotated[bool, Field(description="Needed to clear the run entirely.")] = False
+
+
+class DriverPrompt(Arguments):
+    version: Annotated[Text, Field(description="Default: the current version.")] = None
+
+
+class ListWorkflows(Arguments):
+    filter: Text = None
+    tags: list[Annotated[str, Field(max_length=256)]] | None = None
+    mode: Literal["compact", "standard", "detailed"] | None = None
+    detailed: Annotated[bool | None, Field(description="Deprecated: use mode.")] = None
+
+
+class ReadWorkflow(Arguments):
+    workflow: Workflow
+    format: Literal["yaml", "parsed"] = "yaml"
+
+
+class RunOf(Arguments):
+    workflow: Workflow
+    run_id: RunId = None
+
+
+class Runs(Arguments):
+    workflow: Workflow
+
+
+class Validate(Arguments):
+    workflow: Annotated[str | None, _name("Workflow name, e.g. review_local_v1.")] = None
+    schema_: Annotated[  # `schema` would shadow a BaseModel attribute: the argument's name is the alias
+        str | None,
+        Field(
+            alias="schema",
+            description="A success schema's name (workflows/schemas/<name>.json).",
+            min_length=1,
+            max_length=NAME_MAX,
+            pattern=NAME_PATTERN,
+        ),
+    ] = None
+    response: dict[str, Any] | None = None
+
+
+class Debug(Arguments):
+    workflow: Workflow
+    run_id: Annotated[str, _name("Run id from think.plan.")]
+    action: Literal["history", "diff"] | None = None
+    from_step: Annotated[str | None, Field(min_length=1, max_length=256)] = None
+
+
+class Say(Arguments):
+    text: str
+
+
+CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
+    "plan": (
         "Start a workflow run: returns the first instruction {step_id, call, input, ...} and a one-line `next`. "
         "Idempotent for a given run_id. Then execute the instruction and call think.next. "
         "Errors: UNKNOWN_WORKFLOW, YAML_SCHEMA_VIOLATION, INVALID_PARAMS (names the input).",
-        {
-            "workflow": WORKFLOW,
-            "params": {"type": "object", "description": "Workflow inputs (see think.workflows.list)."},
-            "run_id": {"type": "string", "description": "Optional id; planning an existing run returns its state."},
-            "driver_version": {"type": "string", "description": "Driver prompt version; default: current."},
-        },
-        ["workflow"],
+        Plan,
     ),
-    _tool(
-        "next",
+    "next": (
         "Record a step's result and get the next instruction, or {done: true, summary, artifacts}. Only the ready "
         "step is accepted. result_snapshot may be omitted when the gateway says it recorded the step. "
         "Errors: VALIDATION_FAILED (field paths; step stays pending), STEP_NOT_READY, STEP_ALREADY_COMPLETED, "
         "UNKNOWN_STEP, STATE_CONFLICT. Keep result_snapshot under 50 KB: summaries and file:line references.",
-        {
-            "workflow": WORKFLOW,
-            "run_id": RUN_ID,
-            "step_id": {"type": "string", "description": "step_id from the instruction."},
-            "result_snapshot": {"type": "object", "description": "Compact result of the step's call."},
-            "force": {"type": "boolean", "description": "Replace the result of a step that is already done."},
-        },
-        ["workflow", "step_id"],
+        Next,
     ),
-    _tool(
-        "explain",
+    "explain": (
         "Why a step exists and what it needs: rationale, success schema, deps, status; without step_id, the "
         "run's progress and ready steps. Errors: UNKNOWN_STEP, UNKNOWN_RUN.",
-        {"workflow": WORKFLOW, "run_id": RUN_ID, "step_id": STR},
-        ["workflow"],
+        Explain,
     ),
-    _tool(
-        "reset",
+    "reset": (
         "Roll a run back to a checkpoint (a completed step id), or clear it entirely with force: true. "
         "Errors: CHECKPOINT_NOT_FOUND, RESET_NOT_ALLOWED (clearing needs force), UNKNOWN_RUN.",
-        {"workflow": WORKFLOW, "run_id": RUN_ID, "checkpoint": STR, "force": {"type": "boolean"}},
-        ["workflow"],
+        Reset,
     ),
-    _tool(
-        "driver_prompt",
+    "driver_prompt": (
         "The driver prompt that explains the plan → execute → next loop: {version, hash, prompt_md}. "
         "Read it once before running workflows. Errors: PROMPT_NOT_FOUND.",
-        {"version": {"type": "string", "description": "Default: the current version."}},
+        DriverPrompt,
     ),
-    _tool(
-        "workflows.list",
+    "workflows.list": (
         "List workflows: name, description, tags, inputs. mode compact (default; short), standard or detailed; "
         "tags match all; filter is a substring. `detailed` is deprecated (use mode).",
-        {
-            "filter": STR,
-            "tags": {"type": "array", "items": STR},
-            "mode": {"enum": ["compact", "standard", "detailed"]},
-            "detailed": {"type": "boolean", "description": "Deprecated: use mode."},
-        },
+        ListWorkflows,
     ),
-    _tool(
-        "workflows.read",
+    "workflows.read": (
         "The workflow definition: its YAML text (format yaml, default) or the parsed form. Errors: UNKNOWN_WORKFLOW.",
-        {"workflow": WORKFLOW, "format": {"enum": ["yaml", "parsed"]}},
-        ["workflow"],
+        ReadWorkflow,
     ),
-    _tool(
-        "state.get",
+    "state.get": (
         "A run's state: step statuses, captures (observed or reported), checkpoints, recent history and context "
         "metrics. Errors: UNKNOWN_RUN.",
-        {"workflow": WORKFLOW, "run_id": RUN_ID},
-        ["workflow"],
+        RunOf,
     ),
-    _tool(
-        "state.list",
-        "The runs of a workflow, newest first: run_id, status, progress, updated.",
-        {"workflow": WORKFLOW},
-        ["workflow"],
-    ),
-    _tool(
-        "validate",
+    "state.list": ("The runs of a workflow, newest first: run_id, status, progress, updated.", Runs),
+    "validate": (
         "Check a workflow (graph, templates, tools) with {workflow}, or a result against a named success schema "
         "with {schema, response}: {valid, errors[{path, message}]}.",
-        {"workflow": WORKFLOW, "schema": STR, "response": {"type": "object"}},
+        Validate,
     ),
-    _tool(
-        "debug",
+    "debug": (
         "Inspect a run: history with sizes, checkpoints, and the step-status diff since a checkpoint (from_step).",
-        {"workflow": WORKFLOW, "run_id": STR, "action": {"enum": ["history", "diff"]}, "from_step": STR},
-        ["workflow", "run_id"],
+        Debug,
     ),
-]
-
-PROMPT_TOOLS = [
-    _tool(
-        "say",
+}
+PROMPT_CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
+    "say": (
         "Show a message to the user (instructions with call prompt.say). Returns {message, display, timestamp}.",
-        {"text": {"type": "string"}},
-        ["text"],
+        Say,
     ),
-]
+}
+THINK_TOOLS = [tool(name, description, model) for name, (description, model) in CONTRACTS.items()]
+PROMPT_TOOLS = [tool(name, description, model) for name, (description, model) in PROMPT_CONTRACTS.items()]

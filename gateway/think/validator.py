@@ -7,6 +7,11 @@ from typing import Any
 import jsonschema
 
 from gateway.think.errors import ThinkError
+from gateway.think.workflow import NAME, NAME_MAX, name_rule
+
+
+def cut(text: str, keep: int = 80) -> str:
+    return text if len(text) <= keep else f"{text[:keep]}… ({len(text)} characters)"
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -22,6 +27,8 @@ class Schemas:
 
     def get(self, name: str) -> dict[str, Any]:
         """Raises: ThinkError VALIDATION_FAILED when no such schema exists (the workflow names a missing file)."""
+        if len(name) > NAME_MAX or not NAME.fullmatch(name):  # a name becomes a file name: never an OS error
+            raise ThinkError("VALIDATION_FAILED", f"{cut(name)!r} is not a success schema's name", name_rule())
         for directory in self.dirs:
             path = directory / f"{name}.json"
             if path.is_file() and path.resolve().parent == directory.resolve():

@@ -11,8 +11,11 @@ from gateway.think import aliases
 from gateway.think.errors import Diagnostic, ThinkError
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "workflows"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-"""Workflow names and run ids: safe as file names (no path traversal)."""
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.?$"
+NAME_MAX = 64
+"""Workflow names, run ids and schema names: letters, digits, '_', '-' and single dots, safe as file names (no
+`..`, no `/`, short enough for any file system); said in each tool's inputSchema and in every refusal."""
+NAME = re.compile(NAME_PATTERN)
 STEP_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
 MAX_PROBLEMS = 100
 """A file can be wrong in many places; past this many the rest would only repeat the same mistake."""
@@ -35,7 +38,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["name", "version", "steps"],
     "additionalProperties": False,
     "properties": {
-        "name": {"type": "string", "pattern": f"^{NAME.pattern}$"},
+        "name": {"type": "string", "pattern": NAME_PATTERN, "maxLength": NAME_MAX},
         "version": {"type": ["string", "number"]},
         "description": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
@@ -229,7 +232,15 @@ def parse(data: Any, source: str) -> Workflow:
 
 def check_name(kind: str, value: str) -> str:
     """Names and ids become file names: allow only a safe alphabet (no `/`, no `..`)."""
-    if not NAME.fullmatch(value) or ".." in value:
+    if len(value) > NAME_MAX or not NAME.fullmatch(value):
         code = "UNKNOWN_WORKFLOW" if kind == "workflow" else "UNKNOWN_RUN"
-        raise ThinkError(code, f"{kind} {value!r} is not a valid name", "Use letters, digits, '_', '-' and '.'.")
+        shown = value if len(value) <= 80 else f"{value[:80]}… ({len(value)} characters)"
+        raise ThinkError(code, f"{kind} {shown!r} is not a valid name", name_rule())
     return value
+
+
+def name_rule() -> str:
+    return (
+        f"Names and ids match {NAME_PATTERN} (letters, digits, '_', '-' and single dots) "
+        f"and have at most {NAME_MAX} characters."
+    )

@@ -16,6 +16,7 @@ from mcp import Client
 
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.state import RunState, StateStore
+from gateway.think.workflow import NAME_PATTERN
 from tests.harness import gateway_params, text_of, write_config
 from tests.think import harness
 
@@ -231,14 +232,16 @@ async def test_unknown_prompt_and_runs_and_names_that_would_escape_the_state_dir
             ("think.explain", {}),
             ("think.debug", {}),
         ]
+        # a name that is no name is refused by the tool's own schema, which states the shape
         for tool, extra in attempts:
-            body = failure(await call(client, tool, workflow="sink_v1", run_id="../x", **extra), "UNKNOWN_RUN")
-            assert "not a valid name" in body["details"]
+            body = failure(await call(client, tool, workflow="sink_v1", run_id="../x", **extra), "INVALID_PARAMS")
+            assert "`run_id` = '../x'" in body["details"][0] and NAME_PATTERN in body["details"][0]
         args = {"workflow": "sink_v1", "params": {"label": "x"}, "run_id": "../../x"}
-        failure(await call(client, "think.plan", **args), "UNKNOWN_RUN")
+        failure(await call(client, "think.plan", **args), "INVALID_PARAMS")
         for workflow in ("../x", "../../etc/passwd", "sink_v1/../sink_v1"):
             for tool in ("think.plan", "think.state.get", "think.state.list", "think.workflows.read"):
-                failure(await call(client, tool, workflow=workflow, run_id="r1"), "UNKNOWN_WORKFLOW")
+                body = failure(await call(client, tool, workflow=workflow, run_id="r1"), "INVALID_PARAMS")
+                assert f"`workflow` = {workflow!r}" in body["details"][0]
         assert ok(await call(client, "think.state.get", workflow="sink_v1", run_id="r1"))["state"]["run_id"] == "r1"
     # nothing was created outside the state folder, nor anything but the one run inside it
     assert not (tmp_path / "x").exists() and not (tmp_path.parent / "x").exists()

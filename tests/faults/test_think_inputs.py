@@ -1,0 +1,123 @@
+"""Hostile arguments to the Think tools: every argument is checked against the schema its tool serves in
+tools/list before anything acts on it (a string "false" never forces or clears), names and ids have one
+stated shape, and a run id can never reach another run's files."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+
+from gateway.think.workflow import NAME_MAX, NAME_PATTERN
+from tests.harness import text_of
+from tests.think import harness
+
+pytestmark = pytest.mark.anyio
+
+VALID: dict[str, Any] = {"workflow": "sink_v1", "run_id": "r1", "step_id": "sink", "schema": "counted"}
+WRONG: dict[str, Any] = {"string": 5, "boolean": "false", "object": ["a"], "array": "a", "integer": True}
+
+
+def ok(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def invalid(result: types.CallToolResult) -> dict[str, Any]:
+    """An isError INVALID_PARAMS body; its guidance lists the tool's arguments."""
+    assert result.is_error, text_of(result)
+    body: dict[str, Any] = json.loads(text_of(result))
+    assert body["error"] == "INVALID_PARAMS", body
+    assert "(* = required)" in body["guidance"], body
+    return body
+
+
+async def at_sink(client: Client, run_id: str) -> dict[str, Any]:
+    """sink_v1 planned as `run_id`, its driver steps done (the bootstrap observed, as a client does)."""
+    ins = ok(await client.call_tool("think.plan", {"workflow": "sink_v1", "params": {"label": "x"}, "run_id": run_id}))
+    ok(await client.call_tool(ins["call"], ins["input"]))
+    ref = {"workflow": "sink_v1", "run_id": run_id}
+    ok(await client.call_tool("think.next", {**ref, "step_id": "__driver_bootstrap"}))
+    ins = ok(await client.call_tool("think.next", {**ref, "step_id": "__driver_announce", "result_snapshot": {}}))
+    assert ins["step_id"] == "sink"
+    return ins
+
+
+async def test_a_string_false_neither_forces_a_step_nor_clears_a_run(tmp_path: Path) -> None:
+    async with harness.think_client(tmp_path) as client:
+        await at_sink(client, "r1")
+        ref = {"workflow": "sink_v1", "run_id": "r1", "step_id": "sink"}
+        ok(await client.call_tool("think.next", {**ref, "result_snapshot": {"v": 1}}))
+        body = invalid(await client.call_tool("think.next", {**ref, "result_snapshot": {"v": 2}, "force": "false"}))
+        assert body["details"] == ["`force` = 'false' (str): Input should be a valid boolean"]
+        body = invalid(await client.call_tool("think.reset", {"workflow": "sink_v1", "run_id": "r1", "force": "no"}))
+        assert "`force` = 'no' (str)" in body["details"][0]
+        state = ok(await client.call_tool("think.state.get", {"workflow": "sink_v1", "run_id": "r1"}))["state"]
+        assert state["captures"]["sink"]["content"] == {"v": 1}  # neither replaced nor cleared
+
+
+async def test_every_think_argument_of_the_wrong_type_is_refused_by_name(tmp_path: Path) -> None:
+    """Driven by the schemas tools/list serves: what is declared is what is enforced, for every argument."""
+    async with harness.think_client(tmp_path) as client:
+        served = [t for t in (await client.list_tools()).tools if t.name.startswith(("think.", "prompt."))]
+        assert len(served) == 12
+        tried = 0
+        for tool in served:
+            properties: dict[str, Any] = tool.input_schema["properties"]
+            base = {k: VALID.get(k, "x") for k in tool.input_schema.get("required", [])}
+            for name, spec in properties.items():
+                wrong = "nope" if "enum" in spec else WRONG[spec["type"]]
+                body = invalid(await client.call_tool(tool.name, {**base, name: wrong}))
+                assert body["details"] == [body["details"][0]] and body["details"][0].startswith(
+                    f"`{name}` = {wrong!r} ({type(wrong).__name__})"
+                ), (tool.name, body)
+                tried += 1
+            body = invalid(await client.call_tool(tool.name, {**base, "forse": True}))
+            assert body["details"] == [f"`forse` is not an argument of {tool.name}"]
+            for name in tool.input_schema.get("required", []):
+                body = invalid(await client.call_tool(tool.name, {k: v for k, v in base.items() if k != name}))
+                assert body["details"] == [f"`{name}` is required"]
+        assert tried >= 30
+
+
+async def test_a_5000_character_schema_name_is_invalid_params_naming_the_limit(tmp_path: Path) -> None:
+    async with harness.think_client(tmp_path) as client:
+        body = invalid(await client.call_tool("think.validate", {"schema": "x" * 5000, "response": {}}))
+        assert body["details"][0].startswith("`schema` = 'xxx") and "5000 characters" in body["details"][0]
+        assert f"at most {NAME_MAX} characters" in body["details"][0]
+        assert NAME_PATTERN in body["guidance"]
+        body = invalid(await client.call_tool("think.validate", {"schema": "../counted", "response": {}}))
+        assert NAME_PATTERN in body["details"][0]
+        verdict = ok(await client.call_tool("think.validate", {"schema": "counted", "response": {"count": 1}}))
+        assert verdict["valid"] is False  # a well-formed name still reaches the schema
+
+
+@pytest.mark.parametrize("order", [("X", "X.json"), ("X.json", "X")])
+async def test_a_run_id_ending_in_json_never_meets_another_runs_files(tmp_path: Path, order: tuple[str, str]) -> None:
+    # max_snapshot_bytes 1000: the observed driver prompt (3.6 kB) is cut, so its whole value spills to disk
+    async with harness.think_client(tmp_path, max_snapshot_bytes=1000) as client:
+        for run_id in order:
+            await at_sink(client, run_id)
+        states = [
+            ok(await client.call_tool("think.state.get", {"workflow": "sink_v1", "run_id": run_id}))["state"]
+            for run_id in order
+        ]
+    for run_id, state in zip(order, states, strict=True):
+        spilled = anyio.Path(state["captures"]["__driver"]["file_path"])
+        assert await spilled.is_file() and spilled.parent.name == f"{run_id}.files"
+    runs = sorted([p.name async for p in anyio.Path(tmp_path / "state" / "sink_v1").glob("*.json")])
+    assert runs == ["X.json", "X.json.json"]
+
+
+@pytest.mark.parametrize("run_id", ["x" * (NAME_MAX + 1), "a/b", "a..b", ".hidden", "a\nb", ""])
+async def test_a_run_id_of_the_wrong_shape_is_refused_with_the_pattern_and_length(tmp_path: Path, run_id: str) -> None:
+    async with harness.think_client(tmp_path) as client:
+        plan = {"workflow": "sink_v1", "params": {"label": "x"}, "run_id": run_id}
+        body = invalid(await client.call_tool("think.plan", plan))
+        assert body["details"][0].startswith("`run_id` = ")
+        assert NAME_PATTERN in body["guidance"] and f"at most {NAME_MAX} characters" in body["guidance"]
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("*.json"))
