@@ -102,7 +102,7 @@ class StateStore:
         self.records: RunRecords = records if records is not None else LocalRuns(root)
 
     def path(self, workflow: str, run_id: str) -> Path:
-        """Where the local backend keeps the run; its captures spill next to it (`<path without .json>/`)."""
+        """Where the local backend keeps the run (its captures spill to `<run_id>.files/` beside it: see the engine)."""
         return self.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}.json"
 
     async def exists(self, workflow: str, run_id: str) -> bool:
