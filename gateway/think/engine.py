@@ -6,6 +6,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -66,6 +67,10 @@ class Engine:
         graph = build(inject_driver(wf, version), self.templates, known)
         self._graphs[workflow, version] = (wf, known, graph)
         return graph
+
+    def files(self, workflow: str, run_id: str) -> Path:
+        """The run's own folder (spilled captures and observations): `<state root>/<workflow>/<run_id>.files`."""
+        return self.store.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}{FILES}"
 
     def _lock(self, workflow: str, run_id: str) -> anyio.Lock:
         return self._locks.setdefault((workflow, run_id), anyio.Lock())
@@ -227,7 +232,7 @@ class Engine:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
-            spill = self.store.root / state.workflow / f"{state.run_id}{FILES}"
+            spill = self.files(state.workflow, state.run_id)
             state.captures[key] = make_output(
                 step_id, key, used, limits, spill, source=source, clock=state.clock
             ).model_dump()
@@ -262,7 +267,7 @@ class Engine:
                     if self.schemas.errors(template.success_schema, result):
                         continue  # the step asks for a report (e.g. a review), not the acknowledgement
                 limits = self._limits(graph, sid, state)
-                spill = self.store.path(state.workflow, state.run_id).with_suffix("")
+                spill = self.files(workflow, run_id)
                 state.observed[sid] = observation = bounded(sid, result, digest(result), limits, spill)
                 state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
                 await self.store.save(state, expected_version=state.version)
