@@ -102,9 +102,9 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
 
 
 @contextmanager
-def port_file_server(argv: list[str], port_file: Path) -> Iterator[int]:
+def port_file_server(argv: list[str], port_file: Path, *, cwd: str | None = None) -> Iterator[int]:
     """Run a server that writes its port to `port_file` (for module-scoped fixtures); yields the port, then stops it."""
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, cwd=cwd)
     try:
         anyio.run(wait_for, lambda: port_file.exists() or process.poll() is not None, 30.0, "server port file")
         assert process.poll() is None, f"{argv[1]} exited with {process.returncode}"

@@ -3,7 +3,8 @@
 It answers only the endpoints the shipped workflows' steps reach (`code_review_v1`, `develop_ticket_v1`),
 with bodies in the shapes GitLab's and Jira's public API documentation give (merge request, diffs with
 the `X-Next-Page` paging headers, discussions, pipelines, notes, approvals, branches; issue, transitions,
-comments, remote links). Writes are kept in memory so a later GET sees them. Every request is recorded;
+comments, remote links). Writes are kept in memory so a later GET sees them. Every request is recorded with
+the status it got;
 `GET /__requests` returns the record, so a test can check what the servers actually sent.
 Anything else is a 404 in the API's own error shape, so a step that reaches an unknown endpoint fails loudly.
 
@@ -150,6 +151,11 @@ def fields(s: State, m: re.Match[str], q: dict[str, list[str]], body: Any) -> Re
     return 200, shapes.FIELDS, {}
 
 
+def search(s: State, m: re.Match[str], q: dict[str, list[str]], body: Any) -> Reply:
+    """GET /rest/api/2/search (JQL): mcp-atlassian looks for an Epic to learn the epic fields; there is none."""
+    return 200, {"expand": "schema,names", "startAt": 0, "maxResults": 1, "total": 0, "issues": []}, {}
+
+
 def transitions(s: State, m: re.Match[str], q: dict[str, list[str]], body: Any) -> Reply:
     if body is None:  # GET
         return 200, {"expand": "transitions", "transitions": shapes.TRANSITIONS}, {}
@@ -197,6 +203,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Route]] = [
     ("GET", re.compile(ISSUE_PATH), get_issue),
     ("GET", re.compile(ISSUE_PATH + "/comment"), issue_comments),
     ("GET", re.compile(r"/rest/api/2/field"), fields),
+    ("GET", re.compile(r"/rest/api/2/search"), search),
     ("GET", re.compile(ISSUE_PATH + "/transitions"), transitions),
     ("POST", re.compile(ISSUE_PATH + "/transitions"), transitions),
     ("POST", re.compile(ISSUE_PATH + "/comment"), add_comment),
@@ -231,11 +238,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self._answer(200, self.state.requests, {})
         query = parse_qs(parts.query)
         with self.state.lock:
-            self.state.requests.append({"method": method, "path": parts.path, "query": parts.query, "body": body})
+            record = {"method": method, "path": parts.path, "query": parts.query, "body": body, "status": 404}
+            self.state.requests.append(record)
             for verb, pattern, route in ROUTES:
                 match = pattern.fullmatch(parts.path)
                 if verb == method and match is not None:
                     status, answer, headers = route(self.state, match, query, body if method == "POST" else None)
+                    record["status"] = status
                     return self._answer(status, answer, headers)
         not_found = (
             {"errorMessages": ["Not found"], "errors": {}} if "/rest/" in parts.path else {"message": "404 Not found"}
