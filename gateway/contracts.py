@@ -33,6 +33,10 @@ class ArgumentsError(ValueError):
         self.tool, self.problems, self.guidance = tool, problems, guidance
         super().__init__(f"invalid arguments for {tool}: {'; '.join(problems)}")
 
+    def text(self) -> str:
+        """The refusal as one text: what was wrong, then the tool's arguments."""
+        return f"Invalid arguments for {self.tool}: {'; '.join(self.problems)}. {self.guidance}"
+
 
 class _Schema(GenerateJsonSchema):
     """The schema clients see: no generated titles, optional arguments as their plain type (null = omitted)."""
@@ -89,8 +93,11 @@ def _shape(spec: Mapping[str, Any]) -> str:
         parts.append(f" matching {spec['pattern']}")
     if "maxLength" in spec:
         parts.append(f", at most {spec['maxLength']} characters")
-    if "minimum" in spec or "maximum" in spec:
-        parts.append(f" in [{spec.get('minimum', '')}, {spec.get('maximum', '')}]")
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if low is not None and high is not None:
+        parts.append(f" in [{low}, {high}]")
+    elif low is not None or high is not None:
+        parts.append(f" ≥ {low}" if low is not None else f" ≤ {high}")
     return "".join(parts)
 
 

@@ -5,15 +5,17 @@ and `gateway://prompts/{version}` (the full driver prompt).
 """
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from pydantic import Field
 
 from gateway import __version__
+from gateway.contracts import Arguments, ArgumentsError, parse, tool
 from gateway.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore, Page
@@ -21,29 +23,28 @@ from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore, Page
 Ctx = ServerRequestContext[Any]
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
 
-STATUS = types.Tool(
-    name="status",
-    description=(
-        "Health of every server behind this gateway: state (starting|up|restarting|down), tool count, "
-        "restarts, protocol and last error. Call it when a tool fails with 'unavailable' or is missing."
-    ),
-    input_schema={"type": "object", "properties": {}},
+
+class Status(Arguments):
+    pass
+
+
+class ReadOutput(Arguments):
+    id: Annotated[str, Field(max_length=256, description="Output id (24 hex characters) from the gateway's notice.")]
+    offset: Annotated[int, Field(ge=0)] = 0
+    length: Annotated[int, Field(ge=1, le=MAX_PAGE_BYTES)] = MAX_PAGE_BYTES
+
+
+STATUS = tool(
+    "status",
+    "Health of every server behind this gateway: state (starting|up|restarting|down), tool count, "
+    "restarts, protocol and last error. Call it when a tool fails with 'unavailable' or is missing.",
+    Status,
 )
-READ_OUTPUT = types.Tool(
-    name="read_output",
-    description=(
-        "Read part of a large tool result the gateway stored instead of sending it whole. Pass the id from "
-        f"the notice; offset and length are in bytes (length ≤ {MAX_PAGE_BYTES:,}). Read only what you need."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "id": {"type": "string", "description": "Output id (24 hex characters) from the gateway's notice."},
-            "offset": {"type": "integer", "minimum": 0, "default": 0},
-            "length": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_BYTES, "default": MAX_PAGE_BYTES},
-        },
-        "required": ["id"],
-    },
+READ_OUTPUT = tool(
+    "read_output",
+    "Read part of a large tool result the gateway stored instead of sending it whole. Pass the id from "
+    f"the notice; offset and length are in bytes (length ≤ {MAX_PAGE_BYTES:,}). Read only what you need.",
+    ReadOutput,
 )
 OUTPUTS = types.ResourceTemplate(
     name="output",
@@ -71,23 +72,34 @@ def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Ser
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[STATUS, READ_OUTPUT])
 
+    async def server_status(args: Status) -> types.CallToolResult:
+        servers = status()
+        up = sum(1 for s in servers.values() if s["state"] == "up")
+        body = {"servers": servers, "up": up, "total": len(servers)}
+        text = f"{up}/{len(servers)} servers up.\n" + json.dumps(body, indent=1)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
+
+    async def read_output(args: ReadOutput) -> types.CallToolResult:
+        try:
+            return text_result(pagetext_result(outputs.read(args.id, args.offset, args.length)))
+        except OutputError as exc:
+            return text_result(str(exc), error=True)
+
+    handlers: dict[str, tuple[type[Arguments], Callable[[Any], Awaitable[types.CallToolResult]]]] = {
+        STATUS.name: (Status, server_status),
+        READ_OUTPUT.name: (ReadOutput, read_output),
+    }
+
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        args = params.arguments or {}
-        if params.name == STATUS.name:
-            servers = status()
-            up = sum(1 for s in servers.values() if s["state"] == "up")
-            body = {"servers": servers, "up": up, "total": len(servers)}
-            text = f"{up}/{len(servers)} servers up.\n" + json.dumps(body, indent=1)
-            return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
-        if params.name == READ_OUTPUT.name:
-            offset, length = args.get("offset", 0), args.get("length", MAX_PAGE_BYTES)
-            if not isinstance(offset, int) or not isinstance(length, int):
-                return text_result(f"offset and length must be integers, got {offset!r} and {length!r}.", error=True)
-            try:
-                return text_result(pagetext_result(outputs.read(str(args.get("id", "")), offset, length)))
-            except OutputError as exc:
-                return text_result(str(exc), error=True)
-        return text_result(f"Unknown tool {params.name!r}; this server has 'status' and 'read_output'.", error=True)
+        found = handlers.get(params.name)
+        if found is None:
+            return text_result(f"Unknown tool {params.name!r}; this server has {', '.join(handlers)}.", error=True)
+        model, handler = found
+        try:  # every tool's arguments against the schema it declares, before anything acts on them
+            args = parse(f"gateway.{params.name}", model, params.arguments)
+        except ArgumentsError as exc:
+            return text_result(exc.text(), error=True)
+        return await handler(args)
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(

@@ -11,6 +11,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 from tests.harness import text_of
 from tests.think import harness
@@ -121,3 +122,23 @@ async def test_a_run_id_of_the_wrong_shape_is_refused_with_the_pattern_and_lengt
         assert body["details"][0].startswith("`run_id` = ")
         assert NAME_PATTERN in body["guidance"] and f"at most {NAME_MAX} characters" in body["guidance"]
     assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("*.json"))
+
+
+async def test_the_gateways_own_tools_check_their_arguments_before_acting(tmp_path: Path) -> None:
+    """gateway.read_output {"length": true} read one byte; now every argument is checked by its served schema."""
+    async with harness.think_client(tmp_path) as client:
+        served = [t for t in (await client.list_tools()).tools if t.name.startswith("gateway.")]
+        assert {t.name for t in served} >= {"gateway.status", "gateway.read_output"}
+        result = await client.call_tool("gateway.read_output", {"id": "f" * 24, "length": True})
+        assert result.is_error and text_of(result).startswith(
+            "Invalid arguments for gateway.read_output: `length` = True (bool): Input should be a valid integer."
+        )
+        assert f"offset (integer ≥ 0), length (integer in [1, {MAX_PAGE_BYTES}])" in text_of(result)
+        for tool in served:
+            base = dict.fromkeys(tool.input_schema.get("required", []), "f" * 24)
+            for name, spec in tool.input_schema["properties"].items():
+                wrong = WRONG[spec["type"]]
+                result = await client.call_tool(tool.name, {**base, name: wrong})
+                assert result.is_error and f"`{name}` = {wrong!r}" in text_of(result), text_of(result)
+            result = await client.call_tool(tool.name, {**base, "verbose": 1})
+            assert result.is_error and f"`verbose` is not an argument of {tool.name}" in text_of(result)
