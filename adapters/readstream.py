@@ -6,7 +6,6 @@ from typing import Any, Self
 import anyio
 from mcp.shared.message import SessionMessage
 
-from adapters.lane import Lane
 from gateway.sdk import ReadStream
 
 Item = SessionMessage | Exception
@@ -15,9 +14,8 @@ Item = SessionMessage | Exception
 class ReadStreamProxy:
     """Delegates to `inner`, keeping what the SDK and the gateway look for on a transport's read stream."""
 
-    def __init__(self, inner: ReadStream[Item], lane: Lane | None = None) -> None:
+    def __init__(self, inner: ReadStream[Item]) -> None:
         self._inner = inner
-        self.lane: Lane | None = lane if lane is not None else getattr(inner, "lane", None)
 
     @property
     def last_context(self) -> Any:

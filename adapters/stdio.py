@@ -1,4 +1,4 @@
-"""stdio transport: a child process speaking newline-delimited JSON-RPC, read in linear time."""
+"""stdio transport: a child process speaking newline-delimited JSON-RPC (`NdjsonPipe`), with a lane for `tools/call`."""
 
 import logging
 import os
@@ -15,10 +15,10 @@ from mcp.shared.message import SessionMessage
 
 from adapters._procgroup import kill_group
 from adapters.lane import Lane
-from adapters.lines import LineSplitter, Oversized, parse
-from adapters.readstream import ReadStreamProxy
+from adapters.lines import Oversized
+from adapters.link import Link
+from adapters.pipe import Incoming, NdjsonPipe, Unreadable
 from gateway.config import StdioServerConfig
-from gateway.sdk import TransportStreams
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,8 @@ _FLUSH_S = 0.5
 
 
 @asynccontextmanager
-async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
-    """Start the server in its own process group and bridge its pipes to the session's streams.
+async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) -> AsyncGenerator[Link]:
+    """Start the server in its own process group and bridge its pipes to the session's streams and a lane.
 
     Raises:
         OSError: the executable or working directory is missing or not usable; names the command.
@@ -52,11 +52,11 @@ async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) 
     async with anyio.create_task_group() as tg:
         tg.start_soon(connection.read)
         tg.start_soon(connection.write)
-        tg.start_soon(connection.flush)
+        tg.start_soon(connection.pipe.write, connection.stop_reading)
         tg.start_soon(connection.lane.expire)
         tg.start_soon(connection.watch)
         try:
-            yield connection.streams
+            yield Link((connection.read_recv, connection.write_send), connection.lane)
         finally:
             # Shielded so a cancelled caller cannot leak the process; every wait inside is bounded.
             with anyio.CancelScope(shield=True):
@@ -66,6 +66,7 @@ async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) 
 
 class _Connection:
     def __init__(self, process: Process, name: str, limit: int) -> None:
+        assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.name = name
         self.limit = limit
@@ -77,76 +78,43 @@ class _Connection:
         self.write_send: MemoryObjectSendStream[SessionMessage]
         self.write_recv: MemoryObjectReceiveStream[SessionMessage]
         self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](0)
-        self._outbox: list[bytes] = []
-        self._outbox_ready = anyio.Event()
-        self.lane = Lane(self._post)
+        self.pipe = NdjsonPipe(process.stdout, process.stdin, limit)
+        self.lane = Lane(self.pipe.post)
 
-    @property
-    def streams(self) -> TransportStreams:
-        return ReadStreamProxy(self.read_recv, self.lane), self.write_send
-
-    async def _post(self, line: bytes) -> None:
-        """Queue a lane line; `flush` writes what queued up meanwhile in one write (a batch under load)."""
-        self._outbox.append(line)
-        self._outbox_ready.set()
-
-    async def flush(self) -> None:
-        assert self.process.stdin is not None
-        try:
-            while True:
-                await self._outbox_ready.wait()
-                self._outbox_ready = anyio.Event()
-                lines, self._outbox = self._outbox, []
-                # One write() per batch of whole lines, so the SDK writer's messages never split one.
-                await self.process.stdin.send(lines[0] if len(lines) == 1 else b"".join(lines))
-                del lines
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            self.lane.close()  # the child stopped reading: lane calls fail now, not at their timeout
+    def stop_reading(self) -> None:
+        """The child stopped reading: lane calls fail now, not at their timeout, and the session ends."""
+        self.lane.close()
+        self.read_send.close()
 
     async def read(self) -> None:
-        """Split stdout into messages; at EOF close the read stream so pending calls fail at once."""
-        assert self.process.stdout is not None
-        splitter = LineSplitter(self.limit)
-        listening = True
+        """Deliver the child's messages; at EOF close the read stream so pending calls fail at once."""
         try:
             async with self.read_send:
-                async for chunk in self.process.stdout:
-                    lines = splitter.feed(chunk)
-                    lines.reverse()
-                    while lines:
-                        # Once the session stops listening we still drain, or a child blocked on a
-                        # full stdout pipe could never notice its stdin closing and exit.
-                        if listening:
-                            listening = await self._deliver(lines)
-                        else:
-                            lines.pop()
+                await self.pipe.read(self._deliver)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # our own close() shut stdout under the read
         finally:
             self.lane.close()
-        if splitter.pending and not self.closing:
-            logger.warning("MCP server %s: dropped %d bytes of an unterminated last line", self.name, splitter.pending)
+        if self.pipe.pending_bytes and not self.closing:
+            logger.warning(
+                "MCP server %s: dropped %d bytes of an unterminated last line", self.name, self.pipe.pending_bytes
+            )
 
-    async def _deliver(self, lines: list[bytearray | Oversized]) -> bool:
-        """Deliver the last of `lines` (taken off the list, so a big line's buffer is freed once parsed)."""
-        item = lines.pop()
+    async def _deliver(self, item: Incoming) -> bool:
         try:
-            if isinstance(item, Oversized):
-                for message in self._rejection(item):
-                    await self.read_send.send(message)
-                return True
-            try:
-                parsed = await parse(item)
-                del item
-            except ValueError as exc:
-                logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, exc)
-                await self.read_send.send(exc)
-                return True
-            if not await self.lane.route(parsed):
-                await self.read_send.send(SessionMessage(parsed))
+            match item:
+                case Oversized():
+                    for message in self._rejection(item):
+                        await self.read_send.send(message)
+                case Unreadable(problem=problem):
+                    logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, problem)
+                    await self.read_send.send(problem)
+                case _:
+                    if not await self.lane.route(item):
+                        await self.read_send.send(SessionMessage(item))
             return True
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return False
+            return False  # the session stopped listening
 
     def _rejection(self, item: Oversized) -> list[SessionMessage | Exception]:
         logger.warning(
@@ -168,15 +136,15 @@ class _Connection:
         return out
 
     async def write(self) -> None:
-        assert self.process.stdin is not None
+        """The SDK session's messages, queued on the pipe in order with the lane's."""
         try:
             async with self.write_recv:
                 async for message in self.write_recv:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await self.process.stdin.send(data.encode())
+                    await self.pipe.post(
+                        message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                    )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The child stopped reading; end the session rather than let requests wait forever.
-            await self.read_send.aclose()
+            self.stop_reading()
         finally:
             self.writer_done.set()
 
@@ -195,6 +163,7 @@ class _Connection:
         self.write_send.close()
         with anyio.move_on_after(_FLUSH_S):
             await self.writer_done.wait()
+            await self.pipe.drained()
         assert self.process.stdin is not None
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await self.process.stdin.aclose()

@@ -1,13 +1,13 @@
-"""A read-stream wrapper that reports end-of-stream, so a dead downstream is noticed even when idle."""
+"""A connection whose read stream reports its end, so a dead downstream is noticed even when idle."""
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
 
-from adapters.lane import Lane
+from adapters.link import Connector, Link
 from adapters.readstream import Item, ReadStreamProxy
-from gateway.sdk import ReadStream, Transport, TransportStreams
+from gateway.sdk import ReadStream
 
 
 class EofWatcher(ReadStreamProxy):
@@ -26,12 +26,8 @@ class EofWatcher(ReadStreamProxy):
 
 
 @asynccontextmanager
-async def watched(
-    transport: Transport, lost: anyio.Event, on_lane: Callable[[Lane | None], None]
-) -> AsyncIterator[TransportStreams]:
-    """`transport`, with its read stream wrapped so that `lost` is set when it ends; `on_lane` gets the
-    transport's direct lane (stdio connections have one) or None."""
-    async with transport as (read, write):
-        watcher = EofWatcher(read, lost)
-        on_lane(watcher.lane)
-        yield watcher, write
+async def watched(connector: Connector, lost: anyio.Event) -> AsyncIterator[Link]:
+    """`connector`'s link, with its read stream wrapped so that `lost` is set when it ends."""
+    async with connector as link:
+        read, write = link.streams
+        yield Link((EofWatcher(read, lost), write), link.lane)

@@ -30,7 +30,7 @@ import mcp.types as types
 import psutil
 from mcp import Client, StdioServerParameters
 
-from adapters import stdio_transport
+from adapters import session_only, stdio_transport
 from gateway.config import StdioServerConfig
 from gateway.sdk import Transport
 from tests.harness import (
@@ -150,7 +150,7 @@ def gateway_stdio(config: Path) -> StdioServerConfig:
 
 def linear(server: StdioServerConfig) -> Transport:
     """The project's linear-time stdio client transport (the SDK's stock one is O(n²) in the line length)."""
-    return stdio_transport(server, max_message_bytes=MAX_MESSAGE_BYTES)
+    return session_only(stdio_transport(server, max_message_bytes=MAX_MESSAGE_BYTES))
 
 
 def gateway_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:

@@ -14,22 +14,20 @@ from mcp_types import SERVER_INFO_META_KEY
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from adapters.lane import Lane
+from adapters.link import Connector, opened
 from adapters.streams import watched
-from gateway import __version__, sdk
+from gateway import __version__
 from gateway.downstreams import changes
+from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
-from gateway.sdk import Transport
 from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
 
-Target = Transport | Server[Any]
+Target = Connector | Server[Any]
 ListChanged = Callable[[str, str], None]
 """Called with (server, kind) where kind is "tools", "resources" or "prompts"."""
 
-CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
-    types.CallToolResult | types.InputRequiredResult
-)
 R = TypeVar("R", bound=BaseModel)
 _MODES: dict[str, str] = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
 
@@ -72,7 +70,7 @@ class Downstream:
         self._on_list_changed = on_list_changed or (lambda server, kind: None)
         self._backoff = backoff
         self._client: Client | None = None
-        self._lane: Lane | None = None
+        self._caller: ToolCaller | None = None
         self._lost = anyio.Event()
         # Set, then replaced, whenever a connection attempt ends (up or failed): calls wait on it.
         self._attempt = anyio.Event()
@@ -136,18 +134,25 @@ class Downstream:
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         target = self._target()
-        if not isinstance(target, Server):
-            target = watched(target, self._lost, self._found_lane)
-        client = Client(
-            target,
-            mode=self._mode,
-            cache=None,
-            message_handler=self._on_message,
-            client_info=types.Implementation(name="mcp-gateway", version=__version__),
-        )
+        if isinstance(target, Server):
+            await self._serve(Client(target, **self._client_options()), None, task_status)
+            return
+        async with watched(target, self._lost) as link:
+            await self._serve(Client(opened(link.streams), **self._client_options()), link.lane, task_status)
+
+    def _client_options(self) -> dict[str, Any]:
+        return {
+            "mode": self._mode,
+            "cache": None,
+            "message_handler": self._on_message,
+            "client_info": types.Implementation(name="mcp-gateway", version=__version__),
+        }
+
+    async def _serve(self, client: Client, lane: Lane | None, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             async with client:
                 self._client = client
+                self._caller = caller_for(client.session, lane)
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
                 self.last_error = None
@@ -161,12 +166,9 @@ class Downstream:
                 await anyio.sleep_forever()
         finally:
             self._client = None
-            self._lane = None
+            self._caller = None
             if self.state is State.UP:
                 self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
-
-    def _found_lane(self, lane: Lane | None) -> None:
-        self._lane = lane
 
     async def _on_message(self, message: Any) -> None:
         kind = changes.kind_of(message)
@@ -218,20 +220,9 @@ class Downstream:
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
         client, session = await self._session()
-        lane = self._lane
+        caller = self._caller or SessionCaller(session)
         with self._failures(client):
-            if lane is None:
-                request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
-                result = await session.send_request(
-                    request, CALL_RESULT, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
-                )
-            else:
-                params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
-                data = {"method": "tools/call", "params": params}
-                # The session's stamp adds what its negotiated era requires (2026: version, client info, capabilities).
-                sdk.stamp_envelope(session, data)  # the SDK has no public hook for the envelope
-                raw = await lane.request("tools/call", params, time_limit_s=self.timeout_s, on_progress=progress)
-                result = CALL_RESULT.validate_python(raw, by_name=False)
+            result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress)
         if isinstance(result, types.InputRequiredResult):
             detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."
             raise DownstreamFailed(self.name, detail)

@@ -1,4 +1,5 @@
-"""The stdio front: non-blocking pipes read in linear time, and a JSON-RPC error for every line that is not a message.
+"""The stdio front: the client's pipes as an `NdjsonPipe` (shared with the stdio adapter), and a JSON-RPC error
+for every line that is not a message.
 
 The SDK's `stdio_server` reads and writes through worker threads (two or three thread hops per
 message) and drops unparseable lines silently. On pipes and sockets, which is how IDEs launch us,
@@ -21,14 +22,13 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from adapters import jsonwire
-from adapters.lines import LineSplitter, NotJson, Oversized, parse, request_id
+from adapters.lines import NotJson, Oversized, request_id
+from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
 from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
-_CHUNK = 1024 * 1024
 
 
 def rejection(problem: Exception | Oversized, limit: int, line: bytes | bytearray = b"") -> SessionMessage:
@@ -55,33 +55,11 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            written = os.write(fd, view)
-        except BlockingIOError:
-            await anyio.wait_writable(fd)
-            continue
-        view = view[written:]
+class _Front:
+    """The client's pipe (`NdjsonPipe` over fds 0 and 1) bridged to the SDK server's streams."""
 
-
-async def _send(fd: int, message: types.JSONRPCMessage) -> None:
-    """One message and its newline; a big response is encoded and written in slices (see `jsonwire`)."""
-    if not isinstance(message, types.JSONRPCResponse) or jsonwire.text_size(message.result) <= jsonwire.STREAM_FROM:
-        await _write_all(
-            fd, message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True) + b"\n"
-        )
-        return
-    body = message.model_dump(mode="json", by_alias=True, exclude_unset=True)  # shares the strings
-    for piece in jsonwire.slices(body):
-        await _write_all(fd, piece)
-    await _write_all(fd, b"\n")
-
-
-class _Wire:
-    def __init__(self, fd_in: int, fd_out: int, limit: int) -> None:
-        self.fd_in, self.fd_out, self.limit = fd_in, fd_out, limit
+    def __init__(self, pipe: NdjsonPipe) -> None:
+        self.pipe = pipe
         self.read_send: MemoryObjectSendStream[SessionMessage | Exception]
         self.read_recv: MemoryObjectReceiveStream[SessionMessage | Exception]
         self.read_send, self.read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -91,35 +69,28 @@ class _Wire:
         self.written = anyio.Event()
 
     async def read(self) -> None:
-        splitter = LineSplitter(self.limit)
-        async with self.read_send:
-            while True:
-                await anyio.wait_readable(self.fd_in)
-                try:
-                    chunk = os.read(self.fd_in, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    return  # the client closed stdin: the session ends
-                for line in splitter.feed(chunk):
-                    if isinstance(line, Oversized):
-                        logger.warning("stdio front: rejected a %d-byte message (limit %d)", line.size, self.limit)
-                        await self.write_send.send(rejection(line, self.limit))
-                        continue
-                    try:
-                        message = await parse(line)
-                    except ValueError as exc:
-                        logger.warning("stdio front: unreadable line of %d bytes", len(line))
-                        await self.write_send.send(rejection(exc, self.limit, line))
-                        continue
-                    await self.read_send.send(SessionMessage(message))
+        async with self.read_send:  # the client closed stdin: the session ends
+            await self.pipe.read(self._deliver)
+
+    async def _deliver(self, item: Incoming) -> bool:
+        limit = self.pipe.limit
+        match item:
+            case Oversized():
+                logger.warning("stdio front: rejected a %d-byte message (limit %d)", item.size, limit)
+                await self.pipe.send_message(rejection(item, limit).message)
+            case Unreadable(problem=problem, line=line):
+                logger.warning("stdio front: unreadable line starting %r", line[:40])
+                await self.pipe.send_message(rejection(problem, limit, line).message)
+            case _:
+                await self.read_send.send(SessionMessage(item))
+        return True
 
     async def write(self) -> None:
         try:
             async with self.write_recv:
                 async for item in self.write_recv:
-                    await _send(self.fd_out, item.message)
-        except BrokenPipeError:
+                    await self.pipe.send_message(item.message)
+        except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
         finally:
             self.written.set()
@@ -136,16 +107,19 @@ async def stdio_wire(limit: int) -> AsyncIterator[Streams]:
     os.dup2(2, 1)
     os.set_blocking(fd_in, False)
     os.set_blocking(fd_out, False)
-    wire = _Wire(fd_in, fd_out, limit)
+    fds = FdStream(fd_in, fd_out)
+    front = _Front(NdjsonPipe(fds, fds, limit))
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(wire.read)
-            tg.start_soon(wire.write)
-            yield wire.read_recv, wire.write_send
+            tg.start_soon(front.read)
+            tg.start_soon(front.write)
+            tg.start_soon(front.pipe.write)
+            yield front.read_recv, front.write_send
             # Let the writer drain what the server queued before it returned, then stop reading.
-            await wire.write_send.aclose()
+            await front.write_send.aclose()
             with anyio.move_on_after(5):
-                await wire.written.wait()
+                await front.written.wait()
+                await front.pipe.drained()
             tg.cancel_scope.cancel()
     finally:
         for fd, std in ((fd_in, 0), (fd_out, 1)):

@@ -11,7 +11,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
-from adapters import target
+from adapters import session_only, target
 from adapters.stdio import stdio_transport
 from gateway.config import StdioServerConfig
 
@@ -44,7 +44,7 @@ def running(pid: int) -> bool:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_20mb_result_arrives_whole_at_linear_cost(mode: Literal["legacy", "auto"]) -> None:
-    async with Client(target(kitchen(), max_message_bytes=64 * MIB), mode=mode) as client:
+    async with Client(session_only(target(kitchen(), max_message_bytes=64 * MIB)), mode=mode) as client:
         # CPU time of this process, not wall time: the reader's cost, robust to a loaded machine.
         started = time.process_time()
         with anyio.fail_after(20):
@@ -59,7 +59,9 @@ async def test_result_over_server_limit_fails_only_that_call_and_connection_stay
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # The per-server cap (1 MiB) wins over the global one passed to target().
-    async with Client(target(kitchen(max_message_bytes=MIB), max_message_bytes=64 * MIB), mode="legacy") as client:
+    async with Client(
+        session_only(target(kitchen(max_message_bytes=MIB), max_message_bytes=64 * MIB)), mode="legacy"
+    ) as client:
         with anyio.fail_after(10), pytest.raises(MCPError) as excinfo:
             await client.call_tool("blob", {"n": 2 * MIB})
         assert "max_message_bytes" in excinfo.value.message
@@ -71,7 +73,7 @@ async def test_result_over_server_limit_fails_only_that_call_and_connection_stay
 
 
 async def test_server_crash_mid_call_fails_the_call_at_once_with_connection_closed() -> None:
-    async with Client(target(kitchen(), max_message_bytes=64 * MIB), mode="legacy") as client:
+    async with Client(session_only(target(kitchen(), max_message_bytes=64 * MIB)), mode="legacy") as client:
         with anyio.fail_after(5), pytest.raises(MCPError) as excinfo:
             await client.call_tool("crash", {})
         assert excinfo.value.code == types.CONNECTION_CLOSED
@@ -81,7 +83,7 @@ async def test_server_crash_mid_call_fails_the_call_at_once_with_connection_clos
 
 
 async def test_closing_the_client_kills_the_servers_grandchildren() -> None:
-    async with Client(target(kitchen(), max_message_bytes=64 * MIB), mode="legacy") as client:
+    async with Client(session_only(target(kitchen(), max_message_bytes=64 * MIB)), mode="legacy") as client:
         grandchild = int(text_of(await client.call_tool("spawn_child", {})))
         os.kill(grandchild, 0)  # alive while connected
     # Closing returns only once no group member is running any more (a zombie is dead already).
@@ -114,7 +116,8 @@ sys.stdin.read()
 
 async def test_bad_and_oversized_lines_become_stream_errors_and_later_messages_still_arrive() -> None:
     config = StdioServerConfig(transport="stdio", command=sys.executable, args=["-c", CHATTY_SERVER])
-    async with stdio_transport(config, max_message_bytes=MIB) as (read, _write):
+    async with stdio_transport(config, max_message_bytes=MIB) as link:
+        read, _write = link.streams
         with anyio.fail_after(10):
             items = [await read.receive() for _ in range(3)]
     assert isinstance(items[0], ValueError)

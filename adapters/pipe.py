@@ -1,0 +1,176 @@
+"""One newline-delimited JSON-RPC pipe, used by the stdio front (toward the client) and the stdio adapter
+(toward a downstream server).
+
+Reading: bytes are split into lines in linear time with a per-line cap (`LineSplitter`), each line is
+parsed (big ones in a worker thread) and handed on as a message, an `Oversized` record, or the parse
+error with its line. A big line's buffer is released as soon as it is parsed.
+
+Writing: whole lines are queued by whoever sends and written by one task, several per `write()` when
+they queue up meanwhile (a batch under load). A writer waits while more than `HIGH_WATER` bytes are
+queued, so a 100 MB answer written in slices is streamed, never held twice.
+"""
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+import mcp.types as types
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from adapters import jsonwire
+from adapters.lines import LineSplitter, Oversized, parse
+
+logger = logging.getLogger(__name__)
+
+HIGH_WATER = 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line that is not a JSON-RPC message: the parse error and the line's start (for its id)."""
+
+    problem: ValueError
+    line: bytes
+
+
+Incoming = types.JSONRPCMessage | Oversized | Unreadable
+Deliver = Callable[[Incoming], Awaitable[bool]]
+"""Takes one incoming item; returns False to stop listening (the pipe still drains its source)."""
+
+
+class FdStream(ByteReceiveStream, ByteSendStream):
+    """A non-blocking file-descriptor pair as anyio byte streams, waited on by the event loop (no threads)."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+
+    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        while True:
+            await anyio.wait_readable(self.fd_in)
+            try:
+                chunk = os.read(self.fd_in, max_bytes)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise anyio.EndOfStream
+            return chunk
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self.fd_out, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd_out)
+                continue
+            view = view[written:]
+
+    async def send_eof(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None  # the fds belong to whoever made them
+
+
+class NdjsonPipe:
+    """Messages in from `source`, lines out to `sink`; see the module docstring."""
+
+    def __init__(self, source: ByteReceiveStream, sink: ByteSendStream, limit: int) -> None:
+        self.source, self.sink, self.limit = source, sink, limit
+        self.pending_bytes = 0
+        """Bytes of an unterminated last line when the source ended."""
+        self._outbox: list[bytes] = []
+        self._queued = 0
+        self._ready = anyio.Event()
+        self._drained = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._broken: BaseException | None = None
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def read(self, deliver: Deliver) -> None:
+        """Deliver every message until the source ends; after `deliver` says stop, drain without parsing
+        (a peer blocked on a full pipe could otherwise never notice its input closing)."""
+        splitter = LineSplitter(self.limit)
+        listening = True
+        try:
+            while True:
+                try:
+                    chunk = await self.source.receive()
+                except anyio.EndOfStream:
+                    break
+                lines = splitter.feed(chunk)
+                del chunk
+                lines.reverse()
+                while lines:
+                    item = lines.pop()  # off the list, so a big line's buffer is freed once parsed
+                    if listening:
+                        listening = await deliver(await self._incoming(item))
+                    del item
+        finally:
+            self.pending_bytes = splitter.pending
+
+    @staticmethod
+    async def _incoming(item: bytearray | Oversized) -> Incoming:
+        if isinstance(item, Oversized):
+            return item
+        try:
+            return await parse(item)
+        except ValueError as exc:
+            return Unreadable(exc, bytes(item[:256]))
+
+    # -- writing -------------------------------------------------------------------------------
+
+    async def post(self, data: bytes) -> None:
+        """Queue whole lines (or consecutive slices of one); waits while the queue is over `HIGH_WATER`.
+
+        Raises:
+            anyio.BrokenResourceError: the sink failed (the peer stopped reading).
+        """
+        if self._broken is not None:
+            raise anyio.BrokenResourceError from self._broken
+        self._outbox.append(data)
+        self._queued += len(data)
+        self._ready.set()
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        while self._queued > HIGH_WATER and self._broken is None:
+            await self._drained.wait()
+
+    async def send_message(self, message: types.JSONRPCMessage) -> None:
+        """One message and its newline; a big response is encoded and queued in slices (see `jsonwire`)."""
+        if not isinstance(message, types.JSONRPCResponse) or jsonwire.text_size(message.result) <= jsonwire.STREAM_FROM:
+            await self.post(message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True) + b"\n")
+            return
+        body = message.model_dump(mode="json", by_alias=True, exclude_unset=True)  # shares the strings
+        for piece in jsonwire.slices(body):
+            await self.post(piece)
+        await self.post(b"\n")
+
+    async def write(self, on_broken: Callable[[], None] = lambda: None) -> None:
+        """The pipe's one writer: run it beside the pipe. `on_broken` runs when the sink fails."""
+        try:
+            while True:
+                await self._ready.wait()
+                self._ready = anyio.Event()
+                lines, self._outbox, self._queued = self._outbox, [], 0
+                self._drained.set()
+                self._drained = anyio.Event()
+                # One write() per batch of whole lines, so no message is ever split by another.
+                await self.sink.send(lines[0] if len(lines) == 1 else b"".join(lines))
+                del lines
+                if not self._outbox:
+                    self._idle.set()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            self._broken = exc
+            self._drained.set()
+            self._idle.set()
+            on_broken()
+
+    async def drained(self) -> None:
+        """Wait until everything posted so far has been written (or the sink failed)."""
+        await self._idle.wait()
