@@ -13,7 +13,8 @@ Rules of the pipeline:
 """
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -46,6 +47,10 @@ class Call:
     hints: list[Hint] = field(default_factory=list[Hint])
     notes: dict[str, Any] = field(default_factory=dict[str, Any])
     """Scratch space between middlewares (sizes, spill ids, findings)."""
+    secrets: Mapping[str, str] = field(default_factory=dict[str, str], repr=False)
+    """Per-user secrets the client sent with this request (`X-Gateway-Secret-*` headers), by NAME; never logged."""
+    started: float = field(default_factory=time.perf_counter)
+    """When the gateway took the request (`time.perf_counter()`), for the audit log's duration."""
 
 
 class Middleware:

@@ -84,7 +84,7 @@ def unsigned(sub: str = "alice") -> str:
     """An `alg: none` token with otherwise valid claims."""
     now = int(time.time())
     claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 600}
-    return jwt.encode(claims, None, algorithm="none")
+    return jwt.encode(claims, "", algorithm="none")
 
 
 def tampered(token: str, **claims: Any) -> str:

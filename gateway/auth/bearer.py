@@ -20,7 +20,9 @@ class Authenticator:
         """Raises `Refused` (401/403/503) with a reason the client can act on."""
         if not self.required:
             return ANONYMOUS
-        kinds = " or ".join(k for k, on in (("a static token", bool(self.static)), ("a JWT", bool(self.verifier))) if on)
+        kinds = " or ".join(
+            k for k, on in (("a static token", bool(self.static)), ("a JWT", bool(self.verifier))) if on
+        )
         if not authorization:
             raise missing(kinds)
         scheme, _, token = authorization.partition(" ")

@@ -10,7 +10,7 @@ from typing import Any
 
 import jwt
 
-from gateway.auth.jwks import KeysUnavailable, KeySet
+from gateway.auth.jwks import KeySet, KeysUnavailable
 from gateway.auth.refusal import Refused, invalid
 from gateway.identity import Identity
 
@@ -67,7 +67,9 @@ class JwtVerifier:
         try:
             key = await self.keys.key(kid if isinstance(kid, str) else None)
         except KeysUnavailable as exc:
-            raise Refused(503, "temporarily_unavailable", f"cannot check tokens right now: {exc}; retry shortly") from None
+            raise Refused(
+                503, "temporarily_unavailable", f"cannot check tokens right now: {exc}; retry shortly"
+            ) from None
         if key is None:
             raise invalid(f"the token is signed with a key ({kid!r}) the issuer does not publish at {self.keys.url}")
         claims = self._decode(token, key, alg)

@@ -84,7 +84,21 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
             else [str((base / d).resolve()) for d in config.think.workflows_dirs],
         }
     )
-    return config.model_copy(update={"servers": servers, "limits": limits, "versions": versions, "think": think})
+    secrets, audit = config.secrets, config.audit
+    if secrets.dir is not None:
+        secrets = secrets.model_copy(update={"dir": str((base / secrets.dir).resolve())})
+    if audit.path not in (None, "-"):
+        audit = audit.model_copy(update={"path": str((base / str(audit.path)).resolve())})
+    return config.model_copy(
+        update={
+            "servers": servers,
+            "limits": limits,
+            "versions": versions,
+            "think": think,
+            "secrets": secrets,
+            "audit": audit,
+        }
+    )
 
 
 _TAGS = ("stdio", "http", "sse")

@@ -4,6 +4,7 @@ from gateway.config.base import ConfigModel
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import ServerConfig, ServerName
+from gateway.config.teams import AuditConfig, AuthConfig, PolicyConfig, SecretsConfig
 
 
 class GatewayConfig(ConfigModel):
@@ -17,3 +18,7 @@ class GatewayConfig(ConfigModel):
     bootstrap: BootstrapConfig = BootstrapConfig()
     think: ThinkConfig = ThinkConfig()
     telemetry: TelemetryConfig = TelemetryConfig()
+    auth: AuthConfig = AuthConfig()
+    policy: PolicyConfig = PolicyConfig()
+    secrets: SecretsConfig = SecretsConfig()
+    audit: AuditConfig = AuditConfig()

@@ -7,6 +7,7 @@ from pydantic import AfterValidator, Field
 
 from gateway.config.base import ConfigModel
 from gateway.config.pipeline import SizeLimitsConfig
+from gateway.config.teams import PoolConfig
 
 
 class ToolFilterConfig(ConfigModel):
@@ -27,6 +28,8 @@ class _ServerBase(ConfigModel):
     """Protocol era: `auto` probes 2026-07-28 and falls back, `legacy` forces the initialize handshake."""
     limits: SizeLimitsConfig = SizeLimitsConfig()
     """Size-guard overrides for all of this server's tools."""
+    pool: PoolConfig = PoolConfig()
+    """Per-identity processes (connections), used when the server's settings contain `${user:NAME}`."""
 
 
 class StdioServerConfig(_ServerBase):

@@ -1,33 +1,28 @@
-"""The HTTP front: Streamable HTTP at /mcp, legacy SSE at /sse, /healthz; bearer auth and a body limit that answers."""
+"""The HTTP front: Streamable HTTP at /mcp, legacy SSE at /sse, /healthz; auth outside a body limit that answers."""
 
 import contextlib
-import hmac
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.config import ListenConfig
+from gateway.auth.bearer import Authenticator
+from gateway.config import AuthConfig, ListenConfig
+from gateway.fronts.http_auth import Authenticate, health_route, metadata_routes
 from gateway.fronts.http_lane import HttpLane
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
-
-
-def bearer_tokens(listen: ListenConfig) -> list[str]:
-    raw = os.environ.get(listen.bearer_tokens_env, "")
-    return [t.strip() for t in raw.split(",") if t.strip()]
 
 
 async def _reply(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -42,29 +37,23 @@ def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
-class Guard:
-    """Pure ASGI middleware: bearer tokens (when configured) and the declared-size check, before any body is read.
+class BodyLimit:
+    """Pure ASGI middleware: the declared-size check, before any body is read.
 
     An oversized body gets 413 with a JSON-RPC error naming the size and the limit; the SDK client
     surfaces that message, and the session stays usable. Bodies without Content-Length are still
     capped by the SDK's own limit (a plain 413).
     """
 
-    def __init__(self, app: ASGIApp, *, tokens: list[str], max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
         self.app = app
-        self.tokens = [t.encode() for t in tokens]
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] == "/healthz":
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope["headers"])
-        if self.tokens and not self._authorized(headers.get(b"authorization", b"")):
-            message = "Missing or wrong bearer token. Send 'Authorization: Bearer <token>'."
-            await _reply(send, 401, _jsonrpc_error(-32001, message), {"www-authenticate": "Bearer"})
-            return
-        length = headers.get(b"content-length")
+        length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             size, limit = int(length), self.max_body_bytes
             message = (
@@ -76,14 +65,6 @@ class Guard:
             return
         await self.app(scope, receive, send)
 
-    def _authorized(self, header: bytes) -> bool:
-        scheme, _, token = header.partition(b" ")
-        if scheme.lower() != b"bearer":
-            return False
-        # A list, not a generator: compare against every token so timing does not reveal which one matched.
-        matches = [hmac.compare_digest(token.strip(), t) for t in self.tokens]
-        return any(matches)
-
 
 def build_app(
     front: Front,
@@ -92,6 +73,8 @@ def build_app(
     max_body_bytes: int,
     lifespan: Callable[[], AbstractAsyncContextManager[Any]],
     health: Callable[[], dict[str, Any]],
+    authenticator: Authenticator,
+    auth: AuthConfig | None = None,
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager."""
     server = front.server
@@ -104,17 +87,20 @@ def build_app(
             await server.run(read, write, server.create_initialization_options())
         return Response()
 
-    async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse(health())
-
     @contextlib.asynccontextmanager
     async def app_lifespan(app: Starlette) -> AsyncIterator[None]:
         async with lifespan(), manager.run():
             yield
 
+    auth = auth or AuthConfig()
+    metadata = []
+    if auth.jwt is not None and auth.resource_url is not None:
+        servers = auth.authorization_servers or [auth.jwt.issuer]
+        metadata = metadata_routes(auth.resource_url, servers, auth.jwt.required_scopes)
     app = Starlette(
         routes=[
-            Route("/healthz", healthz),
+            *metadata,
+            health_route(health, TransportSecurityMiddleware(security)),
             Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
@@ -122,4 +108,6 @@ def build_app(
         lifespan=app_lifespan,
     )
     # The lane sits outside the router: it serves the plain tools/call POST to /mcp without Starlette's layers.
-    return Guard(HttpLane(app, front, security), tokens=bearer_tokens(listen), max_body_bytes=max_body_bytes)
+    lane = HttpLane(app, front, security)
+    resource_url = auth.resource_url if auth.jwt is not None else None
+    return Authenticate(BodyLimit(lane, max_body_bytes=max_body_bytes), authenticator, resource_url=resource_url)

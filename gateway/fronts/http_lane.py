@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters import jsonwire
 from gateway import telemetry
-from gateway.fronts.server import Front, session_key
+from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class HttpLane:
         name: str = params["name"]
         with telemetry.server_span("tools/call", name, request_id, version, params["_meta"]) as span:
             try:
-                result = await self.front.call_tool(session_key(request), name, params.get("arguments"))
+                result = await self.front.call_tool(self.front.callers.of(request), name, params.get("arguments"))
             except Exception as exc:  # the SDK's boundary: a bug becomes INTERNAL_ERROR, not a 500
                 logger.exception("tools/call %s failed", name)
                 error = modern_error_data(exc)

@@ -5,8 +5,9 @@ import logging
 import uvicorn
 
 from gateway.app import Gateway
+from gateway.auth.configured import authenticator
 from gateway.config import GatewayConfig
-from gateway.fronts.http import bearer_tokens, build_app
+from gateway.fronts.http import build_app
 from gateway.fronts.stdio import serve_stdio
 from gateway.pipeline import Middleware
 
@@ -22,13 +23,17 @@ async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None) ->
 
 def http(config: GatewayConfig, host: str, port: int) -> None:
     gateway = Gateway(config)
+    auth = authenticator(config.auth, config.listen)
     app = build_app(
         gateway.front,
         listen=config.listen,
         max_body_bytes=config.limits.max_message_bytes,
         lifespan=gateway.running,
         health=gateway.health,
+        authenticator=auth,
+        auth=config.auth,
     )
-    auth = "bearer token required" if bearer_tokens(config.listen) else "no auth"
-    logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, auth)
+    kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
+    required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
+    logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, required)
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)

@@ -1,6 +1,5 @@
 """The client-facing MCP server: SDK handlers in, one `Call` through the pipeline, result or mapped error out."""
 
-import hashlib
 import logging
 from typing import Any
 
@@ -15,11 +14,12 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
-from starlette.requests import Request
 
 from gateway import __version__, telemetry
 from gateway.catalog.registry import Registry
 from gateway.errors import to_mcp_error, to_tool_result
+from gateway.fronts.caller import Caller, Callers
+from gateway.identity import os_user
 from gateway.pipeline import Call, Pipeline
 from gateway.results import render_hints
 from gateway.session import Session, SessionStore
@@ -47,21 +47,6 @@ class GatewayServer(Server[Any]):
         return super().create_initialization_options(options, *args, **kwargs)
 
 
-def session_key(request: Request | None) -> str:
-    """MCP session id where the era has one; "stdio" for the process; else auth or peer address."""
-    if request is None:
-        return "stdio"
-    sid = request.headers.get("mcp-session-id")
-    if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
-        sid = request.query_params.get("session_id")
-    if sid:
-        return str(sid)
-    auth = request.headers.get("authorization")
-    if auth:
-        return "auth-" + hashlib.sha256(auth.encode()).hexdigest()[:16]
-    return f"peer-{request.client.host if request.client else 'unknown'}"
-
-
 class Front:
     """Builds the SDK `Server` whose handlers turn requests into `Call`s, and fans out list changes."""
 
@@ -73,8 +58,10 @@ class Front:
         *,
         instructions: str | None = None,
         hint_budget: int = 2048,
+        callers: Callers | None = None,
     ) -> None:
         self.hint_budget = hint_budget
+        self.callers = callers or Callers(os_user())
         self.pipeline = pipeline
         self.registry = registry
         self.sessions = sessions
@@ -124,17 +111,19 @@ class Front:
         await self.bus.publish(_EVENTS[kind]())
 
     async def _initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
-        self._listeners[session_key(ctx.request)] = ctx.session
+        self._listeners[self.callers.of(ctx.request).key] = ctx.session
 
     # -- handlers ------------------------------------------------------------------------------
 
     async def _handle(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call:
-        return await self.handle(session_key(ctx.request), method, params, _progress(ctx))
+        return await self.handle(self.callers.of(ctx.request), method, params, _progress(ctx))
 
-    async def handle(self, key: str, method: str, params: dict[str, Any], progress: ProgressFn | None = None) -> Call:
-        """One request of the client session `key` through the pipeline (the SDK handlers and the lanes share it)."""
-        session: Session = self.sessions.get(key)
-        call = Call(session, method, params)
+    async def handle(
+        self, caller: Caller, method: str, params: dict[str, Any], progress: ProgressFn | None = None
+    ) -> Call:
+        """One request of `caller` through the pipeline (the SDK handlers and the lanes share it)."""
+        session: Session = self.sessions.get(caller.key, caller.identity)
+        call = Call(session, method, params, secrets=caller.secrets)
         call.progress = progress
         await self.pipeline.handle(call)
         telemetry.annotate(
@@ -173,14 +162,14 @@ class Front:
         return result
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await self.call_tool(session_key(ctx.request), params.name, params.arguments, _progress(ctx))
+        return await self.call_tool(self.callers.of(ctx.request), params.name, params.arguments, _progress(ctx))
 
     async def call_tool(
-        self, key: str, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self, caller: Caller, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
-        """A tool call of the client session `key`: the result with its hints rendered, or the mapped error."""
+        """A tool call of `caller`: the result with its hints rendered, or the mapped error."""
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
-        call = await self.handle(key, "tools/call", {"name": name, "arguments": arguments}, progress)
+        call = await self.handle(caller, "tools/call", {"name": name, "arguments": arguments}, progress)
         result: types.CallToolResult = to_tool_result(call.error) if call.error is not None else call.result
         return render_hints(result, call.hints, self.hint_budget)
 

@@ -1,0 +1,50 @@
+"""Who sent a request and which session it belongs to: the identity the HTTP auth middleware attached (the
+OS user on stdio), a session key bound to that identity, and the per-user secrets the request carries."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from gateway.identity import ANONYMOUS, Identity
+
+IDENTITY_SCOPE = "gateway.identity"
+"""The ASGI scope key under which the auth middleware leaves the request's `Identity`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    key: str
+    """Session key: the identity's key first, so one principal can never reach another's session state."""
+    identity: Identity
+    secrets: Mapping[str, str] = field(default_factory=dict[str, str], repr=False)
+    """`${user:NAME}` values sent in this request's secret headers, by NAME."""
+
+
+class Callers:
+    def __init__(self, local: Identity, *, secret_header_prefix: str | None = None) -> None:
+        self.local = Caller("stdio", local)
+        self._prefix = None if secret_header_prefix is None else secret_header_prefix.lower()
+
+    def of(self, request: Request | None) -> Caller:
+        """The caller of an SDK handler or lane request; `None` (no HTTP request) is the stdio front's user."""
+        if request is None:
+            return self.local
+        identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
+        sid = request.headers.get("mcp-session-id")
+        if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
+            sid = request.query_params.get("session_id")
+        if not sid:
+            # No session id (2026 era): an authenticated principal is its own session; anonymous callers by peer.
+            sid = "" if identity is not ANONYMOUS else f"peer-{request.client.host if request.client else 'unknown'}"
+        return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
+
+    def _secrets(self, request: Request) -> Mapping[str, str]:
+        if self._prefix is None:
+            return {}
+        prefix, n = self._prefix.encode("latin-1"), len(self._prefix)
+        found = {}
+        for key, value in request.scope["headers"]:
+            if key.startswith(prefix) and len(key) > n:
+                found[key[n:].decode("latin-1").upper().replace("-", "_")] = value.decode("latin-1")
+        return found

@@ -1,0 +1,127 @@
+"""Identity on a real HTTP gateway: JWTs from a local identity provider, static tokens with names, the RFC 9728
+challenge and metadata, sessions that only their opener may use (SDK path and lane), /healthz bare vs details."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.harness import hints_of, http_client, http_gateway, kitchen, text_of, write_config
+from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving, unsigned
+from tests.test_http_lane import envelope, headers
+
+pytestmark = pytest.mark.anyio
+
+ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+LEGACY = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[IdentityProvider]:
+    with serving(IdentityProvider()) as provider:
+        yield provider
+
+
+def jwt_config(tmp_path: Path, idp: IdentityProvider) -> Path:
+    auth = {
+        "resource_url": AUDIENCE,
+        "jwt": {"issuer": ISSUER, "jwks_url": idp.jwks_url, "required_scopes": ["mcp"]},
+        "tokens": [{"name": "ci-bot", "token": ALICE + "-ci"}],
+    }
+    return write_config(tmp_path, {"k": kitchen("k")}, auth=auth)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+async def test_jwts_are_checked_and_refusals_carry_the_challenge(tmp_path: Path, idp: IdentityProvider) -> None:
+    async with http_gateway(jwt_config(tmp_path, idp)) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        bare = await http.post("/mcp", json=INITIALIZE, headers=LEGACY)
+        expired = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(idp.token(ttl_s=-120, scope="mcp")))
+        none = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(unsigned()))
+        scopeless = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(idp.token(scope="read")))
+        metadata = await http.get("/.well-known/oauth-protected-resource/mcp")
+        root_metadata = await http.get("/.well-known/oauth-protected-resource")
+        async with http_client(base, headers=bearer(idp.token("alice", scope="mcp"))) as client:
+            assert text_of(await client.call_tool("k.echo", {"text": "as alice"})) == "as alice"
+        async with http_client(base, headers=bearer(ALICE + "-ci"), mode="legacy") as client:
+            assert text_of(await client.call_tool("k.echo", {"text": "as the bot"})) == "as the bot"
+    challenge = 'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'
+    assert bare.status_code == 401 and challenge in bare.headers["www-authenticate"]
+    assert "error=" not in bare.headers["www-authenticate"]  # no credentials: the challenge alone (RFC 6750 §3.1)
+    assert expired.status_code == 401 and 'error="invalid_token"' in expired.headers["www-authenticate"]
+    assert "expired" in expired.json()["error"]["message"]
+    assert none.status_code == 401 and "'none' is not accepted" in none.json()["error"]["message"]
+    assert scopeless.status_code == 403
+    assert 'error="insufficient_scope"' in scopeless.headers["www-authenticate"]
+    assert 'scope="mcp"' in scopeless.headers["www-authenticate"]
+    for answer in (metadata, root_metadata):
+        assert answer.status_code == 200
+        assert answer.json()["resource"] == AUDIENCE and answer.json()["authorization_servers"] == [ISSUER + "/"]
+
+
+async def static_gateway_config(tmp_path: Path) -> Path:
+    auth = {"tokens": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]}
+    return write_config(tmp_path, {"k": kitchen("k")}, auth=auth)
+
+
+async def test_a_handshake_session_answers_only_the_identity_that_opened_it(tmp_path: Path) -> None:
+    config = await static_gateway_config(tmp_path)
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        opened = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(ALICE))
+        sid = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        as_bob = await http.post("/mcp", json=listing, headers=LEGACY | sid | bearer(BOB))
+        as_alice = await http.post("/mcp", json=listing, headers=LEGACY | sid | bearer(ALICE))
+    assert opened.status_code == 200
+    assert as_bob.status_code == 404  # as if the session did not exist
+    assert as_alice.status_code == 200
+
+
+async def test_the_lane_keeps_one_identity_s_session_state_from_another_using_its_session_id(tmp_path: Path) -> None:
+    config = await static_gateway_config(tmp_path)
+    sid = {"mcp-session-id": "shared-looking-id"}
+
+    async def call(http: httpx2.AsyncClient, token: str) -> list[str]:
+        response = await http.post(
+            "/mcp", json=envelope("k.echo", {"text": "x"}), headers=headers("k.echo", **sid) | bearer(token)
+        )
+        result: dict[str, Any] = response.json()["result"]
+        return [c["text"] for c in result["content"] if c["text"].startswith("[gateway]")]
+
+    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        alice_first, alice_again, bob_first = await call(http, ALICE), await call(http, ALICE), await call(http, BOB)
+    # The driver bootstrap rides on a session's first result: Bob's first call is his session's first.
+    assert alice_first and not alice_again
+    assert bob_first == alice_first
+
+
+async def test_healthz_is_bare_for_anyone_and_detailed_behind_the_token_and_host_checks(tmp_path: Path) -> None:
+    config = await static_gateway_config(tmp_path)
+    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        anyone = await http.get("/healthz")
+        wrong = await http.get("/healthz", headers=bearer("not-a-token"))
+        operator = await http.get("/healthz", headers=bearer(ALICE))
+        rebinding = await http.get("/healthz", headers=bearer(ALICE) | {"host": "evil.example"})
+        foreign_page = await http.get("/healthz", headers=bearer(ALICE) | {"origin": "http://evil.example"})
+    for bare in (anyone, wrong, rebinding, foreign_page):
+        assert bare.status_code == 200 and json.loads(bare.text) == {"status": "ok"}
+    assert operator.json()["servers"]["k"]["state"] == "up"
+
+
+async def test_a_session_of_the_sdk_client_stays_usable_and_bootstraps_once(tmp_path: Path) -> None:
+    config = await static_gateway_config(tmp_path)
+    async with http_gateway(config) as base, http_client(base, headers=bearer(BOB)) as client:
+        first = await client.call_tool("k.echo", {"text": "one"})
+        second = await client.call_tool("k.echo", {"text": "two"})
+    assert hints_of(first) and not hints_of(second)
