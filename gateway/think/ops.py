@@ -14,6 +14,7 @@ from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.listing import list_workflows
 from gateway.think.state import snapshot_of
+from gateway.think.views import graph_view, replay
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +55,8 @@ class Operations:
             state = await self.engine.run_of(workflow, run_id)
         graph = await self.engine.graph(workflow, state.driver.get("version") if state else None)
         if step_id is None:
-            if state is None:
-                return {
-                    "workflow": workflow,
-                    "description": graph.workflow.description,
-                    "steps": [
-                        {"step_id": s, "call": graph.steps[s].call, "deps": list(d)} for s, d in graph.deps.items()
-                    ],
-                }
+            if state is None or args.view == "graph":
+                return graph_view(graph)
             statuses = {sid: st.status for sid, st in state.steps.items()}
             return {
                 "workflow": workflow,
@@ -174,6 +169,12 @@ class Operations:
 
     async def debug(self, args: tools.Debug) -> dict[str, Any]:
         state = await self.engine.run_of(args.workflow, args.run_id)
+        if args.action == "replay":
+            graph = await self.engine.graph(args.workflow, state.driver.get("version"))
+            return replay(state, graph, self.engine.templates, self.engine._limits(graph))
+        if args.action == "diff" and args.from_step is None:
+            names = ", ".join(c.name for c in state.checkpoints) or "none yet"
+            raise ThinkError("INVALID_PARAMS", "action diff needs from_step", f"Pass from_step, one of: {names}.")
         body: dict[str, Any] = {
             "history": [h.model_dump(exclude_none=True) for h in state.history],
             "checkpoints": [c.name for c in state.checkpoints],

@@ -37,6 +37,9 @@ class Explain(Arguments):
     workflow: Workflow
     run_id: RunId = None
     step_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None
+    view: Annotated[
+        Literal["graph"] | None, Field(description="graph: the workflow's step graph even while a run is active.")
+    ] = None
 
 
 class Reset(Arguments):
@@ -89,7 +92,12 @@ class Validate(Arguments):
 class Debug(Arguments):
     workflow: Workflow
     run_id: Annotated[str, _name("Run id from think.plan.")]
-    action: Literal["history", "diff"] | None = None
+    action: Annotated[
+        Literal["history", "diff", "replay"] | None,
+        Field(
+            description="history (default), diff (needs from_step), replay (re-run the state machine on the captures)."
+        ),
+    ] = None
     from_step: Annotated[str | None, Field(min_length=1, max_length=256)] = None
 
 
@@ -113,7 +121,8 @@ CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
     ),
     "explain": (
         "Why a step exists and what it needs: rationale, success schema, deps, status; without step_id, the "
-        "run's progress and ready steps. Errors: UNKNOWN_STEP, UNKNOWN_RUN.",
+        "run's progress and ready steps, or with no run (or view: graph) the step graph: nodes, entry steps, "
+        "deps, when/foreach markers, an order. Errors: UNKNOWN_STEP, UNKNOWN_RUN.",
         Explain,
     ),
     "reset": (
@@ -147,7 +156,9 @@ CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
         Validate,
     ),
     "debug": (
-        "Inspect a run: history with sizes, checkpoints, and the step-status diff since a checkpoint (from_step).",
+        "Inspect a run: action history (default: events with sizes, checkpoints), diff (step statuses since the "
+        "checkpoint from_step) or replay (re-run the run's steps on its recorded captures: identical, or where "
+        "it differs). Errors: UNKNOWN_RUN, CHECKPOINT_NOT_FOUND.",
         Debug,
     ),
 }

@@ -9,22 +9,15 @@ gets every problem named with its file, path and fix.
 
 import gzip
 import json
-import textwrap
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
-import mcp.types as types
 import pytest
 import yaml
-from mcp import Client
 
-from gateway.app import Gateway
-from gateway.config import load_config
 from gateway.think.workflow import parse
-from tests.harness import hints_of, kitchen, text_of, write_config
+from tests.harness import hints_of
+from tests.think.harness import body_of, failure, gateway_on, run_naively
 
 pytestmark = pytest.mark.anyio
 
@@ -55,48 +48,6 @@ steps:
     input_template: {text: "{{ echoes | length }} PRs echoed, the last was {{ echoes[-1].text }}."}
     capture_as: told
 """
-
-
-@asynccontextmanager
-async def gateway_on(tmp_path: Path, workflows: dict[str, str]) -> AsyncIterator[Client]:
-    """An in-process gateway with the kitchen server as `k`, serving `workflows` (name -> YAML) only."""
-    folder = tmp_path / "workflows"
-    folder.mkdir(exist_ok=True)
-    for name, text in workflows.items():
-        (folder / f"{name}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
-    think = {"workflows_dirs": [str(folder)], "state_dir": str(tmp_path / "state")}
-    config = write_config(tmp_path, {"k": kitchen("k")}, think=think, limits={"max_inline_bytes": 1_000_000})
-    gateway = Gateway(load_config(config))
-    with anyio.fail_after(60):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield client
-
-
-def body_of(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def failure(result: types.CallToolResult, code: str) -> dict[str, Any]:
-    assert result.is_error, text_of(result)
-    body: dict[str, Any] = json.loads(text_of(result))
-    assert body["error"] == code, body
-    return body
-
-
-async def run_naively(client: Client, workflow: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Follow every instruction by making its call through the gateway and never sending a result_snapshot."""
-    ins = body_of(await client.call_tool("think.plan", {"workflow": workflow, "params": params}))
-    taken: list[str] = []
-    while not ins["done"]:
-        taken.append(ins["step_id"])
-        result = await client.call_tool(ins["call"], ins["input"])
-        recorded = f"[gateway] Step `{ins['step_id']}` of run {ins['run_id']} recorded by the gateway."
-        assert any(h.startswith(recorded) for h in hints_of(result)), (ins["step_id"], hints_of(result))
-        ref = {"workflow": workflow, "run_id": ins["run_id"], "step_id": ins["step_id"]}
-        ins = body_of(await client.call_tool("think.next", ref))
-    return ins, taken
 
 
 async def test_a_seed_style_workflow_runs_to_done_for_a_client_that_never_sends_a_snapshot(tmp_path: Path) -> None:

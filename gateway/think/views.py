@@ -1,0 +1,99 @@
+"""Read-only views of workflows and runs for authors: the step graph, and the replay of a finished run.
+
+`graph_view` is what `think.explain` answers without a run (or with `view: "graph"`): every node with its
+call, deps, capture, `when`/`foreach` markers, the entry steps and one valid order. `replay` re-runs a run's
+state machine from scratch on the captures it recorded, step by step in the order the steps completed, and
+reports where the replay differs (a step not ready, another input, another skip or expansion, other
+artifacts). The engine is deterministic, so a replay of an unchanged workflow is identical; a difference
+means the workflow file (or a schema or the driver) changed since the run.
+"""
+
+from typing import Any
+
+from gateway.think import runner
+from gateway.think.context import Limits
+from gateway.think.graph import Graph
+from gateway.think.state import RunState
+from gateway.think.templates import Templates
+
+
+def graph_view(graph: Graph) -> dict[str, Any]:
+    """Nodes (call, deps, capture_as, when, foreach, entry), entry steps, and a topological order."""
+    nodes = [
+        {
+            "step_id": sid,
+            "call": step.call,
+            "deps": list(graph.deps[sid]),
+            "capture_as": step.capture_as,
+            "when": step.when,
+            "foreach": step.foreach,
+            "entry": not graph.deps[sid],
+        }
+        for sid, step in graph.steps.items()
+    ]
+    return {
+        "workflow": graph.workflow.name,
+        "file": graph.workflow.source,
+        "description": graph.workflow.description,
+        "inputs": sorted(graph.workflow.inputs) if graph.workflow.declares_inputs else "free-form",
+        "entry": [n["step_id"] for n in nodes if n["entry"]],
+        "order": _order(graph),
+        "nodes": nodes,
+    }
+
+
+def _order(graph: Graph) -> list[str]:
+    """Kahn's order, ties in file order (the graph was checked acyclic when built)."""
+    done: list[str] = []
+    left = list(graph.steps)
+    while left:
+        ready = next(s for s in left if all(d in done for d in graph.deps[s]))
+        done.append(ready)
+        left.remove(ready)
+    return done
+
+
+def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) -> dict[str, Any]:
+    """Replay `state` (a finished or partial run) on its own captures; `identical` says whether it matched."""
+    fresh = RunState(
+        workflow=state.workflow,
+        run_id=state.run_id,
+        params=state.params,
+        driver=state.driver,
+        steps=runner.new_steps(graph),
+    )
+    runner.advance(fresh, graph, templates)
+    completed = sorted(
+        (sid for sid, st in state.steps.items() if st.status == "done"), key=lambda s: state.steps[s].completed_at or 0
+    )
+    steps: list[dict[str, Any]] = []
+    for sid in completed:
+        original = state.steps[sid]
+        if sid not in runner.ready(fresh):
+            steps.append(
+                {"step_id": sid, "same": False, "why": f"not ready in the replay (ready: {runner.ready(fresh)})"}
+            )
+            break
+        runner.instruction(fresh, graph, templates, sid, limits)  # renders its input as think.next would
+        replayed = fresh.steps[sid]
+        entry: dict[str, Any] = {"step_id": sid, "same": replayed.input == original.input}
+        if not entry["same"]:
+            entry.update(why="another input", recorded=original.input, replayed=replayed.input)
+        steps.append(entry)
+        template = graph.steps[replayed.template_of or sid]
+        if template.capture_as:
+            key = template.capture_as if replayed.index is None else f"{template.capture_as}[{replayed.index}]"
+            if key in state.captures:
+                fresh.captures[key] = state.captures[key]
+        fresh.clock += 1
+        replayed.status, replayed.result_hash, replayed.completed_at = "done", original.result_hash, fresh.clock
+        runner.advance(fresh, graph, templates)
+    statuses = {sid: st.status for sid, st in state.steps.items()}
+    replayed_statuses = {sid: st.status for sid, st in fresh.steps.items()}
+    changed = {
+        sid: {"recorded": statuses.get(sid), "replayed": replayed_statuses.get(sid)}
+        for sid in dict.fromkeys([*statuses, *replayed_statuses])
+        if statuses.get(sid) != replayed_statuses.get(sid)
+    }
+    identical = all(s["same"] for s in steps) and not changed
+    return {"action": "replay", "identical": identical, "steps": steps, "status_changes": changed}
