@@ -11,6 +11,9 @@ from gateway.errors import DownstreamTimeout, DownstreamUnavailable, RequestReje
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint
 
+SELF_GUIDED = frozenset({"think", "prompt"})
+"""The in-process Think servers, whose isError results say what to do next themselves."""
+
 When = str
 """success | error | empty | truncated | any"""
 
@@ -61,7 +64,10 @@ class Steering(Middleware):
     async def on_response(self, call: Call) -> None:
         name = str(call.params.get("name", ""))
         happened = outcome(call, self.spills)
-        if "error" in happened:
+        # A Think tool failure carries its own guidance ({"error", "details", "guidance"}); the generic
+        # "retry once" would contradict it (VALIDATION_FAILED: fix the fields; the step stays pending).
+        own_guidance = call.error is None and call.server in SELF_GUIDED
+        if "error" in happened and not own_guidance:
             self._add(call, Hint("error", _builtin_error_hint(call)))
         for rule in self.rules:
             if rule.on in happened and any(fnmatchcase(name, pattern) for pattern in rule.tools):

@@ -2,7 +2,7 @@
 
 import json
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import mcp.types as types
 from mcp import MCPError
@@ -15,7 +15,8 @@ LIST = types.Resource(
     uri="workflow://list",
     name="workflows",
     mime_type="application/json",
-    description="Compact list of the workflows (like think.workflows.list).",
+    description="Compact list of the workflows (like think.workflows.list); ?tags=a,b (all must match), "
+    "&filter=text, &mode=compact|standard|detailed.",
 )
 TEMPLATES = [
     types.ResourceTemplate(
@@ -25,6 +26,26 @@ TEMPLATES = [
         uri_template="workflow://schema/{name}", name="workflow-input-schema", mime_type="application/schema+json"
     ),
 ]
+
+
+def _list_query(query: str) -> dict[str, Any]:
+    """`workflow://list?tags=a,b&tags=c&filter=x&mode=standard` as list_workflows' arguments (tags match all).
+
+    Raises:
+        MCPError: INVALID_PARAMS naming an unknown key, or a key given twice that takes one value.
+    """
+    fields = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(fields) - {"tags", "filter", "mode"})
+    if unknown:
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=f"Unknown query {unknown} in workflow://list; use tags=a,b (all must match), filter=, mode=.",
+        )
+    for key in ("filter", "mode"):
+        if len(fields.get(key, [])) > 1:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"workflow://list takes one {key}, got {fields[key]}.")
+    tags = [tag for value in fields.get("tags", []) for tag in value.split(",") if tag.strip()]
+    return {"tags": tags or None, "filter": fields.get("filter", [None])[0], "mode": fields.get("mode", [None])[0]}
 
 
 def handlers(library: Library) -> dict[str, Any]:
@@ -40,7 +61,7 @@ def handlers(library: Library) -> dict[str, Any]:
         parts = urlsplit(params.uri)
         try:
             if parts.netloc == "list":
-                body: dict[str, Any] = list_workflows(library.all()[0])
+                body: dict[str, Any] = list_workflows(library.all()[0], **_list_query(parts.query))
             elif parts.netloc in ("metadata", "schema"):
                 workflow = library.get(parts.path.strip("/"))
                 body = metadata(workflow) if parts.netloc == "metadata" else input_schema(workflow)

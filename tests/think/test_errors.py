@@ -358,3 +358,18 @@ def test_every_code_was_produced(request: pytest.FixtureRequest) -> None:
     if ran != {name for name in globals() if name.startswith("test_")}:
         pytest.skip("only part of this module ran")
     assert CODES - SEEN == set()
+
+
+async def test_think_errors_carry_only_their_own_guidance(tmp_path: Path) -> None:
+    """No generic "[gateway] Next: … retry once" after a Think failure: it would contradict the guidance."""
+    async with think_client(tmp_path) as client:
+        await sink_run(client)
+        ref = {"workflow": "sink_v1", "run_id": "r1"}
+        ok(await call(client, "think.next", **ref, step_id="sink", result_snapshot={"rows": 3}))
+        invalid = await call(client, "think.next", **ref, step_id="check", result_snapshot={"ok": "yes"})
+        unknown = await call(client, "think.plan", workflow="no_such_flow")
+    for result, code in ((invalid, "VALIDATION_FAILED"), (unknown, "UNKNOWN_WORKFLOW")):
+        body = failure(result, code)
+        assert "retry once" not in body["guidance"]
+        assert [b.text for b in result.content if isinstance(b, types.TextContent)] == [text_of(result)]
+        assert "gateway/hints" not in (result.meta or {})

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from bench.workflow_list import write_library
 from gateway.think.errors import ThinkError
 from gateway.think.graph import build, client_side, inject_driver
 from gateway.think.library import Library
@@ -299,3 +300,12 @@ def test_listing_the_shipped_library(shipped: list[Workflow]) -> None:
     answer = list_workflows(shipped, tags=["gitlab"])
     assert names(answer) == ["code_review_v1", "develop_ticket_v1"]
     assert "mr_iid (integer, required)" in answer["workflows"][0]["input_summary"]
+
+
+def test_compact_is_at_least_60_percent_smaller_than_detailed_at_80_workflows(tmp_path: Path) -> None:
+    """The list-workflows seed's target, on the benchmark's library of 80 realistic synthetic workflows."""
+    write_library(tmp_path, 80, seed=7)
+    good, bad = Library([tmp_path]).all()
+    assert len(good) == 80 and not bad
+    size = {m: len(json.dumps(list_workflows(good, mode=m), separators=(",", ":"))) for m in ("compact", "detailed")}
+    assert 1 - size["compact"] / size["detailed"] >= 0.60, size

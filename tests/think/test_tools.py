@@ -228,3 +228,26 @@ async def test_every_tool_answers_with_structured_content_equal_to_its_text(tmp_
             await call(client, tool)
         await call(client, "think.workflows.read", workflow="sink_v1")
         await call(client, "think.state.get", **run)
+
+
+async def test_the_workflow_list_resource_honours_tags_filter_and_mode(tmp_path: Path) -> None:
+    async def read(uri: str) -> dict[str, Any]:
+        (content,) = (await client.read_resource(uri)).contents
+        assert isinstance(content, types.TextResourceContents)
+        body: dict[str, Any] = json.loads(content.text)
+        return body
+
+    async with think_client(tmp_path) as client:
+        tagged = await read("workflow://list?tags=test,LOOP")
+        repeated = await read("workflow://list?tags=test&tags=errors&filter=cycle&mode=standard")
+        everything = await read("workflow://list")
+        for bad, needle in [
+            ("?tag=loop", r"Unknown query \[.tag.\]"),
+            ("?mode=huge", "huge"),
+            ("?mode=a&mode=b", "one mode"),
+        ]:
+            with pytest.raises(MCPError, match=needle):
+                await client.read_resource(f"workflow://list{bad}")
+    assert [w["name"] for w in tagged["workflows"]] == ["loop_v1"]  # every tag must match, case-insensitively
+    assert [w["name"] for w in repeated["workflows"]] == ["cycle_v1"] and repeated["mode"] == "standard"
+    assert everything["count"] > 5 and everything["mode"] == "compact"
