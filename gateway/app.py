@@ -8,15 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 
 import adapters
 from gateway.cache import SharedCache
 from gateway.catalog.registry import Registry
 from gateway.config import GatewayConfig
 from gateway.downstreams.downstream import Downstream, Target
+from gateway.fronts.caller import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
-from gateway.middleware import default_chain
+from gateway.identity import os_user
+from gateway.middleware import audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.pipeline import Middleware, Pipeline
 from gateway.prompts import PromptLibrary
@@ -87,13 +90,19 @@ class Gateway:
                 driver_full_text=full_text,
                 engine=self.engine,
             )
-        self.pipeline = Pipeline(self.registry, chain)
+        self.policy = policy.from_config(config.policy, config.namespace.separator)
+        self.audit = audit.sink(config.audit)
+        # Policy first (a refused call goes no further), audit last (it sees every other decision).
+        guard: list[Middleware] = [policy.PolicyCheck(self.policy, self._tool)] if self.policy else []
+        record: list[Middleware] = [audit.Audit(self.audit)] if self.audit is not None else []
+        self.pipeline = Pipeline(self.registry, [*guard, *chain, *record])
         self.front = Front(
             self.pipeline,
             self.registry,
             self.sessions,
             instructions=summary(driver, full_text),
             hint_budget=config.limits.hint_budget_chars,
+            callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
         )
 
     def _think_engine(self) -> Engine:
@@ -114,6 +123,14 @@ class Gateway:
             return {}
         think, prompt = think_server.build(self.engine)
         return {"think": lambda: think, "prompt": lambda: prompt}
+
+    @staticmethod
+    def _secret_header(config: GatewayConfig) -> str | None:
+        return config.secrets.header_prefix if "header" in config.secrets.sources else None
+
+    async def _tool(self, name: str) -> types.Tool | None:
+        entry = (await self.registry.catalog()).tools.get(name)
+        return entry.item if entry is not None and isinstance(entry.item, types.Tool) else None
 
     async def _tool_names(self) -> set[str]:
         return set((await self.registry.catalog()).tools)
@@ -139,6 +156,8 @@ class Gateway:
         async with AsyncExitStack() as stack:
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
+            if self.audit is not None:
+                stack.callback(self.audit.close)
             self.front.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
@@ -28,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO")
     check = sub.add_parser("check", help="validate a config file")
     check.add_argument("--config", required=True, type=Path)
+    check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
+    check.add_argument("--groups", default="", help="with --as: its groups, comma-separated (JWT identities)")
     tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
     tools.add_argument("--config", required=True, type=Path)
     tools.add_argument("--json", action="store_true", help="machine-readable output")
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{exc.source}: {problem}", file=sys.stderr)  # noqa: T201 -- the CLI's output
         return 1
     match args.command:
+        case "check" if args.identity is not None:
+            groups = {g.strip() for g in args.groups.split(",") if g.strip()}
+            return anyio.run(_check_as, config, args.identity, groups)
         case "check":
             return _check(config, args.config)
         case "tools":
@@ -103,6 +109,31 @@ async def _tools(config: GatewayConfig, as_json: bool) -> int:
         f"server {n}: {s['state']}" + (f" ({s['last_error']})" if s["last_error"] else "") for n, s in status.items()
     ]
     print("\n".join(lines))  # noqa: T201
+    return 0
+
+
+async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
+    from gateway.app import Gateway
+    from gateway.identity import Identity
+
+    token = next((t for t in config.auth.tokens if t.name == name), None)
+    if token is not None:
+        groups |= set(token.groups)
+    identity = Identity(name, "static" if token is not None else "jwt", name, groups=frozenset(groups))
+    gateway = Gateway(config)
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+    shown, hidden = [], []
+    for entry in catalog.tools.values():
+        tool = entry.item if isinstance(entry.item, types.Tool) else None
+        denial = gateway.policy.denial(identity, entry.exposed, tool)
+        if denial is None:
+            shown.append(f"  {entry.exposed}")
+        else:
+            hidden.append(f"  {entry.exposed}: {denial.why} (policy rule {denial.rule!r})")
+    groups_text = ", ".join(sorted(groups)) or "none"
+    lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
+    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden]))  # noqa: T201
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import mcp.types as types
 from opentelemetry import trace
 
+from gateway.config import AuditConfig
 from gateway.pipeline import Call, Middleware
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ class AuditFile:
         return os.fdopen(fd, "a", encoding="utf-8")
 
     def write(self, line: str) -> None:
+        if self._file.closed:  # a call finishing while the gateway shuts down
+            return
         if self._file.tell() + len(line) + 1 > self.max_bytes and self._file.tell() > 0:
             self._rotate()
         self._file.write(line + "\n")
@@ -117,3 +120,11 @@ class Audit(Middleware):
             self.sink.write(json.dumps(record, separators=(",", ":")))
         except OSError as exc:  # a full disk must not fail the call; it is said loudly instead
             logger.error("audit: cannot write %s: %s", getattr(self.sink, "path", "stdout"), exc)
+
+
+def sink(config: AuditConfig) -> AuditFile | AuditStdout | None:
+    if config.path is None:
+        return None
+    if config.path == "-":
+        return AuditStdout()
+    return AuditFile(Path(config.path), max_bytes=config.max_bytes, backups=config.backups)

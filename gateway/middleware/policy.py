@@ -18,6 +18,7 @@ from fnmatch import fnmatchcase
 
 import mcp.types as types
 
+from gateway.config import PolicyConfig
 from gateway.errors import GatewayError
 from gateway.identity import Identity
 from gateway.pipeline import Call, Middleware
@@ -48,7 +49,7 @@ class PolicyDenied(GatewayError):
     code = types.INVALID_PARAMS
 
     def __init__(self, tool: str, identity: Identity, rule: str, why: str) -> None:
-        self.tool, self.rule = tool, rule
+        self.tool, self.rule, self.why = tool, rule, why
         super().__init__(
             f"Tool {tool!r} is not available to {identity.name}: {why} (policy rule {rule!r}). "
             "Use another tool, or ask the gateway's administrator to change `policy.rules`."
@@ -112,3 +113,18 @@ class PolicyCheck(Middleware):
         if call.method == "tools/list" and isinstance(call.result, types.ListToolsResult):
             tools = self.policy.visible(call.session.identity, call.result.tools)
             call.result = call.result.model_copy(update={"tools": tools})
+
+
+def from_config(config: PolicyConfig, separator: str) -> Policy:
+    rules = [
+        Rule(
+            rule.name or f"policy.rules[{i}]",
+            tuple(rule.identities),
+            tuple(rule.groups),
+            None if rule.allow is None else tuple(rule.allow),
+            tuple(rule.deny),
+            rule.read_only,
+        )
+        for i, rule in enumerate(config.rules)
+    ]
+    return Policy(rules, separator=separator)

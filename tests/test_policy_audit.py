@@ -1,0 +1,100 @@
+"""Policy and audit on a real HTTP gateway: each identity lists and calls only what its rules allow, denials
+name the rule, and every call leaves one audit line (refused ones included) with no argument values."""
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.harness import ROOT, http_client, http_gateway, kitchen, text_of, write_config
+
+pytestmark = pytest.mark.anyio
+
+ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
+HOLDER = {"transport": "stdio", "command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "holder.py")]}
+RULES = [
+    {"name": "no-wipe", "deny": ["*.wipe"]},
+    {"name": "dev", "groups": ["dev"], "allow": ["h.*"]},
+    {"name": "interns", "groups": ["interns"], "read_only": True},
+]
+
+
+def config(tmp_path: Path) -> Path:
+    tokens = [
+        {"name": "alice", "token": ALICE, "groups": ["dev"]},
+        {"name": "bob", "token": BOB, "groups": ["interns"]},
+    ]
+    return write_config(
+        tmp_path,
+        {"h": HOLDER, "k": kitchen("k")},
+        auth={"tokens": tokens},
+        policy={"rules": RULES},
+        audit={"path": "audit.jsonl"},
+    )
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def downstream_tools(names: list[str]) -> list[str]:
+    return sorted(n for n in names if n.startswith(("h.", "k.")))
+
+
+async def test_each_identity_sees_and_calls_what_its_rules_allow_and_every_call_is_audited(tmp_path: Path) -> None:
+    async with http_gateway(config(tmp_path)) as base:
+        async with http_client(base, headers=bearer(ALICE)) as alice:
+            alice_sees = [t.name for t in (await alice.list_tools()).tools]
+            whoami = await alice.call_tool("h.whoami", {})
+            wipe = await alice.call_tool("h.wipe", {})
+            echo = await alice.call_tool("k.echo", {"text": "private words"})
+        async with http_client(base, headers=bearer(BOB), mode="legacy") as bob:
+            bob_sees = [t.name for t in (await bob.list_tools()).tools]
+            note = await bob.call_tool("h.note", {})
+            think = "think.workflows.list" in bob_sees
+    assert downstream_tools(alice_sees) == ["h.note", "h.whoami"]
+    assert downstream_tools(bob_sees) == ["h.whoami"] and think  # the gateway's own tools stay
+    assert json.loads(text_of(whoami))["tool"] == "whoami"
+    assert wipe.is_error and "'no-wipe'" in text_of(wipe) and "'*.wipe'" in text_of(wipe)
+    assert echo.is_error and "'dev'" in text_of(echo) and "alice" in text_of(echo)
+    assert note.is_error and "'interns'" in text_of(note) and "readOnlyHint" in text_of(note)
+
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert (tmp_path / "audit.jsonl").stat().st_mode & 0o777 == 0o600
+    calls = [(r["identity"], r["tool"], r["outcome"]) for r in lines]
+    assert calls == [
+        ("alice", "h.whoami", "ok"),
+        ("alice", "h.wipe", "PolicyDenied"),
+        ("alice", "k.echo", "PolicyDenied"),
+        ("bob", "h.note", "PolicyDenied"),
+    ]
+    first: dict[str, Any] = lines[0]
+    assert first["server"] == "h" and first["server_tool"] == "whoami" and first["response_bytes"] > 0
+    assert first["duration_ms"] >= 0 and first["principal"] == "static::alice" and len(first["session"]) == 16
+    assert first["decisions"]["hints"] == ["bootstrap"]
+    assert lines[1]["decisions"]["refused"] == "policy" and lines[1]["server"] is None
+    expected = hashlib.sha256(json.dumps({"text": "private words"}, separators=(",", ":")).encode()).hexdigest()
+    assert lines[2]["arguments_sha256"] == expected
+    assert "private words" not in (tmp_path / "audit.jsonl").read_text()
+    assert lines[0]["session"] != lines[3]["session"]
+
+
+async def test_check_as_prints_what_an_identity_would_see_and_why_the_rest_is_hidden(tmp_path: Path) -> None:
+    path = config(tmp_path)
+    argv = [sys.executable, "-m", "gateway", "check", "--config", str(path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with anyio.fail_after(60):
+        bob = await anyio.run_process([*argv, "--as", "bob"], cwd=str(ROOT), env=env)
+        carol = await anyio.run_process([*argv, "--as", "carol", "--groups", "dev"], cwd=str(ROOT), env=env)
+    bob_lines = bob.stdout.decode().splitlines()
+    assert bob_lines[0].startswith("as bob (groups: interns): ")
+    assert "  h.whoami" in bob_lines and "  think.next" in bob_lines
+    assert "  h.note: read-only mode, and it is not annotated readOnlyHint (policy rule 'interns')" in bob_lines
+    assert "  h.wipe: denied by '*.wipe' (policy rule 'no-wipe')" in bob_lines
+    carol_lines = carol.stdout.decode().splitlines()
+    assert "  h.note" in carol_lines and "  k.echo: it matches no allow list (policy rule 'dev')" in carol_lines
