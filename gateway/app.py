@@ -24,7 +24,7 @@ from gateway.middleware.bootstrap import summary
 from gateway.pipeline import Middleware, Pipeline
 from gateway.prompts import PromptLibrary
 from gateway.session import SessionStore
-from gateway.store.outputs import OutputStore
+from gateway.store.backends import open_stores
 from gateway.think import server as think_server
 from gateway.think.context import Limits
 from gateway.think.engine import Engine
@@ -49,7 +49,8 @@ class Gateway:
         self.config = config
         self.cache = SharedCache()
         self.sessions = SessionStore()
-        self.outputs = OutputStore(Path(config.limits.outputs_dir), ttl_s=config.limits.outputs_ttl_s)
+        self.stores = open_stores(config)
+        self.outputs = self.stores.outputs
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
@@ -89,6 +90,7 @@ class Gateway:
                 call_tool=self.registry.call_tool,
                 driver_full_text=full_text,
                 engine=self.engine,
+                loads=self.stores.loads,
             )
         self.policy = policy.from_config(config.policy, config.namespace.separator)
         self.audit = audit.sink(config.audit)
@@ -110,7 +112,7 @@ class Gateway:
         dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
         return Engine(
             Library(dirs),
-            StateStore(Path(think.state_dir)),
+            StateStore(Path(think.state_dir), self.stores.runs),
             self.prompts,
             schemas=Schemas([d / "schemas" for d in dirs]),
             limits=Limits(max_snapshot_bytes=think.max_snapshot_bytes, max_string_bytes=think.max_string_bytes),
@@ -158,6 +160,7 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             if self.audit is not None:
                 stack.callback(self.audit.close)
+            stack.push_async_callback(self.stores.aclose)
             self.front.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)

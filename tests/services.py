@@ -11,9 +11,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gateway.config import GatewayConfig
 from tests.harness import free_port
 
 
@@ -136,3 +138,14 @@ def haproxy(folder: Path, backends: list[int]) -> Iterator[int]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def store_config(backend: str, url: str, prefix: str, folder: Path, **store: Any) -> GatewayConfig:
+    """A config whose `store` section (and state/outputs folders under `folder`) is as given."""
+    return GatewayConfig.model_validate(
+        {
+            "store": {"backend": backend, "url": url or "redis://127.0.0.1:6379/0", "prefix": prefix, **store},
+            "think": {"state_dir": str(folder / "state")},
+            "limits": {"outputs_dir": str(folder / "outputs")},
+        }
+    )

@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 
 from gateway.app import Gateway
 from gateway.config import load_config
-from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore
+from gateway.store.outputs import MAX_PAGE_BYTES, LocalOutputs, OutputError, OutputStore
 from tests.harness import text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -186,10 +186,11 @@ def test_a_spill_into_an_unwritable_place_raises_oserror_and_leaves_nothing(tmp_
 async def gateway_with_output(tmp_path: Path) -> AsyncIterator[tuple[Client, OutputStore, str]]:
     """A gateway with no downstreams (only its own tools) and one stored output of TEXT."""
     gateway = Gateway(load_config(write_config(tmp_path, {})))
-    spilled = gateway.outputs.spill(RESULT, TEXT)
+    assert isinstance(gateway.outputs, LocalOutputs)  # the default backend
+    spilled = await gateway.outputs.spill(RESULT, TEXT)
     with anyio.fail_after(30):
         async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield client, gateway.outputs, spilled.id
+            yield client, gateway.outputs.files, spilled.id
 
 
 def expire(store: OutputStore, output_id: str) -> None:

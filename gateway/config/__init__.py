@@ -20,7 +20,7 @@ from gateway.config.pipeline import (
     VersionSourceConfig,
 )
 from gateway.config.root import GatewayConfig
-from gateway.config.sections import ListenConfig, NamespaceConfig, TelemetryConfig, ThinkConfig
+from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import (
     HttpServerConfig,
     ServerConfig,
@@ -63,6 +63,7 @@ __all__ = [
     "StaticTokenConfig",
     "StdioServerConfig",
     "SteeringConfig",
+    "StoreConfig",
     "TelemetryConfig",
     "ThinkConfig",
     "ToolFilterConfig",

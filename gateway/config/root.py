@@ -2,7 +2,7 @@
 
 from gateway.config.base import ConfigModel
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
-from gateway.config.sections import ListenConfig, NamespaceConfig, TelemetryConfig, ThinkConfig
+from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import ServerConfig, ServerName
 from gateway.config.teams import AuditConfig, AuthConfig, PolicyConfig, SecretsConfig
 
@@ -22,3 +22,4 @@ class GatewayConfig(ConfigModel):
     policy: PolicyConfig = PolicyConfig()
     secrets: SecretsConfig = SecretsConfig()
     audit: AuditConfig = AuditConfig()
+    store: StoreConfig = StoreConfig()

@@ -1,4 +1,4 @@
-"""Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`."""
+"""Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`, `store`."""
 
 from typing import Literal
 
@@ -51,3 +51,17 @@ class ThinkConfig(ConfigModel):
     """Strings in an oversized snapshot are cut to this."""
     truncation: Literal["truncate", "reject"] = "truncate"
     """What happens to an oversized snapshot."""
+
+
+class StoreConfig(ConfigModel):
+    backend: Literal["local", "redis"] = "local"
+    """Where state that outlives a call lives (Think runs, spilled outputs, the shared cache of version catalogs):
+    `local` = files under `think.state_dir` / `limits.outputs_dir` and this process's memory (one gateway);
+    `redis` = one Redis shared by every replica behind a load balancer (see README "Running several replicas")."""
+    url: str = "redis://127.0.0.1:6379/0"
+    """Redis URL for `backend: redis` (`redis://[user:password@]host:port/db`, `rediss://` for TLS); use
+    `${REDIS_URL}` to keep a password out of the file."""
+    prefix: str = Field(default="mcp-gateway:", pattern=r"^[A-Za-z0-9:_.-]{0,64}$")
+    """Prefix of every key the gateway writes, so several gateways (or other apps) can share one Redis."""
+    outputs_max_bytes: int = Field(default=1024**3, ge=1024 * 1024)
+    """With Redis: the compressed bytes all spilled outputs may take together; past it the oldest are evicted."""

@@ -18,7 +18,8 @@ from gateway import __version__
 from gateway.contracts import Arguments, ArgumentsError, parse, tool
 from gateway.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
-from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, OutputStore, Page
+from gateway.store.base import Outputs, StoreUnavailable
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
 
 Ctx = ServerRequestContext[Any]
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
@@ -66,7 +67,7 @@ def pagetext_result(page: Page) -> str:
     return f"--- {where} ---\n{page.text}"
 
 
-def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Server[Any]:
+def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[Any]:
     """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`)."""
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -81,8 +82,8 @@ def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Ser
 
     async def read_output(args: ReadOutput) -> types.CallToolResult:
         try:
-            return text_result(pagetext_result(outputs.read(args.id, args.offset, args.length)))
-        except OutputError as exc:
+            return text_result(pagetext_result(await outputs.read(args.id, args.offset, args.length)))
+        except (OutputError, StoreUnavailable) as exc:
             return text_result(str(exc), error=True)
 
     handlers: dict[str, tuple[type[Arguments], Callable[[Any], Awaitable[types.CallToolResult]]]] = {
@@ -127,10 +128,11 @@ def build(status: StatusFn, outputs: OutputStore, prompts: PromptLibrary) -> Ser
                 text, mime = prompts.get(parts.path.strip("/")).text, "text/markdown"
             elif parts.netloc == "outputs":
                 offset, length = int(query.get("offset", 0)), int(query.get("length", MAX_PAGE_BYTES))
-                text, mime = pagetext_result(outputs.read(parts.path.strip("/"), offset, length)), "text/plain"
+                page = await outputs.read(parts.path.strip("/"), offset, length)
+                text, mime = pagetext_result(page), "text/plain"
             else:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown gateway resource {params.uri!r}.")
-        except (OutputError, PromptNotFound) as exc:
+        except (OutputError, PromptNotFound, StoreUnavailable) as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         except ValueError:
             raise MCPError(code=types.INVALID_PARAMS, message="offset and length must be integers.") from None

@@ -13,7 +13,7 @@ from gateway.middleware.version_sources import Versions, from_file, from_http, f
 from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
 from gateway.pipeline import Middleware
 from gateway.prompts import PromptLibrary
-from gateway.store.outputs import OutputStore
+from gateway.store.base import Outputs, SharedLoads
 from gateway.think.engine import Engine
 from gateway.types import CallTool
 
@@ -31,18 +31,33 @@ def _loader(source: VersionSourceConfig, call_tool: CallTool) -> Callable[[], Aw
             return lambda: from_tool(call_tool, tool, arguments)
 
 
+def _shared(
+    name: str, load: Callable[[], Awaitable[Versions]], ttl_s: float, loads: SharedLoads | None
+) -> Callable[[], Awaitable[Versions]]:
+    """With a shared store, one replica fetches a catalog for all (the others read it from the store)."""
+    if loads is None:
+        return load
+
+    async def shared() -> Versions:
+        versions: Versions = await loads.load(f"versions:{name}", load, ttl_s)
+        return versions
+
+    return shared
+
+
 THINK_INLINE_BYTES = 200_000
 
 
 def default_chain(
     config: GatewayConfig,
     *,
-    outputs: OutputStore,
+    outputs: Outputs,
     cache: SharedCache,
     prompts: PromptLibrary,
     call_tool: CallTool,
     driver_full_text: str,
     engine: Engine | None = None,
+    loads: SharedLoads | None = None,
 ) -> list[Middleware]:
     """versions → observe → bootstrap → steering → size_guard (last: it measures what the others produced)."""
     limits = config.limits
@@ -61,7 +76,9 @@ def default_chain(
         overrides=overrides,
     )
     catalogs = {
-        name: CatalogSpec(name, _loader(c.source, call_tool), c.ttl_s, tuple(c.append_catalog_to))
+        name: CatalogSpec(
+            name, _shared(name, _loader(c.source, call_tool), c.ttl_s, loads), c.ttl_s, tuple(c.append_catalog_to)
+        )
         for name, c in config.versions.catalogs.items()
     }
     checks = [Check(c.catalog, tuple(c.tools), tuple(c.scan), re.compile(c.pattern)) for c in config.versions.checks]

@@ -5,7 +5,6 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-import anyio.to_thread
 import mcp.types as types
 from pydantic_core import to_json
 
@@ -13,7 +12,8 @@ from gateway import telemetry
 from gateway.errors import RequestRejected
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes, text_view
-from gateway.store.outputs import MAX_PAGE_BYTES, OutputStore
+from gateway.store.base import Outputs, StoreUnavailable
+from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.text import cut, utf8_len
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class SizeGuard(Middleware):
 
     def __init__(
         self,
-        store: OutputStore,
+        store: Outputs,
         *,
         max_inline_bytes: int = 20_000,
         max_request_bytes: int = 10 * 1024 * 1024,
@@ -122,15 +122,16 @@ class SizeGuard(Middleware):
         shown, next_offset = preview(text, budget, self.strategy)
         name = call.params.get("name")
         try:
-            # A thread: gzip-writing 100 MB must not stall every other call on the event loop.
+            # The store compresses in a worker thread: gzip-writing 100 MB must not stall every other call.
             whole = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # shares the strings
-            spilled = await anyio.to_thread.run_sync(self.store.spill, whole, text)
-        except OSError as exc:
+            spilled = await self.store.spill(whole, text)
+        except (OSError, StoreUnavailable) as exc:
             logger.error("size_guard: could not spill %d bytes from %s: %s", size, name, exc)
+            why = exc.strerror if isinstance(exc, OSError) else "the store is unavailable"
             call.hints.append(
                 Hint(
                     "truncated",
-                    f"The full output ({size:,} bytes) could not be kept ({exc.strerror}); only this "
+                    f"The full output ({size:,} bytes) could not be kept ({why}); only this "
                     "preview exists. Call the tool again with narrower arguments to see other parts.",
                 )
             )

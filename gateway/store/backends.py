@@ -2,13 +2,12 @@
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from gateway.store.base import RunRecords
+from gateway.config import GatewayConfig
+from gateway.store.base import Outputs, RunRecords, SharedLoads
+from gateway.store.outputs import LocalOutputs, OutputStore
 from gateway.store.runs_local import LocalRuns
-
-if TYPE_CHECKING:
-    from gateway.store.loads import RedisLoads
 
 
 @dataclass(slots=True)
@@ -16,7 +15,8 @@ class Stores:
     where: str
     """`local` or the Redis server (without credentials), for logs and /healthz."""
     runs: RunRecords
-    loads: "RedisLoads | None" = None
+    outputs: Outputs
+    loads: SharedLoads | None = None
     """The cross-replica tier of the shared cache; None on the local backend (one process, nothing to share)."""
     redis: Any = None
     """The Redis client (redis.asyncio.Redis) shared by the Redis backends, closed by `aclose`."""
@@ -26,15 +26,19 @@ class Stores:
             await self.redis.aclose()
 
 
-def open_stores(backend: Literal["local", "redis"], url: str, prefix: str, state_dir: Path) -> Stores:
+def open_stores(config: GatewayConfig) -> Stores:
     """Build the backends; Redis connects lazily, so an unreachable one shows up as clear errors per call."""
-    if backend == "local":
-        return Stores("local", LocalRuns(state_dir))
+    store, limits = config.store, config.limits
+    if store.backend == "local":
+        files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
+        return Stores("local", LocalRuns(Path(config.think.state_dir)), LocalOutputs(files))
     # Imported here: the local default never loads redis-py.
     from gateway.store import redis as redis_store
     from gateway.store.loads import RedisLoads
+    from gateway.store.outputs_redis import RedisOutputs
     from gateway.store.runs_redis import RedisRuns
 
-    client = redis_store.connect(url)
-    where = redis_store.where(url, prefix)
-    return Stores(where, RedisRuns(client, prefix, where), RedisLoads(client, prefix), client)
+    client = redis_store.connect(store.url)
+    where = redis_store.where(store.url, store.prefix)
+    outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
+    return Stores(where, RedisRuns(client, store.prefix, where), outputs, RedisLoads(client, store.prefix), client)

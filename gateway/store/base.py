@@ -4,9 +4,13 @@ Backends store bytes under `(folder, name)` keys with a version counter; the typ
 (`gateway.think.state.StateStore`) owns the models and the messages the model reads.
 """
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import GatewayError
+
+if TYPE_CHECKING:
+    from gateway.store.outputs import Page, Spilled
 
 
 class StoreUnavailable(GatewayError):
@@ -45,3 +49,21 @@ class RunRecords(Protocol):
         ...
 
     async def delete(self, folder: str, name: str) -> None: ...
+
+
+class Outputs(Protocol):
+    """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors)."""
+
+    ttl_s: float
+
+    async def spill(self, result: dict[str, Any], text: str) -> "Spilled": ...
+
+    async def read(self, output_id: str, offset: int = 0, length: int = ...) -> "Page": ...
+
+    async def read_whole(self, output_id: str) -> dict[str, Any]: ...
+
+
+class SharedLoads(Protocol):
+    """Loads shared by replicas: the value under `key` if one was stored within `ttl_s`, else `loader()` once."""
+
+    async def load(self, key: str, loader: Callable[[], Awaitable[Any]], ttl_s: float) -> Any: ...

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from gateway.errors import GatewayError
 from gateway.text import utf8_len, utf8_slices
 
@@ -52,6 +54,49 @@ class Page:
     def next_offset(self) -> int | None:
         end = self.offset + len(self.text.encode())
         return end if end < self.total_bytes else None
+
+
+def check_range(offset: int, length: int) -> None:
+    if offset < 0:
+        raise OutputError(f"offset must be 0 or more, got {offset}.")
+    if not 1 <= length <= MAX_PAGE_BYTES:
+        raise OutputError(f"length must be between 1 and {MAX_PAGE_BYTES:,} bytes, got {length}.")
+
+
+def check_offset(output_id: str, offset: int, total: int) -> None:
+    if offset >= total and not (offset == 0 and total == 0):
+        raise OutputError(f"offset {offset:,} is past the end of output {output_id!r} ({total:,} bytes).")
+
+
+def cut_page(output_id: str, offset: int, length: int, total: int, chunk: bytes) -> Page:
+    """The page at `offset` from `chunk` (the text's bytes from `offset`, `length + 6` of them or up to the end):
+    at most `length` bytes (one whole character if that is longer), cut on UTF-8 character boundaries."""
+    start = 0
+    while start < len(chunk) and start < 3 and _continues(chunk[start]):
+        start += 1  # the offset landed inside a character: skip its continuation bytes
+    end = min(start + length, len(chunk))
+    while start < end < len(chunk) and _continues(chunk[end]):
+        end -= 1  # the range ends inside a character: leave it for the next page
+    if end == start < len(chunk):
+        # `length` is shorter than the character here: serve that one character whole, or a
+        # paging client would get an empty page whose next offset is its own offset, forever.
+        end += 1
+        while end < len(chunk) and _continues(chunk[end]):
+            end += 1
+    text = chunk[start:end].decode("utf-8")
+    return Page(output_id, offset + start, text, total)
+
+
+def missing(output_id: str, note: str = "") -> OutputError:
+    return OutputError(
+        f"No stored output {output_id!r}. It may never have existed or was already cleaned up{note}; "
+        "call the original tool again."
+    )
+
+
+def check_id(output_id: str) -> None:
+    if not _ID.fullmatch(output_id):
+        raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
 
 
 class OutputStore:
@@ -94,16 +139,12 @@ class OutputStore:
         return (self.directory / name).stat().st_size
 
     def _path(self, output_id: str, suffix: str) -> Path:
-        if not _ID.fullmatch(output_id):
-            raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
+        check_id(output_id)
         path = self.directory / f"{output_id}{suffix}"
         try:
             age = self._clock() - path.stat().st_mtime
         except FileNotFoundError:
-            raise OutputError(
-                f"No stored output {output_id!r}. It may never have existed or was already cleaned up; "
-                "call the original tool again."
-            ) from None
+            raise missing(output_id) from None
         if age > self.ttl_s:
             self._remove(output_id)
             raise OutputError(
@@ -113,37 +154,19 @@ class OutputStore:
         return path
 
     def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
-        """A page of at most `length` bytes of the text view (one whole character if that is longer),
-        cut on UTF-8 character boundaries.
+        """A page of at most `length` bytes of the text view (see `cut_page`).
 
         Raises:
             OutputError: bad id, unknown or expired output, negative or past-the-end offset, bad length.
         """
         path = self._path(output_id, ".txt.gz")
-        if offset < 0:
-            raise OutputError(f"offset must be 0 or more, got {offset}.")
-        if not 1 <= length <= MAX_PAGE_BYTES:
-            raise OutputError(f"length must be between 1 and {MAX_PAGE_BYTES:,} bytes, got {length}.")
+        check_range(offset, length)
         with gzip.open(path, "rb") as gz:
             total = gz.seek(0, os.SEEK_END)
-            if offset >= total and not (offset == 0 and total == 0):
-                raise OutputError(f"offset {offset:,} is past the end of output {output_id!r} ({total:,} bytes).")
+            check_offset(output_id, offset, total)
             gz.seek(offset)
             chunk = gz.read(length + 6)  # room to skip into, and to finish, a character cut by the range
-        start = 0
-        while start < len(chunk) and start < 3 and _continues(chunk[start]):
-            start += 1  # the offset landed inside a character: skip its continuation bytes
-        end = min(start + length, len(chunk))
-        while start < end < len(chunk) and _continues(chunk[end]):
-            end -= 1  # the range ends inside a character: leave it for the next page
-        if end == start < len(chunk):
-            # `length` is shorter than the character here: serve that one character whole, or a
-            # paging client would get an empty page whose next offset is its own offset, forever.
-            end += 1
-            while end < len(chunk) and _continues(chunk[end]):
-                end += 1
-        text = chunk[start:end].decode("utf-8")
-        return Page(output_id, offset + start, text, total)
+        return cut_page(output_id, offset, length, total, chunk)
 
     def read_whole(self, output_id: str) -> dict[str, Any]:
         with gzip.open(self._path(output_id, ".json.gz"), "rb") as gz:
@@ -172,3 +195,20 @@ class OutputStore:
         if removed:
             logger.info("outputs: removed %d expired files from %s", removed, self.directory)
         return removed
+
+
+class LocalOutputs:
+    """`OutputStore`'s files behind the async `Outputs` interface: gzip work and file reads in a worker thread."""
+
+    def __init__(self, files: OutputStore) -> None:
+        self.files = files
+        self.ttl_s = files.ttl_s
+
+    async def spill(self, result: dict[str, Any], text: str) -> Spilled:
+        return await anyio.to_thread.run_sync(self.files.spill, result, text)
+
+    async def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        return await anyio.to_thread.run_sync(self.files.read, output_id, offset, length)
+
+    async def read_whole(self, output_id: str) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(self.files.read_whole, output_id)

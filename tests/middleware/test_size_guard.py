@@ -24,7 +24,7 @@ from gateway.downstreams.downstream import Target
 from gateway.middleware.size_guard import SizeGuard, Strategy, preview
 from gateway.pipeline import Call
 from gateway.session import Session
-from gateway.store.outputs import OutputStore
+from gateway.store.outputs import LocalOutputs, OutputStore
 from tests.harness import hints_of, kitchen, text_of, write_config
 from tests.servers.kitchen import Kitchen
 
@@ -155,7 +155,7 @@ def tool_call(text: str, *, structured: dict[str, Any] | None = None, output_sch
 
 
 async def test_a_result_of_exactly_the_limit_is_left_as_it_is(tmp_path: Path) -> None:
-    guard = SizeGuard(OutputStore(tmp_path / "out"))
+    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")))
     call = tool_call("x" * LIMIT)
     before = call.result
     await guard.on_response(call)
@@ -166,7 +166,7 @@ async def test_a_result_of_exactly_the_limit_is_left_as_it_is(tmp_path: Path) ->
 async def test_an_oversized_result_of_an_output_schema_tool_becomes_an_error_without_structured_content(
     tmp_path: Path,
 ) -> None:
-    guard = SizeGuard(OutputStore(tmp_path / "out"))
+    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")))
     rows = {"rows": [UNIT] * 5000}
     call = tool_call(json.dumps(rows, ensure_ascii=False), structured=rows, output_schema=True)
     await guard.on_response(call)
@@ -177,12 +177,12 @@ async def test_an_oversized_result_of_an_output_schema_tool_becomes_an_error_wit
     assert isinstance(preview_block, types.TextContent) and preview_block.text.startswith("--- Output (showing first")
     assert isinstance(link, types.ResourceLink) and LINK.fullmatch(link.uri)
     assert [h.kind for h in call.hints] == ["truncated"]
-    kept = guard.store.read_whole(call.notes["spilled"])
+    kept = await guard.store.read_whole(call.notes["spilled"])
     assert kept["structuredContent"] == rows  # the whole result, structured part included, is on disk
 
 
 async def test_the_same_oversized_result_of_a_tool_without_output_schema_is_not_an_error(tmp_path: Path) -> None:
-    guard = SizeGuard(OutputStore(tmp_path / "out"))
+    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")))
     rows = {"rows": [UNIT] * 5000}
     call = tool_call(json.dumps(rows, ensure_ascii=False), structured=rows, output_schema=False)
     await guard.on_response(call)
@@ -191,7 +191,7 @@ async def test_the_same_oversized_result_of_a_tool_without_output_schema_is_not_
 
 
 async def test_a_page_of_gateway_read_output_is_never_spilled_again(tmp_path: Path) -> None:
-    guard = SizeGuard(OutputStore(tmp_path / "out"), max_inline_bytes=1000)
+    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")), max_inline_bytes=1000)
     call = tool_call("--- bytes 0-20,000 of 90,000 ---\n" + "x" * 20_000)
     call.server, call.tool = "gateway", "read_output"
     before = call.result

@@ -16,7 +16,7 @@ from gateway.store.base import RunRecords, StoreUnavailable, VersionConflict
 from gateway.think.errors import ThinkError
 from gateway.think.state import RunState, StateStore
 from tests.harness import free_port
-from tests.services import RedisServer, redis_server
+from tests.services import RedisServer, redis_server, store_config
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ class Backend:
     folder: Path
 
     def open(self) -> Stores:
-        return open_stores(self.name, self.url, self.prefix, self.folder)
+        return open_stores(store_config(self.name, self.url, self.prefix, self.folder))
 
 
 @pytest.fixture(params=["local", "redis"])
@@ -79,7 +79,7 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
     """Four writers, each with its own backend object (own Redis connection, own file handles), increment one
     run through StateStore with retries on STATE_CONFLICT: every increment lands exactly once."""
     writers = [backend.open() for _ in range(4)]
-    stores = [StateStore(backend.folder, w.runs) for w in writers]
+    stores = [StateStore(backend.folder / "state", w.runs) for w in writers]
     await stores[0].save(RunState(workflow="counter", run_id="shared", params={"count": 0}), expected_version=0)
     conflicts = 0
 
@@ -109,7 +109,7 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
 
 async def test_an_unreachable_redis_is_a_clear_store_unavailable_error(tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    stores = open_stores("redis", url, "x:", tmp_path)
+    stores = open_stores(store_config("redis", url, "x:", tmp_path))
     store = StateStore(tmp_path, stores.runs)
     with anyio.fail_after(15):
         with pytest.raises(StoreUnavailable) as caught:
@@ -123,7 +123,7 @@ async def test_an_unreachable_redis_is_a_clear_store_unavailable_error(tmp_path:
 
 async def test_a_redis_restart_keeps_saved_runs_and_the_store_reconnects(tmp_path: Path) -> None:
     with redis_server(tmp_path / "redis") as server:
-        stores = open_stores("redis", server.url, "p:", tmp_path)
+        stores = open_stores(store_config("redis", server.url, "p:", tmp_path))
         store = StateStore(tmp_path, stores.runs)
         await store.save(RunState(workflow="w", run_id="r", params={"n": 1}), expected_version=0)
         server.stop()
