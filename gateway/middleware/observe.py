@@ -8,6 +8,7 @@ import mcp.types as types
 from gateway import telemetry
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_view
+from gateway.store.base import StoreUnavailable
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 
@@ -42,6 +43,9 @@ class Observe(Middleware):
                 if exc.error_code == "UNKNOWN_RUN":
                     call.session.active_runs.pop(workflow, None)
                 logger.info("observe %s/%s: %s", workflow, run_id, exc.error_code)
+                continue
+            except StoreUnavailable as exc:  # the call itself succeeded: it is answered, just not recorded
+                logger.warning("observe %s/%s: not recorded: %s", workflow, run_id, exc)
                 continue
             if step is None:
                 continue

@@ -1,0 +1,141 @@
+"""A real scale-out deployment for tests and benches: Redis, N gateway replicas (`serve --http` subprocesses on one
+config with `store.backend: redis`), and HAProxy round-robin in front. Each replica's kitchen and catalog servers
+write their events under `replica<i>/`, so a test can tell which replica served a call."""
+
+import os
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.harness import KITCHEN, PYTHON, ROOT, free_port
+from tests.services import RedisServer, haproxy, poll_until, redis_server
+
+CATALOG = str(ROOT / "tests" / "servers" / "catalog.py")
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
+    """Kitchen and catalog servers (events per replica via ${REPLICA_DIR}), the Redis store, Think on `folder`."""
+    events = "${REPLICA_DIR}"
+    servers = {
+        "kitchen": {
+            "transport": "stdio",
+            "command": PYTHON,
+            "args": [KITCHEN, "--name", "kitchen", "--events-file", f"{events}/kitchen.events"],
+        },
+        "catalog": {
+            "transport": "stdio",
+            "command": PYTHON,
+            "args": [CATALOG, "--events-file", f"{events}/catalog.events"],
+        },
+    }
+    config = {
+        "servers": servers,
+        "store": {"backend": "redis", "url": redis_url, "prefix": "deploy:"},
+        "think": {"workflows_dirs": [str(folder / "workflows")], "state_dir": str(folder / "state")},
+        "versions": {
+            "catalogs": {
+                "stacks": {
+                    "source": {"type": "tool", "tool": "catalog.list_versions"},
+                    "append_catalog_to": ["kitchen.echo"],
+                }
+            }
+        },
+        **sections,
+    }
+    path = folder / "gateway.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Replica:
+    folder: Path
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def events(self, server: str) -> list[str]:
+        path = self.folder / f"{server}.events"
+        return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+@dataclass
+class Deployment:
+    folder: Path
+    config: Path
+    redis: RedisServer
+    replicas: list[Replica] = field(default_factory=list[Replica])
+    balancer_port: int = 0
+
+    @property
+    def balancer(self) -> str:
+        return f"http://127.0.0.1:{self.balancer_port}"
+
+    def start(self, replica: Replica) -> None:
+        """Start (or restart) one replica, without waiting."""
+        replica.folder.mkdir(parents=True, exist_ok=True)
+        argv = [PYTHON, "-m", "gateway", "serve", "--config", str(self.config), "--http", f"127.0.0.1:{replica.port}"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "REPLICA_DIR": str(replica.folder)}
+        replica.process = subprocess.Popen(
+            [*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+        )
+
+    def wait_up(self, replica: Replica) -> None:
+        process = replica.process
+        assert process is not None
+        poll_until(lambda: healthy(replica.port) or process.poll() is not None, 60.0, f"replica on {replica.port}")
+        assert process.poll() is None, f"replica on {replica.port} exited with {process.returncode}"
+
+    def restart(self, replica: Replica) -> None:
+        self.start(replica)
+        self.wait_up(replica)
+
+    def kill(self, replica: Replica) -> None:
+        """SIGKILL, as a crash or an OOM kill would: no clean shutdown (its stdio children see their pipes close)."""
+        if replica.process is not None:
+            replica.process.kill()
+            replica.process.wait()
+            replica.process = None
+
+    def stop(self, replica: Replica) -> None:
+        if replica.process is not None:
+            replica.process.terminate()
+            try:
+                replica.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                replica.process.kill()
+                replica.process.wait()
+            replica.process = None
+
+
+@contextmanager
+def deployment(folder: Path, replicas: int = 3, **sections: Any) -> Iterator[Deployment]:
+    """Redis, `replicas` gateways (started together) and HAProxy; everything stopped afterwards."""
+    with ExitStack() as stack:
+        redis = stack.enter_context(redis_server(folder / "redis"))
+        deploy = Deployment(folder, replica_config(folder, redis.url, **sections), redis)
+        deploy.replicas = [Replica(folder / f"replica{i}", free_port()) for i in range(replicas)]
+        for replica in deploy.replicas:
+            stack.callback(deploy.stop, replica)
+            deploy.start(replica)
+        for replica in deploy.replicas:
+            deploy.wait_up(replica)
+        deploy.balancer_port = stack.enter_context(haproxy(folder, [r.port for r in deploy.replicas]))
+        yield deploy
