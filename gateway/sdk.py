@@ -8,10 +8,17 @@ places. The names are re-exported unchanged; the envelope stamp is wrapped so it
 is written down once.
 """
 
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import anyio
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.session import ClientSession
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared._compat import resync_tracer
 from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared._httpx_utils import create_mcp_http_client, redirect_note, request_within_origin, sse_within_origin
@@ -28,6 +35,8 @@ __all__ = [
     "create_context_streams",
     "create_mcp_http_client",
     "extract_trace_context",
+    "http_session",
+    "http_session_in_flight",
     "redirect_note",
     "request_within_origin",
     "resync_tracer",
@@ -46,3 +55,42 @@ def stamp_envelope(session: ClientSession, message: dict[str, Any]) -> dict[str,
     session._stamp(message, {})
     params: dict[str, Any] = message["params"]
     return params
+
+
+def http_session(
+    manager: StreamableHTTPSessionManager, session_id: str, user: Any
+) -> StreamableHTTPServerTransport | None:
+    """The live handshake-era session `session_id` if the request's principal may use it, else None.
+
+    The same decision the manager makes before it hands a request to a session (`_handle_stateful_request`):
+    the session is known and not terminated or expiring, and `user` (the ASGI scope's "user") is the
+    principal that opened it (both None without authentication). On None the caller lets the SDK answer
+    (404 for an unknown session or another principal's, as if it did not exist).
+    """
+    transport = manager._server_instances.get(session_id)
+    if transport is None or transport.is_terminated:
+        return None
+    if transport.idle_scope is not None and transport.idle_scope.cancel_called:
+        return None
+    requestor = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+    if requestor != manager._session_owners.get(session_id):
+        return None
+    return transport
+
+
+@contextmanager
+def http_session_in_flight(transport: StreamableHTTPServerTransport) -> Iterator[None]:
+    """Hold the session as a request in flight does (`StreamableHTTPServerTransport.handle_request`): its idle
+    countdown is suspended, and restarts when the last request in flight ends."""
+    scope, timeout = transport.idle_scope, transport._idle_timeout
+    if scope is None or timeout is None:
+        yield
+        return
+    transport._requests_in_flight += 1
+    scope.deadline = math.inf
+    try:
+        yield
+    finally:
+        transport._requests_in_flight -= 1
+        if not transport._requests_in_flight:
+            scope.deadline = anyio.current_time() + timeout

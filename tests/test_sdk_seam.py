@@ -1,11 +1,15 @@
 """The SDK's private names the gateway relies on, pinned: an SDK upgrade that moves or changes one fails here."""
 
 import inspect
+import math
 from importlib.metadata import version
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.server import Server
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from gateway import sdk
@@ -40,3 +44,19 @@ async def test_the_handshake_stamp_leaves_the_params_alone() -> None:
     async with Client(Server("seam"), mode="legacy") as client:
         params = sdk.stamp_envelope(client.session, {"method": "tools/call", "params": {"name": "x"}})
     assert params == {"name": "x"}
+
+
+async def test_a_session_held_by_the_http_lane_does_not_expire_meanwhile() -> None:
+    transport = StreamableHTTPServerTransport(mcp_session_id="held", idle_timeout=60)
+    async with transport.connect():
+        idle = transport.idle_scope
+        assert idle is not None
+        with sdk.http_session_in_flight(transport):
+            assert idle.deadline == math.inf
+        assert idle.deadline > anyio.current_time() + 59
+
+
+def test_the_session_manager_keeps_sessions_and_owners_where_the_lane_looks() -> None:
+    manager = StreamableHTTPSessionManager(Server("seam"))
+    assert sdk.http_session(manager, "unknown", None) is None
+    assert manager._server_instances == {} and manager._session_owners == {}

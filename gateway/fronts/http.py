@@ -108,6 +108,6 @@ def build_app(
         lifespan=app_lifespan,
     )
     # The lane sits outside the router: it serves the plain tools/call POST to /mcp without Starlette's layers.
-    lane = HttpLane(app, front, security)
+    lane = HttpLane(app, front, security, manager)
     resource_url = auth.resource_url if auth.jwt is not None else None
     return Authenticate(BodyLimit(lane, max_body_bytes=max_body_bytes), authenticator, resource_url=resource_url)

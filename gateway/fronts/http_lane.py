@@ -9,6 +9,8 @@ cost five times its size. The lane takes only the plainest case and hands everyt
 SDK untouched: a POST of one `tools/call` request in a modern protocol version, accepting JSON,
 without a progress token (progress needs the SSE stream) or `Mcp-Param-*` headers (the SDK
 validates those). Envelope checks are the SDK's own functions, so both paths accept the same requests.
+Handshake-era (2025-11-25) POSTs of an established session get the same shortcut for their plain
+`tools/call` (`http_lane_legacy`: session, owner, idle timer and cancellation as the SDK keeps them).
 """
 
 import json
@@ -18,7 +20,8 @@ from typing import Any
 import anyio
 from mcp.server import Server
 from mcp.server.runner import modern_error_data
-from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
@@ -40,6 +43,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters import jsonwire
 from gateway import telemetry
+from gateway.fronts import http_lane_legacy as legacy
+from gateway.fronts.http_lane_legacy import LegacySessions
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
@@ -47,29 +52,40 @@ logger = logging.getLogger(__name__)
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
 _METHOD = MCP_METHOD_HEADER.lower().encode()
 _PARAM = MCP_PARAM_HEADER_PREFIX.lower().encode()
+_SESSION = MCP_SESSION_ID_HEADER.lower().encode()
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class HttpLane:
     """ASGI app in front of the gateway's routes (`app`): serves the plain `tools/call` to /mcp, passes the rest."""
 
-    def __init__(self, app: ASGIApp, front: Front, security: TransportSecuritySettings) -> None:
+    def __init__(
+        self, app: ASGIApp, front: Front, security: TransportSecuritySettings, manager: StreamableHTTPSessionManager
+    ) -> None:
         self.app = app
         self.front = front
         self.server: Server[Any] = front.server
         self.security = TransportSecurityMiddleware(security)
+        self.legacy = LegacySessions(manager)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _candidate(scope):
+        era = _candidate(scope)
+        if era is None:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        # Host/Origin first: a request the SDK would refuse is handed over before its body is read.
+        # Host/Origin first: a request the SDK would refuse is handed over before its body is read. The SDK
+        # wants JSON accepted, and in the handshake era (SSE answers) the event stream too.
+        accepts_json, accepts_sse = check_accept_headers(request)
         if (
             await self.security.validate_request(request, is_post=True) is not None
-            or not check_accept_headers(request)[0]
+            or not accepts_json
+            or (era == "legacy" and not accepts_sse)
         ):
             await self.app(scope, receive, send)
+            return
+        if era == "legacy":
+            await self._legacy(request, send)
             return
         body = await request.body()
         call = _plain_call(body, request)
@@ -77,6 +93,29 @@ class HttpLane:
             await self.app(scope, _replay(body, receive), send)
             return
         await self._serve(request, send, *call)
+
+    async def _legacy(self, request: Request, send: Send) -> None:
+        """A handshake-era POST of an established session: its plain `tools/call` or a cancel of one served here."""
+        session = self.legacy.session(request)
+        if session is None:  # unknown, ending or another principal's: the SDK answers
+            await self.app(request.scope, request.receive, send)
+            return
+        body = await request.body()
+        decoded = legacy.decode(body)
+        session_header = [(_SESSION, session[0].encode())]
+        if self.legacy.cancel(session[0], decoded):
+            await _respond(send, None, 202, session_header)  # as the SDK accepts a notification
+            return
+        version: str = request.headers[MCP_PROTOCOL_VERSION_HEADER]
+        call = legacy.plain_call(decoded, version)
+        if call is None:
+            await self.app(request.scope, _replay(body, request.receive), send)
+            return
+        request_id, params = call
+        message, status = await self.legacy.serve(
+            session, request_id, lambda: self._answer(request, request_id, params, version)
+        )
+        await _respond(send, message, status, session_header)
 
     async def _serve(
         self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str
@@ -95,7 +134,11 @@ class HttpLane:
     ) -> tuple[dict[str, Any], int]:
         """The JSON-RPC response and its HTTP status, shaped as the SDK's server runner shapes them."""
         name: str = params["name"]
-        with telemetry.server_span("tools/call", name, request_id, version, params["_meta"]) as span:
+        meta = params.get("_meta")
+        modern = version in MODERN_PROTOCOL_VERSIONS
+        with telemetry.server_span(
+            "tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}
+        ) as span:
             try:
                 result = await self.front.call_tool(self.front.callers.of(request), name, params.get("arguments"))
             except Exception as exc:  # the SDK's boundary: a bug becomes INTERNAL_ERROR, not a 500
@@ -103,11 +146,14 @@ class HttpLane:
                 error = modern_error_data(exc)
                 span.set_status(StatusCode.ERROR, error.message)
                 body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
-                return body, ERROR_CODE_HTTP_STATUS.get(error.code, 500)
+                # The 2026 era maps error codes to HTTP statuses; the handshake era answers them in band.
+                return body, ERROR_CODE_HTTP_STATUS.get(error.code, 500) if modern else 200
             telemetry.tool_outcome(span, bool(result.is_error))
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             del result
             dumped = spec.serialize_server_result("tools/call", version, dumped)
+            if not modern:
+                return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, 200
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
             dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
@@ -121,10 +167,11 @@ class HttpLane:
         return schema is not None and validate_mcp_param_headers(schema, arguments, request.headers) is not None
 
 
-def _candidate(scope: Scope) -> bool:
-    """From the headers alone: a modern-era `tools/call` POST to /mcp without `Mcp-Param-*` headers."""
+def _candidate(scope: Scope) -> str | None:
+    """From the headers alone: "modern" for a 2026-era `tools/call` POST to /mcp without `Mcp-Param-*` headers,
+    "legacy" for a handshake-era POST of a session (its body tells what it is), else None."""
     if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/mcp":
-        return False
+        return None
     version = method = None
     for key, value in scope["headers"]:
         if key == _VERSION:
@@ -132,8 +179,10 @@ def _candidate(scope: Scope) -> bool:
         elif key == _METHOD:
             method = value
         elif key.startswith(_PARAM):
-            return False
-    return method == b"tools/call" and version in MODERN_PROTOCOL_VERSIONS
+            return None
+    if method == b"tools/call" and version in MODERN_PROTOCOL_VERSIONS:
+        return "modern"
+    return "legacy" if legacy.candidate(scope["headers"], version) else None
 
 
 def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any], str] | None:
@@ -180,15 +229,18 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _respond(send: Send, message: dict[str, Any], status: int = 200) -> None:
-    """The JSON-RPC response: in one piece when small, else in slices (chunked encoding)."""
-    if jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+async def _respond(
+    send: Send, message: dict[str, Any] | None, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """The JSON-RPC response (None: an empty body): in one piece when small, else in slices (chunked encoding)."""
+    headers = [*_JSON_HEADERS, *(extra or [])]
+    if message is None or jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
+        body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+        headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
         return
-    await send({"type": "http.response.start", "status": 200, "headers": _JSON_HEADERS})
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     for piece in jsonwire.slices(message):
         await send({"type": "http.response.body", "body": piece, "more_body": True})
     await send({"type": "http.response.body", "body": b""})
