@@ -28,9 +28,11 @@ def call(name: str, arguments: dict[str, Any], request_id: int = 7, **meta: Any)
 
 
 @asynccontextmanager
-async def legacy_session(base: str) -> AsyncIterator[tuple[httpx2.AsyncClient, dict[str, str]]]:
+async def legacy_session(
+    base: str, auth: dict[str, str] | None = None
+) -> AsyncIterator[tuple[httpx2.AsyncClient, dict[str, str]]]:
     """A raw HTTP client that opened a 2025-11-25 session; yields it and the headers its requests carry."""
-    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+    async with httpx2.AsyncClient(base_url=base, timeout=30, headers=auth) as http:
         init = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -70,6 +72,22 @@ async def test_unknown_and_ended_sessions_get_the_sdk_s_404(tmp_path: Path) -> N
         ended = await http.post("/mcp", json=call("k.echo", {"text": "hi"}), headers=session)
     assert unknown.status_code == 404
     assert ended.status_code == 404
+
+
+async def test_a_session_s_calls_are_served_only_to_the_identity_that_opened_it(tmp_path: Path) -> None:
+    alice, bob = "alice-token-0123456789", "bob-token-0123456789ab"
+    auth = {"tokens": [{"name": "alice", "token": alice}, {"name": "bob", "token": bob}]}
+    config = write_config(tmp_path, {"k": kitchen("k")}, auth=auth)
+    async with (
+        http_gateway(config) as base,
+        legacy_session(base, {"authorization": f"Bearer {alice}"}) as (http, session),
+    ):
+        as_bob = await http.post(
+            "/mcp", json=call("k.echo", {"text": "hi"}), headers={**session, "authorization": f"Bearer {bob}"}
+        )
+        as_alice = await http.post("/mcp", json=call("k.echo", {"text": "hi"}), headers=session)
+    assert as_bob.status_code == 404  # as the SDK answers: as if the session did not exist
+    assert as_alice.status_code == 200 and as_alice.headers["content-type"] == "application/json"
 
 
 async def test_other_requests_of_a_session_still_reach_the_sdk(tmp_path: Path) -> None:
