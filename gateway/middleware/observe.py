@@ -32,11 +32,13 @@ class Observe(Middleware):
         if name in (self.plan_tool, self.next_tool):
             self._track(call, body)
             return
+        arguments = call.params.get("arguments")
         for workflow, run_id in list(call.session.active_runs.items()):
             try:
-                step = await self.engine.observe(
-                    workflow, run_id, name, call.params.get("arguments"), result_view(result)
-                )
+                # From memory: a call no ready step waits for costs a dict look-up, not a read of the run.
+                if not await self.engine.watches(workflow, run_id, name, arguments):
+                    continue
+                step = await self.engine.observe(workflow, run_id, name, arguments, result_view(result))
             except ThinkError as exc:
                 # A run that is gone (reset or cleared) is forgotten; one that could not store this result
                 # (e.g. nested too deeply) stays tracked: its next steps can still be observed.

@@ -1,26 +1,29 @@
 """The Think engine: plan, next, observe, explain, reset over workflows, the run state machine and the store."""
 
-import hashlib
 import json
 import logging
+import random
 import secrets
+import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 from pydantic_core import to_json
 
 from gateway import telemetry
 from gateway.prompts import PromptLibrary
-from gateway.think import runner, snapshot
+from gateway.think import runlock, runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, build, inject_driver, observable
 from gateway.think.library import Library
 from gateway.think.observed import bounded, unwrapped, whole
 from gateway.think.params import check_params
+from gateway.think.ready import ReadyIndex, digest
 from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
@@ -29,13 +32,19 @@ from gateway.think.workflow import Workflow, check_name
 logger = logging.getLogger(__name__)
 
 KnownTools = Callable[[], Awaitable[set[str]]]
+T = TypeVar("T")
+Change = Callable[[RunState, Graph], tuple[T, bool]]
+"""Applied to a run's freshest state: the answer, and whether the state changed (and must be saved)."""
+ATTEMPTS = 8
+"""Saves tried per update when a writer that shares no lock with us (another host on a shared store) interferes."""
+GRAPHS = 256
+"""Checked graphs kept (per workflow and driver version), least recently used dropped first."""
 FILES = ".files"
 """A run's own folder (spilled captures) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be named
 that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
 
 
-def digest(value: Any) -> str:
-    return hashlib.sha256(to_json(value)).hexdigest()[:16]
+EXISTING = "existing run: plan is idempotent for a run_id"
 
 
 class Engine:
@@ -53,8 +62,10 @@ class Engine:
         self.library, self.store, self.prompts, self.schemas = library, store, prompts, schemas
         self.limits, self.snapshot_mode, self.known_tools = limits or Limits(), snapshot_mode, known_tools
         self.templates = Templates()
-        self._locks: dict[tuple[str, str], anyio.Lock] = {}
-        self._graphs: dict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = {}
+        self.ready = ReadyIndex()
+        # A run's lock lives while someone holds or awaits it: nothing accumulates per run ever touched.
+        self._locks: weakref.WeakValueDictionary[tuple[str, str], anyio.Lock] = weakref.WeakValueDictionary()
+        self._graphs: OrderedDict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = OrderedDict()
 
     async def graph(self, workflow: str, driver_version: str | None = None) -> Graph:
         """The checked graph; rebuilt only when the file, the driver version or the tool catalog changed."""
@@ -63,9 +74,12 @@ class Engine:
         known = frozenset(await self.known_tools()) if self.known_tools is not None else None
         cached = self._graphs.get((workflow, version))
         if cached is not None and cached[0] is wf and cached[1] == known:
+            self._graphs.move_to_end((workflow, version))
             return cached[2]
         graph = build(inject_driver(wf, version), self.templates, known)
         self._graphs[workflow, version] = (wf, known, graph)
+        while len(self._graphs) > GRAPHS:
+            self._graphs.popitem(last=False)
         return graph
 
     def files(self, workflow: str, run_id: str) -> Path:
@@ -74,6 +88,46 @@ class Engine:
 
     def _lock(self, workflow: str, run_id: str) -> anyio.Lock:
         return self._locks.setdefault((workflow, run_id), anyio.Lock())
+
+    async def load(self, workflow: str, run_id: str) -> RunState:
+        """The run as stored (and indexed: Observe answers from what the engine last saw)."""
+        state = await self.store.load(workflow, run_id)
+        self.ready.index(state)
+        return state
+
+    async def update(self, workflow: str, run_id: str, change: Change[T]) -> T:
+        """Apply `change` to the run's freshest state and save it, as one step against every other writer.
+
+        Held: this engine's lock for the run, then the run's cross-process lock (every engine on this
+        state folder takes it), so load → change → save is never interleaved with another write here. A
+        writer that shares no lock with us (another host on a shared store) can still save in between: the
+        save then conflicts and the change is re-applied to the reloaded state, up to ATTEMPTS times, so a
+        client never sees a STATE_CONFLICT it did not cause. `change` refuses by raising (nothing is saved).
+        """
+        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
+            attempt = 1
+            while True:
+                state = await self.load(workflow, run_id)
+                answer, changed = change(state, await self.graph(workflow, state.driver.get("version")))
+                if not changed:
+                    return answer
+                try:
+                    await self.store.save(state, expected_version=state.version)
+                except ThinkError as exc:
+                    if exc.error_code != "STATE_CONFLICT" or attempt == ATTEMPTS:
+                        raise
+                    logger.info("run %s/%s: saved elsewhere meanwhile, re-applying (%d)", workflow, run_id, attempt)
+                    await anyio.sleep(random.uniform(0, 0.002 * attempt))  # let the other writer finish first
+                    attempt += 1
+                    continue
+                self.ready.index(state)
+                return answer
+
+    async def clear(self, workflow: str, run_id: str) -> None:
+        """Delete the run (under its locks, like any write)."""
+        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
+            await self.store.delete(workflow, run_id)
+            self.ready.forget(workflow, run_id)
 
     def _limits(self, graph: Graph, step_id: str | None = None, state: RunState | None = None) -> Limits:
         """Gateway defaults, then the workflow's `limits`, then the step's."""
@@ -85,10 +139,11 @@ class Engine:
     async def run_of(self, workflow: str, run_id: str | None) -> RunState:
         """The named run, or the workflow's latest active run when no id is given."""
         if run_id is not None:
-            return await self.store.load(workflow, run_id)
+            return await self.load(workflow, run_id)
         latest = await self.store.latest_active(check_name("workflow", workflow))
         if latest is None:
             raise ThinkError("UNKNOWN_RUN", f"no active run of {workflow!r}", "Start one with think.plan.")
+        self.ready.index(latest)
         return latest
 
     # -- plan ------------------------------------------------------------------------------------
@@ -99,10 +154,9 @@ class Engine:
         graph = await self.graph(workflow, driver_version)
         values = check_params(graph.workflow, params or {})
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
-        async with self._lock(workflow, run_id):
+        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
             if await self.store.exists(workflow, run_id):  # idempotent for a given run_id
-                state = await self.store.load(workflow, run_id)
-                return self._answer(state, graph, note="existing run: plan is idempotent for a run_id")
+                return self._answer(await self.load(workflow, run_id), graph, note=EXISTING)
             driver = self.prompts.get(driver_version or graph.workflow.driver_version)
             state = RunState(
                 workflow=workflow,
@@ -114,7 +168,13 @@ class Engine:
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self._answer(state, graph)
-            await self.store.save(state, expected_version=0)
+            try:
+                await self.store.save(state, expected_version=0)
+            except ThinkError as exc:  # planned meanwhile by a writer that shares no lock with us: it is that run
+                if exc.error_code != "STATE_CONFLICT":
+                    raise
+                return self._answer(await self.load(workflow, run_id), graph, note=EXISTING)
+            self.ready.index(state)
             return answer
 
     def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
@@ -149,23 +209,10 @@ class Engine:
     async def next(
         self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
     ) -> dict[str, Any]:
-        state = await self.run_of(workflow, run_id)
-        async with self._lock(workflow, state.run_id):
-            for retry in (False, True):  # another engine (process) may save between our load and save: redo once
-                state = await self.store.load(workflow, state.run_id)  # fresh: another call may have landed meanwhile
-                graph = await self.graph(workflow, state.driver.get("version"))
-                answer = self._record(state, graph, step_id, result, force)
-                if "error" in answer:
-                    break
-                try:
-                    await self.store.save(state, expected_version=state.version)
-                except ThinkError as exc:
-                    if exc.error_code != "STATE_CONFLICT" or retry:
-                        raise
-                    logger.info("think.next %s/%s: state conflict, retrying on the fresh state", workflow, step_id)
-                    continue
-                break
-            return answer
+        run = (await self.run_of(workflow, run_id)).run_id
+        return await self.update(
+            workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True)
+        )
 
     def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
         st = state.steps.get(step_id)
@@ -249,19 +296,29 @@ class Engine:
 
     # -- observe (the gateway saw the client make a step's call) ----------------------------------
 
+    async def watches(self, workflow: str, run_id: str, tool: str, arguments: Any) -> bool:
+        """Whether a ready step of the run calls `tool` with exactly `arguments`: from memory (the run is read
+        once if this engine has not seen it yet). Raises: ThinkError UNKNOWN_RUN."""
+        known = self.ready.waits_for(workflow, run_id, tool, arguments)
+        if known is None:
+            await self.load(workflow, run_id)
+            known = self.ready.waits_for(workflow, run_id, tool, arguments)
+        return bool(known)
+
     async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
-        """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id."""
-        result = unwrapped(result)
-        async with self._lock(workflow, run_id):
-            state = await self.store.load(workflow, run_id)
+        """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id.
+
+        Touches the store only when the run waits for that call (see `watches`)."""
+        if not await self.watches(workflow, run_id, tool, arguments):
+            return None
+        result, wanted = unwrapped(result), digest(arguments or {})
+
+        def record(state: RunState, graph: Graph) -> tuple[str | None, bool]:
             for sid in runner.ready(state):
                 st = state.steps[sid]
                 # A local.* step never passes through the gateway: its result is what the client reports.
-                if not observable(st.call) or st.call != tool or st.input is None:
+                if not observable(st.call) or st.call != tool or st.input is None or digest(st.input) != wanted:
                     continue
-                if digest(st.input) != digest(arguments or {}):
-                    continue
-                graph = await self.graph(workflow, state.driver.get("version"))
                 template = graph.steps[st.template_of or sid]
                 if st.call == "prompt.say" and template.success_schema is not None:
                     if self.schemas.errors(template.success_schema, result):
@@ -270,9 +327,10 @@ class Engine:
                 spill = self.files(workflow, run_id)
                 state.observed[sid] = observation = bounded(sid, result, digest(result), limits, spill)
                 state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
-                await self.store.save(state, expected_version=state.version)
-                return sid
-        return None
+                return sid, True
+            return None, False  # not (or no longer) ready in the stored state: nothing to record
+
+        return await self.update(workflow, run_id, record)
 
 
 def _contradictions(reported: Any, observed: Any) -> list[str]:

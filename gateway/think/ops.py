@@ -12,8 +12,9 @@ from gateway.think import runner, tools
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
+from gateway.think.graph import Graph
 from gateway.think.listing import list_workflows
-from gateway.think.state import snapshot_of
+from gateway.think.state import RunState, snapshot_of
 from gateway.think.views import graph_view, replay
 
 logger = logging.getLogger(__name__)
@@ -92,17 +93,17 @@ class Operations:
     async def reset(self, args: tools.Reset) -> dict[str, Any]:
         workflow, checkpoint = args.workflow, args.checkpoint
         state = await self.engine.run_of(workflow, args.run_id)
-        async with self.engine._lock(workflow, state.run_id):
-            state = await self.engine.store.load(workflow, state.run_id)
-            if checkpoint is None:
-                if not args.force:
-                    raise ThinkError(
-                        "RESET_NOT_ALLOWED",
-                        f"clearing run {state.run_id} deletes its state",
-                        "Pass force: true to clear it, or a checkpoint (a completed step id) to roll back.",
-                    )
-                await self.engine.store.delete(workflow, state.run_id)
-                return {"ok": True, "cleared": state.run_id}
+        if checkpoint is None:
+            if not args.force:
+                raise ThinkError(
+                    "RESET_NOT_ALLOWED",
+                    f"clearing run {state.run_id} deletes its state",
+                    "Pass force: true to clear it, or a checkpoint (a completed step id) to roll back.",
+                )
+            await self.engine.clear(workflow, state.run_id)
+            return {"ok": True, "cleared": state.run_id}
+
+        def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
             found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
             if found is None:
                 names = ", ".join(c.name for c in state.checkpoints) or "none yet"
@@ -113,10 +114,9 @@ class Operations:
                 )
             runner.restore(state, found)
             state.log("reset", checkpoint)
-            graph = await self.engine.graph(workflow, state.driver.get("version"))
-            answer = self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}")
-            await self.engine.store.save(state, expected_version=state.version)
-            return {"ok": True, "instruction": answer}
+            return self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
+
+        return {"ok": True, "instruction": await self.engine.update(workflow, state.run_id, roll_back)}
 
     async def driver_prompt(self, args: tools.DriverPrompt) -> dict[str, Any]:
         try:

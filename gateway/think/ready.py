@@ -1,0 +1,58 @@
+"""Which calls a run waits for: per run, its ready steps' tools and input digests, kept in memory.
+
+The engine refreshes a run's entry from every state it loads or saves, so Observe can tell with a dict
+look-up that a tool call is no step's (the common case: no disk, no lock, no hashing unless the tool's
+name matches). Only a match loads the run, under its locks, to record. Bounded: the least recently used
+runs are forgotten, and a forgotten run is read once more when next asked about.
+"""
+
+import hashlib
+from collections import OrderedDict
+from typing import Any
+
+from pydantic_core import to_json
+
+from gateway.think import runner
+from gateway.think.graph import observable
+from gateway.think.state import RunState
+
+RUNS = 4096
+"""Runs indexed at most (a few hundred bytes each)."""
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(to_json(value)).hexdigest()[:16]
+
+
+class ReadyIndex:
+    def __init__(self, size: int = RUNS) -> None:
+        self.size = size
+        self._runs: OrderedDict[tuple[str, str], dict[str, set[str]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def index(self, state: RunState) -> None:
+        """Note what `state` waits for: its ready steps whose calls pass through the gateway."""
+        waiting: dict[str, set[str]] = {}
+        for sid in runner.ready(state) if state.status == "active" else []:
+            st = state.steps[sid]
+            if observable(st.call) and st.input is not None:
+                waiting.setdefault(st.call, set()).add(digest(st.input))
+        key = (state.workflow, state.run_id)
+        self._runs[key] = waiting
+        self._runs.move_to_end(key)
+        while len(self._runs) > self.size:
+            self._runs.popitem(last=False)
+
+    def forget(self, workflow: str, run_id: str) -> None:
+        self._runs.pop((workflow, run_id), None)
+
+    def waits_for(self, workflow: str, run_id: str, tool: str, arguments: Any) -> bool | None:
+        """Whether a ready step of the run calls `tool` with exactly `arguments`; None when the run is not indexed."""
+        waiting = self._runs.get((workflow, run_id))
+        if waiting is None:
+            return None
+        self._runs.move_to_end((workflow, run_id))
+        digests = waiting.get(tool)
+        return digests is not None and digest(arguments or {}) in digests
