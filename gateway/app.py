@@ -14,7 +14,9 @@ import adapters
 from gateway.cache import SharedCache
 from gateway.catalog.registry import Registry
 from gateway.config import GatewayConfig
+from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.pool import Pool
 from gateway.fronts.caller import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -54,17 +56,22 @@ class Gateway:
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
-        downstreams: dict[str, Downstream] = {
+        downstreams: dict[str, Downstream | Pool] = {
             "gateway": Downstream(
                 "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60
             ),
         }
         for name, make in in_process.items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
+        secrets = user_secrets.from_config(config.secrets)
         for name, server in config.servers.items():
+            target = partial(adapters.target, max_message_bytes=config.limits.max_downstream_bytes)
+            if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
+                downstreams[name] = Pool(name, server, secrets, target, on_list_changed=self._list_changed)
+                continue
             downstreams[name] = Downstream(
                 name,
-                partial(adapters.target, server, max_message_bytes=config.limits.max_downstream_bytes),
+                partial(target, server),
                 protocol=server.protocol,
                 timeout_s=server.timeout_s,
                 connect_timeout_s=server.connect_timeout_s,
@@ -145,7 +152,7 @@ class Gateway:
 
     def health(self) -> dict[str, Any]:
         servers = self.registry.status()
-        ok = all(s["state"] == "up" for s in servers.values())
+        ok = all(s["state"] in ("up", "idle") for s in servers.values())
         return {"status": "ok" if ok else "degraded", "servers": servers}
 
     @asynccontextmanager

@@ -2,7 +2,8 @@
 
 import difflib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -14,7 +15,8 @@ from gateway.cache import SharedCache
 from gateway.catalog import names
 from gateway.config import NamespaceConfig, ToolFilterConfig
 from gateway.downstreams.downstream import Downstream, State
-from gateway.errors import DownstreamError, DownstreamFailed, UnknownName
+from gateway.downstreams.pool import Pool
+from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, GatewayError, UnknownName
 from gateway.pipeline import Call
 
 logger = logging.getLogger(__name__)
@@ -67,7 +69,7 @@ class Registry:
 
     def __init__(
         self,
-        downstreams: Mapping[str, Downstream],
+        downstreams: Mapping[str, Downstream | Pool],
         *,
         namespace: NamespaceConfig,
         filters: Mapping[str, ToolFilterConfig],
@@ -186,6 +188,8 @@ class Registry:
     # -- the forward (Pipeline's Forwarder) -----------------------------------------------------
 
     async def forward(self, call: Call) -> None:
+        if call.method.endswith("/list"):
+            await self._wake_pools(call)
         catalog = await self.catalog()
         match call.method:
             case "tools/list":
@@ -197,18 +201,21 @@ class Registry:
             case "resources/templates/list":
                 call.result = types.ListResourceTemplatesResult(resource_templates=catalog.resource_templates)
             case "tools/call":
+                if call.params["name"] not in catalog.tools and await self._wake_pools(call, call.params["name"]):
+                    catalog = await self.catalog()  # a client may call without listing first
                 entry = self._resolve(catalog.tools, "tool", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
                 call.notes["output_schema"] = getattr(entry.item, "output_schema", None) is not None
-                ds = self.downstreams[entry.server]
-                call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
+                async with self._lease(entry.server, call) as ds:
+                    call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
             case "prompts/get":
                 entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
                 request = types.GetPromptRequest(
                     params=types.GetPromptRequestParams(name=entry.original, arguments=call.params.get("arguments"))
                 )
-                call.result = await self.downstreams[entry.server].request(request, types.GetPromptResult)
+                async with self._lease(entry.server, call) as ds:
+                    call.result = await ds.request(request, types.GetPromptResult)
             case "resources/read":
                 await self._read_resource(call, catalog)
             case _:
@@ -217,7 +224,38 @@ class Registry:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Call an exposed tool directly, outside the pipeline (for the gateway's own needs, e.g. version sources)."""
         entry = self._resolve((await self.catalog()).tools, "tool", name)
-        return await self.downstreams[entry.server].call_tool(entry.original, arguments)
+        ds = self.downstreams[entry.server]
+        if isinstance(ds, Pool):  # whose credentials would it use? nobody's
+            raise DownstreamUnavailable(entry.server, "per-user", "the gateway's own calls cannot use a user's secrets")
+        return await ds.call_tool(entry.original, arguments)
+
+    @asynccontextmanager
+    async def _lease(self, server: str, call: Call) -> AsyncIterator[Downstream]:
+        """The downstream that serves this call: the shared one, or for a per-user server the caller's own."""
+        ds = self.downstreams[server]
+        if isinstance(ds, Pool):
+            async with ds.lease(call.session.identity, call.secrets) as own:
+                yield own
+        else:
+            yield ds
+
+    async def _wake_pools(self, call: Call, name: str | None = None) -> bool:
+        """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
+
+        Raises:
+            GatewayError: why the server that `name` (a tool being called) belongs to could not start.
+        """
+        woken = False
+        for server, ds in self.downstreams.items():
+            if isinstance(ds, Pool) and ds.state is State.IDLE:
+                try:
+                    await ds.wake(call.session.identity, call.secrets)
+                    woken = True
+                except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
+                    if name is not None and name.startswith(f"{server}{self._ns.separator}"):
+                        raise
+                    logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
+        return woken
 
     def _resolve(self, entries: dict[str, Entry], kind: str, name: str) -> Entry:
         entry = entries.get(name)
@@ -239,7 +277,8 @@ class Registry:
             raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
         call.server, call.tool = server, original
         request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=original))
-        result = await self.downstreams[server].request(request, types.ReadResourceResult)
+        async with self._lease(server, call) as ds:
+            result = await ds.request(request, types.ReadResourceResult)
         exposed = exposed_uri(server, original)
         result.contents = [c.model_copy(update={"uri": exposed}) if c.uri == original else c for c in result.contents]
         call.result = result

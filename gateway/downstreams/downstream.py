@@ -37,6 +37,8 @@ class State(StrEnum):
     UP = "up"
     RESTARTING = "restarting"
     DOWN = "down"
+    IDLE = "idle"
+    """A per-user server (`downstreams.pool`) with no user's process running: the next call starts one."""
 
 
 class Downstream:

@@ -1,8 +1,9 @@
-"""Test server that reports which credential it holds: over stdio the `--env` variable it was started with, over
-Streamable HTTP the `Authorization` header of each request. Its tools carry annotations for policy tests."""
+"""Test server that reports which credential it holds (its SHA-256): over stdio the `--env` variable it was started
+with, over Streamable HTTP the `Authorization` header of each request. Its tools carry annotations for policy tests."""
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -44,7 +45,9 @@ def build(variable: str) -> Server[Any]:
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         request = ctx.request
         held = os.environ.get(variable) if request is None else request.headers.get("authorization")
-        text = json.dumps({"tool": params.name, "holds": held, "pid": os.getpid()})
+        # A digest, not the value: the secret itself must not reach any log, even through a tool result.
+        digest = None if held is None else hashlib.sha256(held.encode()).hexdigest()
+        text = json.dumps({"tool": params.name, "holds_sha256": digest, "pid": os.getpid()})
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
     return Server("holder", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)

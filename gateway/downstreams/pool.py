@@ -1,0 +1,200 @@
+"""Per-identity downstreams for a server whose settings use `${user:NAME}`: one process (or HTTP connection)
+per identity and set of secrets, so every user acts upstream as themselves.
+
+Each member is an ordinary `Downstream` (same supervision, restart, timeouts, process-group cleanup), run
+in a task of the pool's own. The pool caps members at `max_processes` (making room by stopping the least
+recently used idle one; when all are busy the call is refused with a clear error) and stops members idle
+for `idle_s`. A user whose secrets change (a new header value) gets a new member; the old one idles out.
+Listings come from the oldest member that is up (tools are assumed the same for everyone), and only its
+list-change notifications are passed on; the gateway's own calls (version sources) are not served by
+anyone's credentials.
+"""
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+
+from gateway.downstreams.downstream import Downstream, ListChanged, State, Target
+from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
+from gateway.errors import DownstreamError, DownstreamUnavailable
+from gateway.identity import Identity
+
+logger = logging.getLogger(__name__)
+
+
+class PoolFull(DownstreamError):
+    def __init__(self, server: str, limit: int) -> None:
+        super().__init__(
+            server,
+            f"Server {server!r} already runs its {limit} per-user processes (pool.max_processes) and all are "
+            f"busy; retry shortly, or ask the administrator to raise servers.{server}.pool.max_processes.",
+        )
+
+
+@dataclass(eq=False)
+class _Member:
+    key: str
+    downstream: Downstream
+    last_used: float
+    busy: int = 0
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Pool:
+    def __init__(
+        self,
+        name: str,
+        settings: ServerSettings,
+        secrets: Secrets,
+        make_target: Callable[[ServerSettings], Target],
+        *,
+        on_list_changed: ListChanged | None = None,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.settings = settings
+        self.needs = references(settings)
+        self.secrets = secrets
+        self.max_processes = settings.pool.max_processes
+        self.idle_s = settings.pool.idle_s
+        self.last_error: str | None = None
+        self.started = 0
+        self._make_target = make_target
+        self._on_list_changed = on_list_changed or (lambda server, kind: None)
+        self._timer = timer
+        self._members: dict[str, _Member] = {}
+        self._lock = anyio.Lock()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._tg = await anyio.create_task_group().__aenter__()
+        self._tg.start_soon(self._evict_idle, name=f"pool {self.name}: idle eviction")
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        assert self._tg is not None
+        tg, self._tg = self._tg, None
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(*exc_info)
+
+    async def settled(self) -> None:
+        """Nothing to wait for: members start on their user's first call."""
+
+    @property
+    def state(self) -> State:
+        """Up while some user's process is (its listings are the pool's), else idle."""
+        return State.UP if self._lister() is not None else State.IDLE
+
+    @property
+    def restarts(self) -> int:
+        return sum(m.downstream.restarts for m in self._members.values())
+
+    @property
+    def protocol_version(self) -> str | None:
+        lister = self._lister()
+        return None if lister is None else lister.downstream.protocol_version
+
+    @property
+    def processes(self) -> int:
+        return len(self._members)
+
+    # -- members ---------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def lease(self, identity: Identity, request_secrets: Mapping[str, str]) -> AsyncIterator[Downstream]:
+        """The caller's own downstream, held busy (not evicted) while the call runs.
+
+        Raises:
+            MissingSecret: a secret the server needs is not available for this identity.
+            PoolFull: `max_processes` members exist and all are busy.
+        """
+        values = self.secrets.resolve(self.name, identity, self.needs, request_secrets)
+        digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
+        member = await self._member(f"{identity.key}#{digest}", identity.name, values)
+        member.busy += 1
+        try:
+            yield member.downstream
+        finally:
+            member.busy -= 1
+            member.last_used = self._timer()
+
+    async def _member(self, key: str, who: str, values: dict[str, str]) -> _Member:
+        async with self._lock:  # two first calls of one user start one process
+            member = self._members.get(key)
+            if member is None:
+                self._make_room()
+                settings = expand(self.settings, values)
+                downstream = Downstream(
+                    f"{self.name}@{who}",
+                    lambda: self._make_target(settings),
+                    protocol=self.settings.protocol,
+                    timeout_s=self.settings.timeout_s,
+                    connect_timeout_s=self.settings.connect_timeout_s,
+                    on_list_changed=lambda _server, kind: self._changed(key, kind),
+                )
+                member = self._members[key] = _Member(key, downstream, self._timer())
+                assert self._tg is not None, "the pool is not running"
+                await self._tg.start(self._run, member)
+                self.started += 1
+            member.last_used = self._timer()
+            return member
+
+    async def _run(self, member: _Member, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        try:
+            async with member.downstream:
+                task_status.started()
+                await member.stop.wait()
+        finally:
+            if self._members.get(member.key) is member:
+                del self._members[member.key]
+            logger.info("server %s: stopped %s", self.name, member.downstream.name)
+
+    def _make_room(self) -> None:
+        if len(self._members) < self.max_processes:
+            return
+        idle = [m for m in self._members.values() if m.busy == 0 and not m.stop.is_set()]
+        if not idle:
+            raise PoolFull(self.name, self.max_processes)
+        oldest = min(idle, key=lambda m: m.last_used)
+        del self._members[oldest.key]  # at once: the new member takes its place
+        oldest.stop.set()
+
+    async def _evict_idle(self) -> None:
+        while True:
+            await anyio.sleep(min(self.idle_s / 4, 30.0))
+            now = self._timer()
+            for member in list(self._members.values()):
+                if member.busy == 0 and now - member.last_used >= self.idle_s:
+                    logger.info("server %s: %s idle for %.0f s", self.name, member.downstream.name, self.idle_s)
+                    member.stop.set()
+
+    # -- listings --------------------------------------------------------------------------------
+
+    def _lister(self) -> _Member | None:
+        return next((m for m in self._members.values() if m.downstream.state is State.UP), None)
+
+    def _changed(self, key: str, kind: str) -> None:
+        lister = self._lister()
+        if lister is not None and lister.key == key:
+            self._on_list_changed(self.name, kind)
+
+    async def wake(self, identity: Identity, request_secrets: Mapping[str, str]) -> None:
+        """Start the caller's process so the pool can list (a listing request found it idle)."""
+        async with self.lease(identity, request_secrets) as downstream:
+            await downstream.settled()
+
+    async def list_all(self, kind: str) -> list[Any]:
+        lister = self._lister()
+        if lister is None:
+            raise DownstreamUnavailable(self.name, "idle", "no user's process is running yet to list its tools")
+        return await lister.downstream.list_all(kind)
