@@ -110,9 +110,10 @@ async def test_a_legacy_client_cancelling_a_call_cancels_it_downstream(tmp_path:
     config = write_config(tmp_path, {"k": kitchen("k", events=events)})
     async with http_gateway(config) as base, http_client(base, mode="legacy") as client:
         assert client.protocol_version == VERSION
-        with anyio.move_on_after(0.5) as scope:
-            await client.call_tool("k.slow", {"steps": 100, "delay_s": 0.1})
-        assert scope.cancelled_caught
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "k.slow", {"steps": 100, "delay_s": 0.1})
+            await wait_for(lambda: events.exists() and "call slow" in events.read_text(), what="slow started")
+            tg.cancel_scope.cancel()
         await wait_for(lambda: "cancelled slow" in events.read_text(), within_s=10, what="downstream cancelled")
         assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import anyio
 from mcp.server import Server
-from mcp.server.runner import modern_error_data
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -33,18 +32,16 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
-from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from opentelemetry.trace import StatusCode
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters import jsonwire
-from gateway import telemetry
 from gateway.fronts import http_lane_legacy as legacy
 from gateway.fronts.http_lane_legacy import LegacySessions
+from gateway.fronts.lane_answer import answer_tool_call
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
@@ -132,32 +129,13 @@ class HttpLane:
     async def _answer(
         self, request: Request, request_id: str | int, params: dict[str, Any], version: str
     ) -> tuple[dict[str, Any], int]:
-        """The JSON-RPC response and its HTTP status, shaped as the SDK's server runner shapes them."""
-        name: str = params["name"]
-        meta = params.get("_meta")
-        modern = version in MODERN_PROTOCOL_VERSIONS
-        with telemetry.server_span(
-            "tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}
-        ) as span:
-            try:
-                result = await self.front.call_tool(self.front.callers.of(request), name, params.get("arguments"))
-            except Exception as exc:  # the SDK's boundary: a bug becomes INTERNAL_ERROR, not a 500
-                logger.exception("tools/call %s failed", name)
-                error = modern_error_data(exc)
-                span.set_status(StatusCode.ERROR, error.message)
-                body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
-                # The 2026 era maps error codes to HTTP statuses; the handshake era answers them in band.
-                return body, ERROR_CODE_HTTP_STATUS.get(error.code, 500) if modern else 200
-            telemetry.tool_outcome(span, bool(result.is_error))
-            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            del result
-            dumped = spec.serialize_server_result("tools/call", version, dumped)
-            if not modern:
-                return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, 200
-            if dumped.get("resultType") is None:
-                dumped["resultType"] = "complete"
-            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
-            return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, 200
+        """The JSON-RPC response and its HTTP status (the 2026 era maps error codes to statuses; the handshake
+        era answers them in band)."""
+        caller = self.front.callers.of(request)
+        message, error = await answer_tool_call(self.front, caller, request_id, params, version)
+        if error is None or version not in MODERN_PROTOCOL_VERSIONS:
+            return message, 200
+        return message, ERROR_CODE_HTTP_STATUS.get(error.code, 500)
 
     def _header_params_declared(self, name: str, arguments: Any, request: Request) -> bool:
         """Whether the tool's schema wants `Mcp-Param-*` headers for these arguments (the SDK then validates)."""

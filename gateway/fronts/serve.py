@@ -18,7 +18,7 @@ async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None) ->
     """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it."""
     gateway = Gateway(config, chain=chain)
     async with gateway.running():
-        await serve_stdio(gateway.front.server, max_message_bytes=config.limits.max_message_bytes)
+        await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
 
 
 def http(config: GatewayConfig, host: str, port: int) -> None:

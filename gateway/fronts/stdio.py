@@ -12,18 +12,18 @@ import os
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from adapters.lines import NotJson, Oversized, request_id
 from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
+from gateway.fronts.server import Front
+from gateway.fronts.stdio_lane import StdioLane
 from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)
@@ -58,8 +58,9 @@ def _pollable(fd: int) -> bool:
 class _Front:
     """The client's pipe (`NdjsonPipe` over fds 0 and 1) bridged to the SDK server's streams."""
 
-    def __init__(self, pipe: NdjsonPipe) -> None:
+    def __init__(self, pipe: NdjsonPipe, lane: StdioLane | None) -> None:
         self.pipe = pipe
+        self.lane = lane
         self.read_send: MemoryObjectSendStream[SessionMessage | Exception]
         self.read_recv: MemoryObjectReceiveStream[SessionMessage | Exception]
         self.read_send, self.read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -81,6 +82,8 @@ class _Front:
             case Unreadable(problem=problem, line=line):
                 logger.warning("stdio front: unreadable line starting %r", line[:40])
                 await self.pipe.send_message(rejection(problem, limit, line).message)
+            case _ if self.lane is not None and self.lane.take(item):
+                pass  # served by the lane
             case _:
                 await self.read_send.send(SessionMessage(item))
         return True
@@ -89,6 +92,8 @@ class _Front:
         try:
             async with self.write_recv:
                 async for item in self.write_recv:
+                    if self.lane is not None:
+                        self.lane.answered(item.message)
                     await self.pipe.send_message(item.message)
         except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
@@ -97,9 +102,10 @@ class _Front:
 
 
 @asynccontextmanager
-async def stdio_wire(limit: int) -> AsyncIterator[Streams]:
+async def stdio_wire(limit: int, front: Front | None = None) -> AsyncIterator[Streams]:
     """Claim fds 0 and 1 for the protocol; while serving, fd 0 reads /dev/null and fd 1 goes to stderr,
-    so a stray print or a child inheriting them cannot corrupt the wire."""
+    so a stray print or a child inheriting them cannot corrupt the wire. With `front`, its plain tool
+    calls take the lane (`stdio_lane`)."""
     fd_in, fd_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -108,18 +114,22 @@ async def stdio_wire(limit: int) -> AsyncIterator[Streams]:
     os.set_blocking(fd_in, False)
     os.set_blocking(fd_out, False)
     fds = FdStream(fd_in, fd_out)
-    front = _Front(NdjsonPipe(fds, fds, limit))
+    pipe = NdjsonPipe(fds, fds, limit)
+    lane = None if front is None else StdioLane(front, pipe)
+    wire = _Front(pipe, lane)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(front.read)
-            tg.start_soon(front.write)
-            tg.start_soon(front.pipe.write)
-            yield front.read_recv, front.write_send
+            if lane is not None:
+                await tg.start(lane.serve)
+            tg.start_soon(wire.read)
+            tg.start_soon(wire.write)
+            tg.start_soon(wire.pipe.write)
+            yield wire.read_recv, wire.write_send
             # Let the writer drain what the server queued before it returned, then stop reading.
-            await front.write_send.aclose()
+            await wire.write_send.aclose()
             with anyio.move_on_after(5):
-                await front.written.wait()
-                await front.pipe.drained()
+                await wire.written.wait()
+                await wire.pipe.drained()
             tg.cancel_scope.cancel()
     finally:
         for fd, std in ((fd_in, 0), (fd_out, 1)):
@@ -128,11 +138,12 @@ async def stdio_wire(limit: int) -> AsyncIterator[Streams]:
             os.close(fd)
 
 
-async def serve_stdio(server: Server[Any], *, max_message_bytes: int) -> None:
-    """Serve `server` on this process's stdin/stdout until the client closes stdin."""
+async def serve_stdio(front: Front, *, max_message_bytes: int) -> None:
+    """Serve the front's server on this process's stdin/stdout until the client closes stdin."""
+    server = front.server
     options = server.create_initialization_options()
     if _pollable(0) and _pollable(1):
-        async with stdio_wire(max_message_bytes) as (read, write):
+        async with stdio_wire(max_message_bytes, front) as (read, write):
             await server.run(read, write, options)
         return
     async with stdio_server() as (read, write):

@@ -1,0 +1,91 @@
+"""The stdio front's lane: which requests it takes in each era (the SDK's own decisions), the same answers as
+the SDK path over a real gateway's pipes in both eras, and cancellation reaching the downstream."""
+
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY
+
+from adapters.pipe import NdjsonPipe
+from gateway.fronts.server import Front
+from gateway.fronts.stdio_lane import StdioLane
+from tests.harness import gateway_params, kitchen, text_of, wait_for, write_config
+from tests.test_front_stdio import INITIALIZE, raw_gateway
+
+pytestmark = pytest.mark.anyio
+
+MODERN = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {}}
+
+
+def request(method: str, params: dict[str, Any] | None = None, request_id: int = 7) -> types.JSONRPCRequest:
+    return types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
+
+
+def echo(**meta: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": "k.echo", "arguments": {"text": "hi"}}
+    return {**params, "_meta": meta} if meta else params
+
+
+def lane() -> StdioLane:
+    # The routing decisions need neither the front nor the pipe: only `take` runs calls.
+    return StdioLane(cast(Front, None), cast(NdjsonPipe, None))
+
+
+def test_a_handshake_connection_s_calls_take_the_lane_only_once_the_sdk_answered_initialize() -> None:
+    routes = lane()
+    assert routes.route(request("initialize", cast(dict[str, Any], INITIALIZE["params"]), 1)) is None
+    assert routes.route(request("tools/call", echo())) is None  # the SDK answers calls before the handshake
+    result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "g", "version": "0"}}
+    routes.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result))
+    assert routes.route(request("tools/call", echo())) == (echo(), "2025-06-18")
+    assert routes.route(request("tools/call", echo(progressToken="p"))) is None  # progress: the SDK relays it
+    assert routes.route(request("tools/call", echo(**MODERN))) is None  # the SDK refuses the envelope here
+    assert routes.route(request("tools/call", {"arguments": {}})) is None  # no name: the SDK's error
+    assert routes.route(request("tools/list")) is None
+
+
+def test_a_2026_connection_s_calls_take_the_lane_when_their_envelope_passes_the_sdk_s_ladder() -> None:
+    routes = lane()
+    assert routes.route(request("tools/call", echo(**MODERN))) == (echo(**MODERN), "2026-07-28")
+    assert routes.route(request("tools/call", echo(**{PROTOCOL_VERSION_META_KEY: "2026-07-28"}))) is None
+    assert routes.route(request("tools/call", echo(**{**MODERN, PROTOCOL_VERSION_META_KEY: "2099-01-01"}))) is None
+    assert routes.route(request("tools/call", echo())) is None
+    assert routes.route(request("initialize", cast(dict[str, Any], INITIALIZE["params"]), 1)) is None
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_plain_tools_call_is_answered_by_the_lane_as_the_sdk_answers_it(tmp_path: Path, era: str) -> None:
+    meta = MODERN if era == "2026-07-28" else {}
+    async with raw_gateway(tmp_path) as pipe:
+        if not meta:
+            await pipe.send(INITIALIZE)
+            assert (await pipe.receive())["result"]["protocolVersion"] == era
+            await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        answers = []
+        for n, extra in enumerate(({}, {}, {"progressToken": "p"})):  # the first carries the bootstrap
+            params = {"name": "k.echo", "arguments": {"text": "hi"}, "_meta": {**meta, **extra}}
+            await pipe.send({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": params})
+            answers.append(await pipe.receive())
+    lane_answer, sdk_answer = answers[1]["result"], answers[2]["result"]
+    assert lane_answer == sdk_answer
+    assert lane_answer["content"] == [{"type": "text", "text": "hi"}]
+    if meta:
+        assert lane_answer["resultType"] == "complete"
+        assert lane_answer["_meta"][SERVER_INFO_META_KEY]["name"] == "mcp-gateway"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_client_abandoning_a_call_cancels_it_downstream(tmp_path: Path, mode: str) -> None:
+    events = tmp_path / "events.log"
+    config = write_config(tmp_path, {"k": kitchen("k", events=events)})
+    async with Client(gateway_params(config), mode=mode) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "k.slow", {"steps": 100, "delay_s": 0.1})
+            await wait_for(lambda: events.exists() and "call slow" in events.read_text(), what="slow started")
+            tg.cancel_scope.cancel()
+        await wait_for(lambda: "cancelled slow" in events.read_text(), within_s=10, what="downstream cancelled")
+        assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
