@@ -3,6 +3,7 @@
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import anyio.to_thread
 import mcp.types as types
@@ -46,6 +47,11 @@ class Oversized:
     def request_id(self) -> RequestId | None:
         """The id of the JSON-RPC request this line carried, if its head shows one."""
         return request_id(self.head)
+
+
+def response_id(head: bytes | bytearray) -> RequestId | None:
+    """The id of the response a line that cannot be parsed carries, from the line's start."""
+    return _id(_RESPONSE_HEAD, bytes(head[:_HEAD_BYTES]))
 
 
 def request_id(line: bytes | bytearray) -> RequestId | None:
@@ -115,6 +121,31 @@ class LineSplitter:
             buf.clear()
         self._scanned = len(buf)
         return out
+
+
+class BadId(ValueError):
+    """A request whose id is an object, an array, a boolean, a fraction or null: it fails the request type and
+    would validate as a notification, which silently drops the id (and leaves the caller waiting)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(f"the id {json.dumps(value)[:80]} is not a string or an integer")
+        self.value = value
+
+
+def check_id(message: types.JSONRPCMessage, line: bytes | bytearray) -> None:
+    """Raise `BadId` when `message` validated as a notification although its line has an "id" member.
+
+    Raises:
+        BadId: with the id's value.
+    """
+    if not isinstance(message, types.JSONRPCNotification) or b'"id"' not in line:
+        return
+    try:
+        data = from_json(line)
+    except ValueError:
+        return
+    if isinstance(data, dict) and "id" in data:
+        raise BadId(data["id"])
 
 
 class NotJson(ValueError):

@@ -20,7 +20,7 @@ import mcp.types as types
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from adapters import jsonwire
-from adapters.lines import LineSplitter, Oversized, parse
+from adapters.lines import LineSplitter, Oversized, check_id, parse
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +119,11 @@ class NdjsonPipe:
         if isinstance(item, Oversized):
             return item
         try:
-            return await parse(item)
+            message = await parse(item)
+            check_id(message, item)
         except ValueError as exc:
             return Unreadable(exc, bytes(item[:256]))
+        return message
 
     # -- writing -------------------------------------------------------------------------------
 

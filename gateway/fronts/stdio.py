@@ -7,6 +7,7 @@ this transport waits on the event loop instead; anything else (a file, a termina
 the SDK transport.
 """
 
+import json
 import logging
 import os
 import stat
@@ -20,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from adapters.lines import NotJson, Oversized, request_id
+from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
 from gateway.fronts.server import Front
 from gateway.fronts.stdio_lane import StdioLane
@@ -48,6 +49,21 @@ def rejection(problem: Exception | Oversized, limit: int, line: bytes | bytearra
     message = f"The gateway could not read a line: it is {what}{why}. Send one JSON-RPC 2.0 object per line."
     error = types.ErrorData(code=code, message=message)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id(line), error=error))
+
+
+def bad_id_answer(value: Any) -> bytes:
+    """The answer to a request whose id is neither a string nor an integer.
+
+    JSON-RPC answers an unusable id with id null; a number with a fraction is echoed, so a client that
+    sent it can still match the answer. Raw bytes: the SDK's message types cannot carry such an id.
+    """
+    message = (
+        f"The request's id {json.dumps(value)[:80]} is not a string or an integer (JSON-RPC 2.0 and MCP require "
+        "one of the two); nothing was done. Send it again with a string or integer id."
+    )
+    echo = value if isinstance(value, float) else None
+    error = {"code": types.INVALID_REQUEST, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": echo, "error": error}).encode() + b"\n"
 
 
 def _pollable(fd: int) -> bool:
@@ -79,6 +95,9 @@ class _Front:
             case Oversized():
                 logger.warning("stdio front: rejected a %d-byte message (limit %d)", item.size, limit)
                 await self.pipe.send_message(rejection(item, limit).message)
+            case Unreadable(problem=BadId(value=value)):
+                logger.info("stdio front: refused a request with id %.40r", value)
+                await self.pipe.post(bad_id_answer(value))
             case Unreadable(problem=problem, line=line):
                 logger.warning("stdio front: unreadable line starting %r", line[:40])
                 await self.pipe.send_message(rejection(problem, limit, line).message)
