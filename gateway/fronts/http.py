@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.auth.bearer import Authenticator
 from gateway.config import AuthConfig, ListenConfig
@@ -38,11 +38,14 @@ def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
 
 
 class BodyLimit:
-    """Pure ASGI middleware: the declared-size check, before any body is read.
+    """Pure ASGI middleware: a POST's body is read here first, counted as it arrives, and handed on in one piece.
 
-    An oversized body gets 413 with a JSON-RPC error naming the size and the limit; the SDK client
-    surfaces that message, and the session stays usable. Bodies without Content-Length are still
-    capped by the SDK's own limit (a plain 413).
+    A declared Content-Length over the limit is refused before any of the body is read; a chunked body
+    declares nothing and is refused as soon as the running count passes the limit (the lane and the
+    SDK would otherwise buffer it whole first: 150 MiB of chunked garbage cost ~290 MB). Either way the
+    client gets 413 with a JSON-RPC error naming the size and the limit, and the session stays usable.
+    A client that abandons its body is an ordinary event here, one log line, not a traceback from
+    whichever layer happened to be reading.
     """
 
     def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
@@ -55,15 +58,53 @@ class BodyLimit:
             return
         length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            size, limit = int(length), self.max_body_bytes
-            message = (
-                f"Request of {size:,} bytes exceeds the gateway's limit of {limit:,} bytes (limits.max_message_bytes). "
-                "Send a file path, a reference or a summary instead of the content, or split the request."
-            )
-            logger.warning("rejected a %d-byte request (limit %d)", size, limit)
-            await _reply(send, 413, _jsonrpc_error(-32600, message))
+            await self._too_large(send, int(length), declared=True)
             return
-        await self.app(scope, receive, send)
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                logger.info("client went away after sending %d bytes of a POST %s body", size, scope["path"])
+                return
+            body: bytes = message.get("body", b"")
+            size += len(body)
+            if size > self.max_body_bytes:
+                await self._too_large(send, size, declared=False)
+                return
+            if body:
+                chunks.append(body)
+            if not message.get("more_body", False):
+                break
+        # A one-element join returns that very object: a body sent in one piece is not copied.
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+    async def _too_large(self, send: Send, size: int, *, declared: bool) -> None:
+        limit = self.max_body_bytes
+        what = f"Request of {size:,} bytes exceeds" if declared else f"Request body passed {size:,} bytes, over"
+        message = (
+            f"{what} the gateway's limit of {limit:,} bytes (limits.max_message_bytes). "
+            "Send a file path, a reference or a summary instead of the content, or split the request."
+        )
+        logger.warning("rejected a request of %s%d bytes (limit %d)", "" if declared else "at least ", size, limit)
+        await _reply(send, 413, _jsonrpc_error(-32600, message))
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the whole body delivered first; afterwards the client's own messages (a disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def build_app(
@@ -82,7 +123,13 @@ def build_app(
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_bytes)
 
+    sse_security = TransportSecurityMiddleware(security)
+
     async def sse_endpoint(request: Request) -> Response:
+        # Checked here first: `connect_sse` answers a bad Host/Origin, then raises (an ASGI traceback per probe).
+        refused = await sse_security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
         async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
             await server.run(read, write, server.create_initialization_options())
         return Response()

@@ -174,7 +174,8 @@ def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any
     request_id, params = decoded.get("id"), decoded.get("params")
     if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
         return None
-    if "progressToken" in params.get("_meta", {}) or find_duplicated_routing_header(request.headers.items()):
+    meta = params.get("_meta")  # anything but an object is the SDK's to refuse (400, invalid params)
+    if not isinstance(meta, dict) or "progressToken" in meta or find_duplicated_routing_header(request.headers.items()):
         return None
     verdict = classify_inbound_request(decoded, headers=dict(request.headers))
     if not isinstance(verdict, InboundModernRoute):
