@@ -17,6 +17,8 @@ import anyio
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.session import ClientSession
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared._compat import resync_tracer
@@ -26,12 +28,14 @@ from mcp.shared._otel import extract_trace_context
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 __all__ = [
+    "Connection",
     "ContextReceiveStream",
     "ContextSendStream",
     "ReadStream",
     "Transport",
     "TransportStreams",
     "WriteStream",
+    "connection_of",
     "create_context_streams",
     "create_mcp_http_client",
     "extract_trace_context",
@@ -94,3 +98,9 @@ def http_session_in_flight(transport: StreamableHTTPServerTransport) -> Iterator
         transport._requests_in_flight -= 1
         if not transport._requests_in_flight:
             scope.deadline = anyio.current_time() + timeout
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection a handler's `ctx.session` is a per-request view of: it lives exactly as long as the client's
+    connection (a handshake-era HTTP session ends with DELETE or expiry), so per-session state can follow it."""
+    return session._connection

@@ -40,3 +40,10 @@ class SessionStore:
         session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
         self._sessions[key] = session  # re-insert refreshes the idle timer
         return session
+
+    def drop(self, key: str) -> None:
+        """Forget a session that ended (its client closed it): nothing of it outlives the connection."""
+        self._sessions.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)

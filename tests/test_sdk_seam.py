@@ -3,8 +3,10 @@
 import inspect
 import math
 from importlib.metadata import version
+from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import Client
 from mcp.server import Server
@@ -60,3 +62,19 @@ def test_the_session_manager_keeps_sessions_and_owners_where_the_lane_looks() ->
     manager = StreamableHTTPSessionManager(Server("seam"))
     assert sdk.http_session(manager, "unknown", None) is None
     assert manager._server_instances == {} and manager._session_owners == {}
+
+
+async def test_a_handlers_session_leads_to_its_connection() -> None:
+    seen = anyio.Event()
+    connections: list[object] = []
+
+    async def initialized(ctx: Any, params: object) -> None:
+        connections.append(sdk.connection_of(ctx.session))
+        seen.set()
+
+    server = Server("seam")
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    async with Client(server, mode="legacy"):
+        with anyio.fail_after(5):
+            await seen.wait()
+    assert isinstance(connections[0], sdk.Connection)

@@ -1,6 +1,7 @@
 """The client-facing MCP server: SDK handlers in, one `Call` through the pipeline, result or mapped error out."""
 
 import logging
+import weakref
 from typing import Any
 
 import anyio
@@ -15,7 +16,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
-from gateway import __version__, telemetry
+from gateway import __version__, sdk, telemetry
 from gateway.catalog.registry import Registry
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts.caller import Caller, Callers
@@ -66,8 +67,9 @@ class Front:
         self.registry = registry
         self.sessions = sessions
         self.bus = InMemorySubscriptionBus()
-        # Handshake-era connections that can receive pushes, by session key (dropped once sending fails).
-        self._listeners: dict[str, Any] = {}
+        # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
+        # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
+        self._listeners: weakref.WeakValueDictionary[str, sdk.Connection] = weakref.WeakValueDictionary()
         self._tg: anyio.abc.TaskGroup | None = None
         self.server = GatewayServer(
             "mcp-gateway",
@@ -111,7 +113,15 @@ class Front:
         await self.bus.publish(_EVENTS[kind]())
 
     async def _initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
-        self._listeners[self.callers.of(ctx.request).key] = ctx.session
+        # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
+        connection = sdk.connection_of(ctx.session)
+        key = self.callers.of(ctx.request).key
+        self._listeners[key] = connection
+        weakref.finalize(connection, self.sessions.drop, key)
+
+    def listener_count(self) -> int:
+        """Connections that hear about list changes (one per open handshake-era session)."""
+        return len(self._listeners)
 
     # -- handlers ------------------------------------------------------------------------------
 

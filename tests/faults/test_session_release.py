@@ -8,8 +8,9 @@ import pytest
 import uvicorn
 
 from gateway.app import Gateway
+from gateway.auth.configured import authenticator
 from gateway.config import load_config
-from gateway.front_http import build_app
+from gateway.fronts.http import build_app
 from tests.harness import free_port, http_client, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -26,6 +27,8 @@ async def test_handshake_era_http_sessions_leave_no_listener_or_session_behind_o
         max_body_bytes=config.limits.max_message_bytes,
         lifespan=gateway.running,
         health=gateway.health,
+        authenticator=authenticator(config.auth, config.listen),
+        auth=config.auth,
     )
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
