@@ -187,6 +187,11 @@ class Lane:
         except Exception:  # a failing relay must not stop the reader
             logger.exception("progress relay failed")
 
+    @property
+    def closed(self) -> bool:
+        """Whether the connection ended (the reader saw EOF or the writer could not write)."""
+        return self._closed
+
     def close(self) -> None:
         """The connection ended: every waiting request fails with CONNECTION_CLOSED."""
         self._closed = True

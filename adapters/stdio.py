@@ -15,9 +15,10 @@ from mcp.shared.message import SessionMessage
 
 from adapters._procgroup import kill_group
 from adapters.lane import Lane
-from adapters.lines import Oversized
+from adapters.lines import Oversized, response_id
 from adapters.link import Link
 from adapters.pipe import Incoming, NdjsonPipe, Unreadable
+from adapters.spawn import open_child
 from gateway.config import StdioServerConfig
 
 logger = logging.getLogger(__name__)
@@ -37,12 +38,9 @@ async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) 
         OSError: the executable or working directory is missing or not usable; names the command.
     """
     try:
-        process = await anyio.open_process(
-            [config.command, *config.args],
-            env=get_default_environment() | config.env,
-            cwd=config.cwd,
-            stderr=None,  # inherit: the server's diagnostics belong in the gateway's log
-            start_new_session=True,
+        # stderr is inherited: the server's diagnostics belong in the gateway's log.
+        process = await open_child(
+            [config.command, *config.args], env=get_default_environment() | config.env, cwd=config.cwd
         )
     except OSError as exc:
         where = config.cwd or os.getcwd()
@@ -104,11 +102,23 @@ class _Connection:
         try:
             match item:
                 case Oversized():
-                    for message in self._rejection(item):
-                        await self.read_send.send(message)
-                case Unreadable(problem=problem):
-                    logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, problem)
-                    await self.read_send.send(problem)
+                    logger.warning(
+                        "MCP server %s sent a %d-byte message; dropped it (max_message_bytes is %d)",
+                        self.name,
+                        item.size,
+                        self.limit,
+                    )
+                    problem = (
+                        f"response from {self.name} is {item.size:,} bytes, over max_message_bytes ({self.limit:,})"
+                    )
+                    stray = ValueError(f"message of {item.size} bytes exceeds max_message_bytes ({self.limit})")
+                    await self._fail(item.response_id(), problem, stray)
+                case Unreadable(problem=problem, line=line):
+                    first = _first_lines(problem)
+                    logger.warning("MCP server %s sent a line that is not JSON-RPC: %s", self.name, first)
+                    await self._fail(
+                        response_id(line), f"response from {self.name} is not a valid answer: {first}", problem
+                    )
                 case _:
                     if not await self.lane.route(item):
                         await self.read_send.send(SessionMessage(item))
@@ -116,24 +126,17 @@ class _Connection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return False  # the session stopped listening
 
-    def _rejection(self, item: Oversized) -> list[SessionMessage | Exception]:
-        logger.warning(
-            "MCP server %s sent a %d-byte message; dropped it (max_message_bytes is %d)",
-            self.name,
-            item.size,
-            self.limit,
+    async def _fail(self, request_id: types.RequestId | None, problem: str, exc: Exception) -> None:
+        """A line that cannot be delivered: fail the call it answers now (on the lane or the SDK session, whichever
+        sent it) instead of leaving it to its timeout; a line that answers nothing is reported to the session."""
+        if request_id is None:
+            await self.read_send.send(exc)
+            return
+        answer = types.JSONRPCError(
+            jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INTERNAL_ERROR, message=problem)
         )
-        error = ValueError(f"message of {item.size} bytes exceeds max_message_bytes ({self.limit})")
-        out: list[SessionMessage | Exception] = [error]
-        # Fail the call the dropped response belonged to now, instead of leaving it to its timeout.
-        request_id = item.response_id()
-        if request_id is not None:
-            data = types.ErrorData(
-                code=types.INTERNAL_ERROR,
-                message=f"response from {self.name} is {item.size} bytes, over max_message_bytes ({self.limit})",
-            )
-            out.append(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)))
-        return out
+        if not await self.lane.route(answer):
+            await self.read_send.send(SessionMessage(answer))
 
     async def write(self) -> None:
         """The SDK session's messages, queued on the pipe in order with the lane's."""
@@ -176,3 +179,8 @@ class _Connection:
         if self.process.returncode is None:
             logger.error("MCP server %s (pid %d) survived SIGKILL; abandoning it", self.name, self.process.pid)
         self.read_recv.close()
+
+
+def _first_lines(exc: Exception) -> str:
+    """Enough of an error to say what is wrong (a pydantic error lists every member of the message union)."""
+    return " ".join(str(exc).splitlines()[:3])[:300]

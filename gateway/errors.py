@@ -76,16 +76,20 @@ class DownstreamFailed(DownstreamError):
         super().__init__(server, f"Server {server!r} failed: {detail}")
 
 
-def from_downstream(server: str, exc: MCPError, timeout_s: float) -> DownstreamError:
-    """Map an SDK error from a downstream call to our family (the downstream boundary)."""
-    if exc.code == types.REQUEST_TIMEOUT:
-        return DownstreamTimeout(server, timeout_s)
-    if exc.code == types.CONNECTION_CLOSED:
+def from_downstream(server: str, exc: MCPError, timeout_s: float, *, lost: bool, timed_out: bool) -> DownstreamError:
+    """Map an SDK error from a downstream call to our family (the downstream boundary).
+
+    `lost` and `timed_out` say what happened (the transport ended; the time limit passed). The code
+    cannot: a server may answer -32000 or -32001 itself, and that is an answer, not a lost connection.
+    """
+    if lost:
         return DownstreamFailed(
             server,
             f"the connection was lost during the call ({exc.message}). The gateway is restarting it; retry the call.",
             code=types.CONNECTION_CLOSED,
         )
+    if timed_out:
+        return DownstreamTimeout(server, timeout_s)
     return DownstreamFailed(server, f"{exc.message} (error {exc.code}).", code=exc.code)
 
 

@@ -73,6 +73,7 @@ class Downstream:
         self._backoff = backoff
         self._client: Client | None = None
         self._caller: ToolCaller | None = None
+        self._lane: Lane | None = None
         self._lost = anyio.Event()
         # Set, then replaced, whenever a connection attempt ends (up or failed): calls wait on it.
         self._attempt = anyio.Event()
@@ -155,6 +156,7 @@ class Downstream:
             async with client:
                 self._client = client
                 self._caller = caller_for(client.session, lane)
+                self._lane = lane
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
                 self.last_error = None
@@ -169,6 +171,7 @@ class Downstream:
         finally:
             self._client = None
             self._caller = None
+            self._lane = None
             if self.state is State.UP:
                 self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
 
@@ -193,13 +196,18 @@ class Downstream:
 
     @contextmanager
     def _failures(self, client: Client) -> Iterator[None]:
-        """Map a failed request to `DownstreamError`; a closed connection also marks the server lost."""
+        """Map a failed request to `DownstreamError` by what happened: the connection ended (its read stream or
+        its lane closed, or it was replaced), the time limit passed, or the server answered with an error."""
+        started = anyio.current_time()
         try:
             yield
         except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED and client is self._client:
+            current = client is self._client
+            lost = not current or self._lost.is_set() or (self._lane is not None and self._lane.closed)
+            if lost and current:
                 self._lost.set()
-            raise from_downstream(self.name, exc, self.timeout_s) from exc
+            timed_out = exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= self.timeout_s
+            raise from_downstream(self.name, exc, self.timeout_s, lost=lost, timed_out=timed_out) from exc
         except ValidationError as exc:
             detail = f"it answered with an invalid result ({exc.error_count()} errors)."
             raise DownstreamFailed(self.name, detail) from exc
