@@ -141,12 +141,13 @@ def make_output(
     *,
     source: Literal["observed", "reported"],
     clock: int,
+    data: bytes | None = None,
 ) -> TaskOutput:
     """The whole value when its compact JSON fits `max_snapshot_bytes`; else its preview per the strategy (a
     string value is previewed as its text, anything else as its JSON). A truncated value, and any value of
     `external_storage_threshold` bytes or more, is also spilled whole to `spill_dir`: templates of later
-    steps must see the real value, never a preview."""
-    data = json_bytes(value)
+    steps must see the real value, never a preview. `data`: the value's compact JSON when the caller has it."""
+    data = json_bytes(value) if data is None else data
     size = len(data)
     out = TaskOutput(step_id=step_id, capture_as=capture_as, content=value, original_size=size)
     out.source, out.completed_at, out.last_accessed = source, clock, clock

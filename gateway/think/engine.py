@@ -21,7 +21,7 @@ from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, build, inject_driver, observable
 from gateway.think.library import Library
-from gateway.think.observed import bounded, unwrapped, whole
+from gateway.think.observed import bounded, captured, unwrapped, whole
 from gateway.think.params import check_params
 from gateway.think.ready import ReadyIndex, digest
 from gateway.think.state import RunState, StateStore
@@ -225,11 +225,15 @@ class Engine:
         observed = state.observed.get(step_id)
         if observed is not None and result is not None and st.call == "prompt.say":
             observed = None  # the gateway saw the text shown; what the client reports is the step's outcome
+        template = graph.steps[st.template_of or step_id]
+        # A spilled observation nothing needs to read whole (no schema, no snapshot to compare) is captured
+        # as it is stored: a 100 MB result is not decompressed, parsed and spilled again.
+        lazy = observed is not None and observed.truncated and result is None and template.success_schema is None
         used: Any = result
         source: Literal["observed", "reported"] = "reported"
         mismatch: list[str] = []
         if observed is not None:
-            used, source = whole(observed), "observed"
+            used, source = (None if lazy else whole(observed)), "observed"
             mismatch = _contradictions(result, used) if result is not None else []
         elif result is None:
             if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
@@ -240,8 +244,9 @@ class Engine:
                 "Send result_snapshot, or make the step's call through the "
                 "gateway with exactly the instruction's input.",
             )
+        hashed = observed.hash if observed is not None else digest(used)
         if st.status == "done":
-            if st.result_hash == digest(used):
+            if st.result_hash == hashed:
                 return self._answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
             if not force:
                 raise ThinkError(
@@ -274,20 +279,21 @@ class Engine:
                     info["original_bytes"],
                     info["final_bytes"],
                 )
-        template = graph.steps[st.template_of or step_id]
         if template.success_schema is not None:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
             spill = self.files(state.workflow, state.run_id)
-            state.captures[key] = make_output(
-                step_id, key, used, limits, spill, source=source, clock=state.clock
-            ).model_dump()
+            if lazy and observed is not None:
+                output = captured(observed, step_id, key, limits, clock=state.clock)
+            else:
+                output = make_output(step_id, key, used, limits, spill, source=source, clock=state.clock)
+            state.captures[key] = output.model_dump()
         state.clock += 1
-        st.status, st.result_hash, st.source, st.completed_at = "done", digest(used), source, state.clock
+        st.status, st.result_hash, st.source, st.completed_at = "done", hashed, source, state.clock
         state.observed.pop(step_id, None)  # the capture holds it now, bounded (spilled when cut): not MBs per save
         state.checkpoints.append(runner.checkpoint(state, step_id))
-        state.log("next", step_id, len(to_json(used)), source)
+        state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
         answer = self._answer(state, graph)
         if observed is not None:
@@ -325,7 +331,7 @@ class Engine:
                         continue  # the step asks for a report (e.g. a review), not the acknowledgement
                 limits = self._limits(graph, sid, state)
                 spill = self.files(workflow, run_id)
-                state.observed[sid] = observation = bounded(sid, result, digest(result), limits, spill)
+                state.observed[sid] = observation = bounded(sid, result, limits, spill)
                 state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
                 return sid, True
             return None, False  # not (or no longer) ready in the stored state: nothing to record

@@ -7,18 +7,23 @@ observation keeps the preview and that file's path. `think.next` reads the whole
 and capture it.
 """
 
+import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 from gateway.think.context import Limits, TaskOutput, full_value, make_output
+from gateway.think.snapshot import json_bytes
 from gateway.think.state import Observation
 
 
-def bounded(step_id: str, result: Any, hashed: str, limits: Limits, spill_dir: Path) -> Observation:
-    """The observation of `result` for `step_id`: whole when it fits the capture limit, else preview + spill."""
-    out = make_output(step_id, None, result, limits, spill_dir, source="observed", clock=0)
+def bounded(step_id: str, result: Any, limits: Limits, spill_dir: Path) -> Observation:
+    """The observation of `result` for `step_id`: whole when it fits the capture limit, else preview + spill.
+    Serialized once: the same bytes give the size, the hash (`engine.digest`'s) and the spill."""
+    data = json_bytes(result)
+    hashed = hashlib.sha256(data).hexdigest()[:16]
+    out = make_output(step_id, None, result, limits, spill_dir, source="observed", clock=0, data=data)
     if not out.truncated:
         return Observation(result=result, hash=hashed, bytes=out.original_size, at=time.time())
     return Observation(
@@ -28,6 +33,23 @@ def bounded(step_id: str, result: Any, hashed: str, limits: Limits, spill_dir: P
         at=time.time(),
         truncated=True,
         file_path=out.file_path,
+    )
+
+
+def captured(observation: Observation, step_id: str, key: str, limits: Limits, *, clock: int) -> TaskOutput:
+    """The capture of a spilled observation as it is stored: its preview, its spill file (the one `make_output`
+    would write for this step), its size."""
+    return TaskOutput(
+        step_id=step_id,
+        capture_as=key,
+        content=observation.result,
+        original_size=observation.bytes,
+        truncated=True,
+        strategy=limits.truncation_strategy,
+        file_path=observation.file_path,
+        source="observed",
+        completed_at=clock,
+        last_accessed=clock,
     )
 
 
