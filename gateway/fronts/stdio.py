@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import mcp.types as types
