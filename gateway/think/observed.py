@@ -76,9 +76,10 @@ def unwrapped(result: Any) -> Any:
     which is also what a model echoing the result reports. Anything else is kept as it is."""
     if isinstance(result, dict) and len(result) == 1:
         ((key, text),) = result.items()
-        if key in ("result", "text") and isinstance(text, str) and text.lstrip()[:1] in ("{", "["):
+        if key in ("result", "text") and isinstance(text, str) and text.lstrip().startswith("{"):
             try:
-                return json.loads(text)
+                inner = json.loads(text)
             except ValueError:
                 return result
+            return inner if isinstance(inner, dict) else result  # only an object: schemas expect one
     return result

@@ -10,11 +10,13 @@ gets every problem named with its file, path and fix.
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 import yaml
 
+from gateway.think.observed import unwrapped
 from gateway.think.workflow import parse
 from tests.harness import hints_of
 from tests.think.harness import body_of, failure, gateway_on, run_naively
@@ -231,3 +233,18 @@ async def test_an_observed_100_mb_result_is_spilled_and_the_run_state_keeps_a_pr
         assert (await state_file.stat()).st_size < 50_000
         capture = json.loads(await state_file.read_bytes())["captures"]["blob"]
         assert capture["truncated"] is True and capture["source"] == "observed" and capture["file_path"]
+
+
+@pytest.mark.parametrize(
+    ("view", "recorded"),
+    [
+        ({"result": '{"key": "SHOP-17"}'}, {"key": "SHOP-17"}),  # FastMCP's wrapped str (mcp-atlassian)
+        ({"text": ' {"a": [1]}'}, {"a": [1]}),  # a text-only tool answering JSON
+        ({"text": "[1, 2]"}, {"text": "[1, 2]"}),  # not an object: kept as text
+        ({"text": "{not json"}, {"text": "{not json"}),
+        ({"text": "On branch main"}, {"text": "On branch main"}),
+        ({"result": '{"a": 1}', "other": 2}, {"result": '{"a": 1}', "other": 2}),  # a real structured result
+    ],
+)
+def test_json_text_results_are_recorded_as_the_object_inside(view: dict[str, Any], recorded: Any) -> None:
+    assert unwrapped(view) == recorded
