@@ -185,8 +185,8 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
 
 
 def _where(workflow: Workflow, index: int, step: Step) -> str:
-    """The step's path in its file (`steps[3]`, the id alongside); injected driver steps are not in the file."""
+    """The step's path in its file (`steps[3]`; messages name the id); injected driver steps are not in it."""
     offset = sum(1 for s in workflow.steps[:index] if s.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE))
     if step.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE):
         return f"(injected step {step.id})"
-    return f"steps[{index - offset}] ({step.id})"
+    return f"steps[{index - offset}]"

@@ -148,7 +148,7 @@ async def test_mixed_forms_in_one_expression_and_a_foreach_over_a_string_are_nam
     workflows = {"mixed_v1": MIXED, "string_loop_v1": broken.replace("mixed_v1", "string_loop_v1")}
     async with gateway_on(tmp_path, workflows) as client:
         body = failure(await client.call_tool("think.plan", {"workflow": "mixed_v1"}), "TEMPLATE_RENDER_ERROR")
-        assert body["diagnostics"][0]["path"] == "steps[0] (both)"
+        assert body["diagnostics"][0]["path"] == "steps[0]"
         assert "mixes an expression with template text" in body["details"]
         assert body["details"].startswith(str(tmp_path / "workflows" / "mixed_v1.yaml"))
         assert "exactly one `{{ … }}`" in body["guidance"]
@@ -188,9 +188,9 @@ async def test_validate_and_plan_list_every_graph_problem_at_once(tmp_path: Path
     assert report["valid"] is False
     found = [(e["error"], e["path"]) for e in report["errors"]]
     assert found == [
-        ("UNKNOWN_STEP", "steps[0] (first).deps"),
-        ("UNRESOLVED_VAR", "steps[0] (first)"),
-        ("UNKNOWN_TOOL", "steps[1] (second).call"),
+        ("UNKNOWN_STEP", "steps[0].deps"),
+        ("UNRESOLVED_VAR", "steps[0]"),
+        ("UNKNOWN_TOOL", "steps[1].call"),
     ]
     assert all(e["file"].endswith("three_wrongs_v1.yaml") and e["guidance"] for e in report["errors"])
     assert body["diagnostics"] == report["errors"]
