@@ -62,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(config: GatewayConfig, path: Path) -> int:
+    from gateway.downstreams.secrets import references
+
     for name, server in config.servers.items():
+        needs = references(server)
+        if needs:
+            print(
+                f"{path}: servers.{name}: per-user ({', '.join(sorted(needs))}; sources: {', '.join(config.secrets.sources)})"
+            )  # noqa: T201
         if isinstance(server, StdioServerConfig) and shutil.which(server.command) is None:
             # A warning, not an error: the command may be installed where the gateway will run.
             print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201

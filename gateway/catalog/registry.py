@@ -172,7 +172,7 @@ class Registry:
         return any(fnmatchcase(tool, p) for p in rules.include) and not any(fnmatchcase(tool, p) for p in rules.exclude)
 
     def status(self) -> dict[str, dict[str, Any]]:
-        """Per downstream: state, tool count (None until listed), restarts, protocol, last error."""
+        """Per downstream: state, tool count (None until listed), restarts, protocol, last error; pools: processes."""
         out: dict[str, dict[str, Any]] = {}
         for name, ds in self.downstreams.items():
             tools = self._cache.peek(f"{name}:tools")
@@ -183,6 +183,8 @@ class Registry:
                 "protocol": ds.protocol_version,
                 "last_error": ds.last_error,
             }
+            if isinstance(ds, Pool):  # per-user: how many identities' processes run now
+                out[name]["processes"] = ds.processes
         return out
 
     # -- the forward (Pipeline's Forwarder) -----------------------------------------------------

@@ -1,6 +1,7 @@
 """Config of a shared gateway: `auth` (who is calling), `policy` (what they may use), `secrets` (their own
 upstream credentials, `${user:NAME}`) and `audit` (one line per call)."""
 
+import importlib.util
 import re
 from typing import Literal, Self
 
@@ -108,6 +109,13 @@ class SecretsConfig(ConfigModel):
     """Folder of `<identity>/<NAME>` files, readable only by the gateway's user (mode 700 / 600)."""
     keyring_service: str = "mcp-gateway"
     """OS keyring service; the entry's user name is `<identity>/<NAME>` (needs the `keyring` package)."""
+
+    @field_validator("sources")
+    @classmethod
+    def _keyring_installed(cls, sources: list[SecretSourceName]) -> list[SecretSourceName]:
+        if "keyring" in sources and importlib.util.find_spec("keyring") is None:
+            raise ValueError("the keyring source needs the keyring package: pip install 'mcp-gateway[keyring]'")
+        return sources
 
     @field_validator("header_prefix")
     @classmethod
