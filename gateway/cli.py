@@ -67,9 +67,8 @@ def _check(config: GatewayConfig, path: Path) -> int:
     for name, server in config.servers.items():
         needs = references(server)
         if needs:
-            print(
-                f"{path}: servers.{name}: per-user ({', '.join(sorted(needs))}; sources: {', '.join(config.secrets.sources)})"
-            )  # noqa: T201
+            sources = ", ".join(config.secrets.sources)
+            print(f"{path}: servers.{name}: per-user ({', '.join(sorted(needs))}; sources: {sources})")  # noqa: T201
         if isinstance(server, StdioServerConfig) and shutil.which(server.command) is None:
             # A warning, not an error: the command may be installed where the gateway will run.
             print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
