@@ -13,7 +13,7 @@ import mcp.types as types
 import adapters
 from gateway.cache import SharedCache
 from gateway.catalog.registry import Registry
-from gateway.config import GatewayConfig
+from gateway.config import GatewayConfig, ServerConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
@@ -25,6 +25,7 @@ from gateway.middleware import audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.pipeline import Middleware, Pipeline
 from gateway.prompts import PromptLibrary
+from gateway.reload import Reloader
 from gateway.session import SessionStore
 from gateway.store.backends import open_stores
 from gateway.think import server as think_server
@@ -47,7 +48,9 @@ class Gateway:
         *,
         in_process: Mapping[str, Callable[[], Target]] | None = None,
         chain: list[Middleware] | None = None,
+        config_path: Path | None = None,
     ) -> None:
+        """`config_path`: the file `config` came from; given, the gateway reloads it on change (`gateway.reload`)."""
         self.config = config
         self.cache = SharedCache()
         self.sessions = SessionStore()
@@ -63,20 +66,9 @@ class Gateway:
         }
         for name, make in in_process.items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
-        secrets = user_secrets.from_config(config.secrets)
+        self._secrets = user_secrets.from_config(config.secrets)
         for name, server in config.servers.items():
-            target = partial(adapters.target, max_message_bytes=config.limits.max_downstream_bytes)
-            if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
-                downstreams[name] = Pool(name, server, secrets, target, on_list_changed=self._list_changed)
-                continue
-            downstreams[name] = Downstream(
-                name,
-                partial(target, server),
-                protocol=server.protocol,
-                timeout_s=server.timeout_s,
-                connect_timeout_s=server.connect_timeout_s,
-                on_list_changed=self._list_changed,
-            )
+            downstreams[name] = self._downstream(name, server)
         self.registry = Registry(
             downstreams,
             namespace=config.namespace,
@@ -99,6 +91,11 @@ class Gateway:
                 engine=self.engine,
                 loads=self.stores.loads,
             )
+        self.reloader = (
+            None
+            if config_path is None
+            else Reloader(config_path, config, self.registry, self._downstream, self._front_changed)
+        )
         self.policy = policy.from_config(config.policy, config.namespace.separator)
         self.audit = audit.sink(config.audit)
         # Policy first (a refused call goes no further), audit last (it sees every other decision).
@@ -112,6 +109,19 @@ class Gateway:
             instructions=summary(driver, full_text),
             hint_budget=config.limits.hint_budget_chars,
             callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
+        )
+
+    def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
+        target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
+        if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
+            return Pool(name, server, self._secrets, target, on_list_changed=self._list_changed)
+        return Downstream(
+            name,
+            partial(target, server),
+            protocol=server.protocol,
+            timeout_s=server.timeout_s,
+            connect_timeout_s=server.connect_timeout_s,
+            on_list_changed=self._list_changed,
         )
 
     def _think_engine(self) -> Engine:
@@ -148,6 +158,8 @@ class Gateway:
         self.registry.list_changed(server, kind)
 
     def _front_changed(self, kind: str) -> None:
+        if self.reloader is not None and self.reloader.quiet:
+            return  # a reload compares the whole catalog before and after, and tells clients once
         self.front.list_changed(kind)
 
     def health(self) -> dict[str, Any]:
@@ -175,6 +187,8 @@ class Gateway:
                 for downstream in self.registry.downstreams.values():
                     waiting.start_soon(downstream.settled)
             await self.registry.catalog()
+            if self.reloader is not None:
+                await tg.start(self.reloader.run)
             states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
             logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
             yield self

@@ -4,9 +4,11 @@ import argparse
 import importlib.util
 import json
 import logging
+import os
 import shutil
 import sys
 from contextlib import suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--config", required=True, type=Path)
     check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
     check.add_argument("--groups", default="", help="with --as: its groups, comma-separated (JWT identities)")
+    reload = sub.add_parser("reload", help="make a running HTTP gateway reload its config file")
+    reload.add_argument("--url", required=True, help="the gateway's base URL, e.g. http://127.0.0.1:8765")
+    reload.add_argument("--token-env", default="GATEWAY_TOKEN", help="variable holding a bearer token, if it needs one")
     tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
     tools.add_argument("--config", required=True, type=Path)
     tools.add_argument("--json", action="store_true", help="machine-readable output")
@@ -43,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.command == "reload":
+        from gateway.reload import request_reload
+
+        return request_reload(args.url, os.environ.get(args.token_env))
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -58,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         case "tools":
             return anyio.run(_tools, config, args.json)
         case _:
-            return _serve(config, args.http)
+            return _serve(config, args.config, args.http)
 
 
 def _check(config: GatewayConfig, path: Path) -> int:
@@ -147,14 +156,14 @@ def _has_uvloop() -> bool:
     return importlib.util.find_spec("uvloop") is not None
 
 
-def _serve(config: GatewayConfig, http: str | None) -> int:
+def _serve(config: GatewayConfig, path: Path, http: str | None) -> int:
     from gateway import telemetry
     from gateway.fronts import serve
 
     with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:
-            anyio.run(serve.stdio, config, backend_options={"use_uvloop": _has_uvloop()})
+            anyio.run(partial(serve.stdio, config, path=path), backend_options={"use_uvloop": _has_uvloop()})
         else:
             host, _, port = http.rpartition(":")
-            serve.http(config, host or config.listen.host, int(port))
+            serve.http(config, host or config.listen.host, int(port), path=path)
     return 0

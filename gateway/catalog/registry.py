@@ -76,9 +76,9 @@ class Registry:
         cache: SharedCache,
         on_changed: Callable[[str], None] | None = None,
     ) -> None:
-        self.downstreams = downstreams
+        self.downstreams = dict(downstreams)
         self._ns = namespace
-        self._filters = filters
+        self._filters = dict(filters)
         self._cache = cache
         self._on_changed = on_changed or (lambda kind: None)
         self._merged: Catalog | None = None
@@ -86,6 +86,18 @@ class Registry:
         # What the merged catalog was built from: it holds while none of it changed and no listing expired.
         self._merged_when: tuple[int, tuple[State, ...]] = (-1, ())
         self._fresh_until = float("-inf")
+
+    def replace(self, server: str, downstream: Downstream | None, tools: ToolFilterConfig | None = None) -> None:
+        """Put `downstream` under `server` (None removes it): the next catalog lists from it (a config reload)."""
+        if downstream is None:
+            self.downstreams.pop(server, None)
+            self._filters.pop(server, None)
+        else:
+            self.downstreams[server] = downstream
+            self._filters[server] = tools or ToolFilterConfig()
+        for kind in KINDS:
+            self._cache.invalidate(f"{server}:{kind}")
+        self._merged = None
 
     def list_changed(self, server: str, kind: str) -> None:
         """A downstream said its list changed: drop its cached listing and tell the clients."""

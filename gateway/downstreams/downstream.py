@@ -81,6 +81,11 @@ class Downstream:
         # Nothing here may need a running event loop: the HTTP front builds the gateway before uvicorn starts one.
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
+        self._busy = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._closed = anyio.Event()
+        self._owner: anyio.CancelScope | None = None
 
     async def __aenter__(self) -> Self:
         self._tg = await anyio.create_task_group().__aenter__()
@@ -98,6 +103,30 @@ class Downstream:
         """Wait until the first connection attempt has succeeded or failed."""
         await self._settled.wait()
 
+    async def close(self, *, drain_s: float) -> None:
+        """Stop this server now (a reload dropped or replaced it): calls in flight get up to `drain_s` to finish,
+        then the connection (and a stdio server's process group) is closed. `async with`'s exit still runs later."""
+        with anyio.move_on_after(drain_s):
+            await self._idle.wait()
+        self._stopping = True
+        # The owner task's own scope: the task group's would also cancel whatever task entered it.
+        if self._owner is not None:
+            self._owner.cancel()
+        if self._tg is not None:
+            await self._closed.wait()
+
+    @contextmanager
+    def _counted(self) -> Iterator[None]:
+        """Calls in flight, so `close` can let them finish."""
+        self._busy += 1
+        self._idle = anyio.Event() if self._busy == 1 else self._idle
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if self._busy == 0:
+                self._idle.set()
+
     # -- the owner task ------------------------------------------------------------------------
 
     def _attempt_ended(self) -> None:
@@ -106,6 +135,13 @@ class Downstream:
         self._attempt = anyio.Event()
 
     async def _run(self) -> None:
+        try:
+            with anyio.CancelScope() as self._owner:
+                await self._supervise()
+        finally:
+            self._closed.set()
+
+    async def _supervise(self) -> None:
         delay = self._backoff[0]
         while not self._stopping:
             self._lost = anyio.Event()
@@ -221,7 +257,7 @@ class Downstream:
     ) -> R:
         """Send one request with this server's timeout; failures come back as `DownstreamError`."""
         client, session = await self._session()
-        with self._failures(client):
+        with self._counted(), self._failures(client):
             return await session.send_request(
                 request, result_type, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
             )
@@ -231,7 +267,7 @@ class Downstream:
     ) -> types.CallToolResult:
         client, session = await self._session()
         caller = self._caller or SessionCaller(session)
-        with self._failures(client):
+        with self._counted(), self._failures(client):
             result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress)
         if isinstance(result, types.InputRequiredResult):
             detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."

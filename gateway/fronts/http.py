@@ -3,7 +3,7 @@
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -12,7 +12,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -107,6 +107,20 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+def reload_route(reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware) -> Route:
+    """`POST /reload` (what `gateway reload --url` sends): re-read the config file; 200 with what changed, or 422
+    with the problems of a refused file. Behind the same auth as /mcp, and Host/Origin checked (no browser CSRF)."""
+
+    async def endpoint(request: Request) -> Response:
+        refused = await security.validate_request(request)
+        if refused is not None:
+            return refused
+        report = await reload()
+        return JSONResponse(report, status_code=200 if report["ok"] else 422)
+
+    return Route("/reload", endpoint, methods=["POST"])
+
+
 def build_app(
     front: Front,
     *,
@@ -116,6 +130,7 @@ def build_app(
     health: Callable[[], dict[str, Any]],
     authenticator: Authenticator,
     auth: AuthConfig | None = None,
+    reload: Callable[[], Awaitable[dict[str, Any]]] | None = None,
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager."""
     server = front.server
@@ -151,6 +166,7 @@ def build_app(
             Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
+            *([reload_route(reload, TransportSecurityMiddleware(security))] if reload is not None else []),
         ],
         lifespan=app_lifespan,
     )

@@ -1,6 +1,7 @@
 """Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
 
 import logging
+from pathlib import Path
 
 import uvicorn
 
@@ -14,15 +15,16 @@ from gateway.pipeline import Middleware
 logger = logging.getLogger(__name__)
 
 
-async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None) -> None:
-    """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it."""
-    gateway = Gateway(config, chain=chain)
+async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None, *, path: Path | None = None) -> None:
+    """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
+    config file, reloaded on SIGHUP or change."""
+    gateway = Gateway(config, chain=chain, config_path=path)
     async with gateway.running():
         await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
 
 
-def http(config: GatewayConfig, host: str, port: int) -> None:
-    gateway = Gateway(config)
+def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
+    gateway = Gateway(config, config_path=path)
     auth = authenticator(config.auth, config.listen)
     app = build_app(
         gateway.front,
@@ -32,6 +34,7 @@ def http(config: GatewayConfig, host: str, port: int) -> None:
         health=gateway.health,
         authenticator=auth,
         auth=config.auth,
+        reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
     )
     kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
     required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"

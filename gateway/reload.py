@@ -1,0 +1,230 @@
+"""Config reload without a restart: on SIGHUP, a change of the file, or `POST /reload` (`gateway reload --url`).
+
+The new file is validated first; an invalid one is refused and logged, and the running config stays. Then only the
+servers whose definition changed are restarted (the new process starts, is swapped in, and the old one gets its
+`timeout_s` to finish the calls in flight before it is closed), added ones start, removed ones close the same way.
+Clients hear `list_changed` only for the kinds whose exposed catalog actually changed. Sections other than `servers`
+take effect at the next start; a reload that changes them says so.
+"""
+
+import hashlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+from anyio.streams.memory import MemoryObjectSendStream
+
+from gateway.catalog.registry import Catalog, Registry
+from gateway.config import GatewayConfig, ServerConfig, load_config
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.secrets import references
+from gateway.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+WATCH_S = 1.0
+"""How often the config file's hash is compared with the last one."""
+SETTLE_S = 0.2
+"""A changed file is reloaded once its content is the same twice this far apart (not half-written)."""
+
+
+@dataclass(slots=True)
+class Report:
+    ok: bool
+    error: str | None = None
+    added: list[str] = field(default_factory=list[str])
+    removed: list[str] = field(default_factory=list[str])
+    restarted: list[str] = field(default_factory=list[str])
+    unchanged: list[str] = field(default_factory=list[str])
+    notified: list[str] = field(default_factory=list[str])
+    """Kinds (`tools`, `resources`, `prompts`) whose list changed, so clients were told."""
+    at_next_start: list[str] = field(default_factory=list[str])
+    """Changed sections that only a restart applies."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fingerprint(catalog: Catalog) -> dict[str, Any]:
+    """What clients see of each kind, comparable across reloads."""
+    return {
+        "tools": {n: e.item.model_dump_json() for n, e in catalog.tools.items()},
+        "prompts": {n: e.item.model_dump_json() for n, e in catalog.prompts.items()},
+        "resources": sorted(r.model_dump_json() for r in [*catalog.resources, *catalog.resource_templates]),
+    }
+
+
+_EMPTY = hashlib.sha256(b"").hexdigest()
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class Reloader:
+    def __init__(
+        self,
+        path: Path,
+        config: GatewayConfig,
+        registry: Registry,
+        make: Callable[[str, ServerConfig], Downstream | Pool],
+        notify: Callable[[str], None],
+    ) -> None:
+        self.path = path
+        self.config = config
+        self.registry = registry
+        self._make = make
+        self._notify = notify
+        self.quiet = False
+        """True while servers are swapped: their start-up list announcements are not passed on to clients."""
+        self._send, self._receive = anyio.create_memory_object_stream[MemoryObjectSendStream[Report]](16)
+
+    async def reload(self) -> Report:
+        """Ask the reloader task for a reload and wait for its report (reloads run one at a time)."""
+        reply_send, reply_receive = anyio.create_memory_object_stream[Report](1)
+        await self._send.send(reply_send)
+        with reply_receive:
+            return await reply_receive.receive()
+
+    async def reload_json(self) -> dict[str, Any]:
+        return (await self.reload()).as_dict()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The task that owns reloaded servers (they are entered here and, at shutdown, exited here first)."""
+        try:
+            async with anyio.create_task_group() as tg, AsyncExitStack() as stack:  # ends when cancelled
+                tg.start_soon(self._watch_signal)
+                tg.start_soon(self._watch_file)
+                task_status.started()
+                async for reply in self._receive:
+                    with reply:
+                        reply.send_nowait(await self._apply(stack, tg))
+        finally:
+            self._send.close()
+            self._receive.close()
+
+    async def _watch_signal(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+            async for _ in signals:
+                logger.info("reload: SIGHUP")
+                await self.reload()
+
+    async def _watch_file(self) -> None:
+        seen = _digest(self.path)
+        while True:
+            await anyio.sleep(WATCH_S)  # a stat per second; no inotify dependency for one file
+            now = await anyio.to_thread.run_sync(_digest, self.path)
+            if now is None or now == seen:
+                continue
+            while True:  # an editor may be mid-write: wait until the content holds still
+                await anyio.sleep(SETTLE_S)
+                settled = await anyio.to_thread.run_sync(_digest, self.path)
+                if settled == now:
+                    break
+                now = settled
+            seen = now
+            logger.info("reload: %s changed", self.path)
+            await self.reload()
+
+    async def _apply(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> Report:
+        try:
+            if _digest(self.path) == _EMPTY:
+                # Almost surely a file caught mid-write; as a config it would stop every server.
+                raise ConfigError(str(self.path), ["(file): empty; a reload needs the whole config"])
+            fresh = await anyio.to_thread.run_sync(load_config, self.path)
+        except ConfigError as exc:
+            logger.error("reload refused, the running config stays:\n%s", exc)
+            return Report(ok=False, error=str(exc))
+        old, new = self.config.servers, dict(fresh.servers)
+        # A per-identity pool (`${user:…}` secrets) is not swapped live (yet): its change waits for a restart.
+        pooled = {
+            n
+            for n in {*old, *new}
+            if old.get(n) != new.get(n)
+            and (isinstance(self.registry.downstreams.get(n), Pool) or (n in new and references(new[n])))
+        }
+        for name in pooled:
+            if name in old:
+                new[name] = old[name]
+            else:
+                del new[name]
+        report = Report(
+            ok=True,
+            added=[n for n in new if n not in old],
+            removed=[n for n in old if n not in new],
+            restarted=[n for n in new if n in old and new[n] != old[n]],
+            unchanged=[n for n in new if n in old and new[n] == old[n] and n not in pooled],
+            at_next_start=[
+                *(
+                    k
+                    for k in type(fresh).model_fields
+                    if k != "servers" and getattr(fresh, k) != getattr(self.config, k)
+                ),
+                *(f"servers.{n}" for n in sorted(pooled)),
+            ],
+        )
+        if report.at_next_start:
+            logger.warning("reload: %s changed; applied at the next start", ", ".join(report.at_next_start))
+        before = fingerprint(await self.registry.catalog())
+        self.quiet = True
+        try:
+            started: list[tuple[str, Downstream]] = []
+            for name in [*report.added, *report.restarted]:
+                made = self._make(name, new[name])
+                assert isinstance(made, Downstream)  # pooled servers were set aside above
+                started.append((name, made))
+            for _, downstream in started:
+                await stack.enter_async_context(downstream)
+            async with anyio.create_task_group() as waiting:
+                for _, downstream in started:
+                    waiting.start_soon(downstream.settled)
+            retiring = [self.registry.downstreams[n] for n in [*report.restarted, *report.removed]]
+            for name, downstream in started:
+                self.registry.replace(name, downstream, new[name].tools)
+            for name in report.removed:
+                self.registry.replace(name, None)
+            self.config = self.config.model_copy(update={"servers": new})
+            after = fingerprint(await self.registry.catalog())
+        finally:
+            self.quiet = False
+        for retired in retiring:
+            if isinstance(retired, Downstream):
+                tg.start_soon(_retire, retired)
+        report.notified = [kind for kind in before if before[kind] != after[kind]]
+        for kind in report.notified:
+            self._notify(kind)
+        logger.info("reload: %s", {k: v for k, v in report.as_dict().items() if v and k != "ok"})
+        return report
+
+
+async def _retire(downstream: Downstream) -> None:
+    await downstream.close(drain_s=downstream.timeout_s)
+    logger.info("reload: server %s closed", downstream.name)
+
+
+def request_reload(url: str, token: str | None) -> int:
+    """`gateway reload --url`: POST /reload; prints the report; exit 0 when applied, 1 when refused or unreachable."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx2.post(f"{url.rstrip('/')}/reload", headers=headers, timeout=120)
+    except httpx2.HTTPError as exc:
+        print(f"gateway reload: cannot reach {url}: {exc}", file=sys.stderr)  # noqa: T201 -- the CLI's output
+        return 1
+    if response.headers.get("content-type", "").startswith("application/json"):
+        print(json.dumps(response.json(), indent=1))  # noqa: T201
+    else:
+        print(f"gateway reload: {url} answered HTTP {response.status_code}: {response.text[:500]}", file=sys.stderr)  # noqa: T201
+    return 0 if response.status_code == 200 else 1
