@@ -16,24 +16,29 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
+
+import mcp.types as types
 
 from gateway.errors import GatewayError
-from gateway.results import Hint
+from gateway.results import Hint, result_bytes
 from gateway.session import Session
-from gateway.types import ProgressFn
+from gateway.types import JsonObject, ProgressFn
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
 class Call:
-    """One client request on its way through the gateway (mitmproxy's flow, for MCP)."""
+    """One client request on its way through the gateway (mitmproxy's flow, for MCP).
+
+    What middlewares tell each other travels in typed fields, each with the one writer named.
+    """
 
     session: Session
     method: str
     """The MCP method: "tools/call", "tools/list", "resources/read", ..."""
-    params: dict[str, Any]
+    params: JsonObject
     """Inbound params as the client sent them (without `_meta`)."""
     progress: ProgressFn | None = None
     """Relays downstream progress to the client; None when the client asked for none."""
@@ -41,16 +46,42 @@ class Call:
     """Downstream namespace, set when the name is resolved."""
     tool: str | None = None
     """Downstream-local name of the tool, resource URI or prompt."""
-    result: Any = None
+    result: types.Result | None = None
     """Set by the forward, or by a request hook to short-circuit."""
     error: GatewayError | None = None
     hints: list[Hint] = field(default_factory=list[Hint])
-    notes: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Scratch space between middlewares (sizes, spill ids, findings)."""
     secrets: Mapping[str, str] = field(default_factory=dict[str, str], repr=False)
     """Per-user secrets the client sent with this request (`X-Gateway-Secret-*` headers), by NAME; never logged."""
     started: float = field(default_factory=time.perf_counter)
     """When the gateway took the request (`time.perf_counter()`), for the audit log's duration."""
+    has_output_schema: bool = False
+    """Written by the registry: the tool declares an `outputSchema` (its structured content is re-validated)."""
+    request_bytes: int | None = None
+    """Written by the size guard: the serialized size of the tool arguments."""
+    spilled: str | None = None
+    """Written by the size guard: the output id under which the whole result was stored."""
+    refused_by: str | None = None
+    """Written by a middleware that refused the call (e.g. "policy"), for the audit line."""
+    _measured: tuple[object, int] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The exposed name the client addressed: a tool or prompt name, or a resource URI ("" if none)."""
+        value = self.params.get("name", self.params.get("uri", ""))
+        return value if isinstance(value, str) else ""
+
+    @property
+    def tool_result(self) -> types.CallToolResult | None:
+        return self.result if isinstance(self.result, types.CallToolResult) else None
+
+    def response_bytes(self) -> int | None:
+        """Serialized size of the tool result; measured once per result object (100 MB is not free to measure)."""
+        result = self.tool_result
+        if result is None:
+            return None
+        if self._measured is None or self._measured[0] is not result:
+            self._measured = (result, result_bytes(result))
+        return self._measured[1]
 
 
 class Middleware:

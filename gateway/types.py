@@ -4,6 +4,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
+from mcp.server import ServerRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 
 ProgressFn = ProgressFnT
@@ -14,3 +15,6 @@ JsonObject = dict[str, Any]
 
 CallTool = Callable[[str, JsonObject], Awaitable[types.CallToolResult]]
 """Calls a catalog tool by its exposed name through the gateway (hosted tools and version sources use it)."""
+
+RequestCtx = ServerRequestContext[Any]
+"""What an SDK request handler receives (the session, the request's meta, the HTTP request if any)."""

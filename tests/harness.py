@@ -4,7 +4,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,13 @@ import yaml
 from anyio.abc import Process
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+from gateway.app import Gateway
+from gateway.config import load_config
+from gateway.downstreams.downstream import Target
+from gateway.errors import GatewayError
+from gateway.pipeline import Call
+from gateway.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 KITCHEN = str(ROOT / "tests" / "servers" / "kitchen.py")
@@ -165,3 +172,34 @@ def text_of(result: types.CallToolResult) -> str:
 def hints_of(result: types.CallToolResult) -> list[str]:
     """The gateway's hint blocks of a tool result."""
     return [c.text for c in result.content if isinstance(c, types.TextContent) and c.text.startswith("[gateway] ")]
+
+
+@asynccontextmanager
+async def connected(
+    gateway: Gateway | Path,
+    *,
+    in_process: Mapping[str, Callable[[], Target]] | None = None,
+    mode: str = "legacy",
+    within_s: float = 30.0,
+) -> AsyncIterator[tuple[Gateway, Client]]:
+    """An in-process gateway (or one built from a config file) running, with a `Client` connected to its front."""
+    if isinstance(gateway, Path):
+        gateway = Gateway(load_config(gateway), in_process=in_process)
+    with anyio.fail_after(within_s):
+        async with gateway.running(), Client(gateway.front.server, mode=mode) as client:
+            yield gateway, client
+
+
+def tool_call(
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    result: types.CallToolResult | None = None,
+    error: GatewayError | None = None,
+    server: str | None = None,
+    tool: str | None = None,
+    session: Session | None = None,
+) -> Call:
+    """A `tools/call` as the front builds it, optionally already answered (mitmproxy's `tflow`, for unit tests)."""
+    params: dict[str, Any] = {"name": name, "arguments": {} if arguments is None else arguments}
+    return Call(session or Session("test"), "tools/call", params, server=server, tool=tool, result=result, error=error)

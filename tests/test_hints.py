@@ -3,15 +3,13 @@
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.results import Hint, render_hints
-from tests.harness import hints_of, write_config
+from tests.harness import connected, hints_of, write_config
 from tests.servers.kitchen import Kitchen
 
 pytestmark = pytest.mark.anyio
@@ -79,9 +77,8 @@ async def call_twice(tmp_path: Path, calls: list[tuple[str, dict[str, Any]]], **
         load_config(write_config(tmp_path, {}, **sections)),
         in_process={"k": lambda: Kitchen("k", None, 0, []).server},
     )
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            return [await client.call_tool(name, arguments) for name, arguments in calls]
+    async with connected(gateway) as (_, client):
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
 
 
 async def test_hints_come_after_a_spilled_preview_whole_and_mirrored_in_meta(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
@@ -17,7 +16,7 @@ from mcp import Client, MCPError
 from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.store.outputs import MAX_PAGE_BYTES, LocalOutputs, OutputError, OutputStore
-from tests.harness import text_of, write_config
+from tests.harness import connected, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -188,9 +187,8 @@ async def gateway_with_output(tmp_path: Path) -> AsyncIterator[tuple[Client, Out
     gateway = Gateway(load_config(write_config(tmp_path, {})))
     assert isinstance(gateway.outputs, LocalOutputs)  # the default backend
     spilled = await gateway.outputs.spill(RESULT, TEXT)
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield client, gateway.outputs.files, spilled.id
+    async with connected(gateway) as (_, client):
+        yield client, gateway.outputs.files, spilled.id
 
 
 def expire(store: OutputStore, output_id: str) -> None:

@@ -3,6 +3,7 @@
 import logging
 from typing import ClassVar
 
+import mcp.types as types
 import pytest
 
 from gateway.errors import GatewayError, RequestRejected
@@ -10,6 +11,19 @@ from gateway.pipeline import Call, Middleware, Pipeline
 from gateway.session import Session
 
 pytestmark = pytest.mark.anyio
+
+
+def said(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+def words(call: Call) -> str | None:
+    """The text of the call's result, or None when it has none."""
+    result = call.tool_result
+    if result is None:
+        return None
+    block = result.content[0]
+    return block.text if isinstance(block, types.TextContent) else None
 
 
 class Forwarder:
@@ -23,7 +37,7 @@ class Forwarder:
         self.log.append("forward")
         if self.error is not None:
             raise self.error
-        call.result = "downstream result"
+        call.result = said("downstream result")
 
 
 class Recorder(Middleware):
@@ -34,7 +48,7 @@ class Recorder(Middleware):
         name: str,
         log: list[str],
         *,
-        answer: object = None,
+        answer: str | None = None,
         refuse: GatewayError | None = None,
         crash_in: str | None = None,
         refuse_in: str = "request",
@@ -47,7 +61,7 @@ class Recorder(Middleware):
         self._act("request", call)
 
     async def on_response(self, call: Call) -> None:
-        self.log.append(f"response {self.name} result={call.result!r} error={type(call.error).__name__}")
+        self.log.append(f"response {self.name} result={words(call)!r} error={type(call.error).__name__}")
         self._act("response", call)
 
     def _act(self, hook: str, call: Call) -> None:
@@ -56,7 +70,7 @@ class Recorder(Middleware):
         if self.refuse is not None and self.refuse_in == hook:
             raise self.refuse
         if self.answer is not None and hook == "request":
-            call.result = self.answer
+            call.result = said(self.answer)
 
 
 def new_call(method: str = "tools/call") -> Call:
@@ -77,7 +91,7 @@ async def test_hooks_run_request_top_to_bottom_then_forward_then_responses_top_t
         "response b result='downstream result' error=NoneType",
         "response c result='downstream result' error=NoneType",
     ]
-    assert call.result == "downstream result" and call.error is None
+    assert words(call) == "downstream result" and call.error is None
 
 
 async def test_request_hook_setting_a_result_short_circuits_but_every_response_hook_runs() -> None:
@@ -92,7 +106,7 @@ async def test_request_hook_setting_a_result_short_circuits_but_every_response_h
         "response b result='from b' error=NoneType",
         "response c result='from b' error=NoneType",
     ]
-    assert call.result == "from b"
+    assert words(call) == "from b"
 
 
 async def test_forward_error_becomes_call_error_and_every_response_hook_runs() -> None:
@@ -145,7 +159,7 @@ async def test_hook_raising_a_bug_is_logged_and_skipped_and_the_call_completes(
         await Pipeline(Forwarder(log), chain).handle(call)
     assert "forward" in log
     assert log[-1] == "response b result='downstream result' error=NoneType"
-    assert call.result == "downstream result" and call.error is None
+    assert words(call) == "downstream result" and call.error is None
     [record] = [r for r in caplog.records if r.name == "gateway.pipeline"]
     assert f"Recorder.on_{hook}" in record.getMessage()
     assert record.exc_info is not None and isinstance(record.exc_info[1], ZeroDivisionError)

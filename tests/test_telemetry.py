@@ -31,7 +31,7 @@ from starlette.routing import Route
 from gateway import telemetry
 from gateway.app import Gateway
 from gateway.config import TelemetryConfig, load_config
-from tests.harness import gateway_params, kitchen, write_config
+from tests.harness import connected, gateway_params, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -80,10 +80,9 @@ async def test_one_trace_spans_the_caller_the_gateway_and_the_downstream(
 ) -> None:
     events = tmp_path / "events.txt"
     gateway = Gateway(load_config(write_config(tmp_path, {"k": kitchen("k", events=events)})))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            with trace.get_tracer("tests").start_as_current_span("user-request") as root:
-                result = await client.call_tool("k.echo", {"text": "traced"})
+    async with connected(gateway) as (_, client):
+        with trace.get_tracer("tests").start_as_current_span("user-request") as root:
+            result = await client.call_tool("k.echo", {"text": "traced"})
     assert not result.is_error
     trace_id = format(root.get_span_context().trace_id, "032x")
     mine = [s for s in spans.get_finished_spans() if hex_trace(s) == trace_id]
@@ -108,10 +107,9 @@ async def test_one_trace_spans_the_caller_the_gateway_and_the_downstream(
 
 async def test_a_call_to_an_unknown_tool_has_no_server_attribute(tmp_path: Path, spans: InMemorySpanExporter) -> None:
     gateway = Gateway(load_config(write_config(tmp_path, {})))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            with trace.get_tracer("tests").start_as_current_span("user-request") as root:
-                result = await client.call_tool("nope.echo", {})
+    async with connected(gateway) as (_, client):
+        with trace.get_tracer("tests").start_as_current_span("user-request") as root:
+            result = await client.call_tool("nope.echo", {})
     assert result.is_error
     trace_id = root.get_span_context().trace_id
     [front] = [

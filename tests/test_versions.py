@@ -12,7 +12,6 @@ import anyio
 import mcp.types as types
 import pytest
 import uvicorn
-from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -34,8 +33,13 @@ from gateway.middleware.version_sources import (
 from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
 from gateway.pipeline import Call
 from gateway.results import HINTS_META_KEY
-from gateway.session import Session
-from tests.harness import PYTHON, ROOT, hints_of, kitchen, text_of, write_config
+from tests.harness import PYTHON, ROOT, connected, hints_of, kitchen, text_of, tool_call, write_config
+
+
+def tool_result(call: Call) -> types.CallToolResult:
+    assert call.tool_result is not None
+    return call.tool_result
+
 
 pytestmark = pytest.mark.anyio
 
@@ -143,7 +147,7 @@ def checks(
 
 def call(text: str, *, tool: str = "k.echo", result: str | None = None) -> Call:
     answer = types.CallToolResult(content=[types.TextContent(text=text if result is None else result)])
-    return Call(Session("test"), "tools/call", {"name": tool, "arguments": {"text": text}}, result=answer)
+    return tool_call(tool, {"text": text}, result=answer)
 
 
 async def hints(middleware: VersionChecks, c: Call) -> list[str]:
@@ -236,7 +240,7 @@ async def test_http_source_that_does_not_answer_within_timeout_s_adds_no_block()
         with anyio.fail_after(5):
             assert await hints(middleware, c) == []
         assert source.requests == 1
-        assert c.error is None and text_of(c.result) == "use bun@1"
+        assert c.error is None and text_of(tool_result(c)) == "use bun@1"
 
 
 @pytest.mark.parametrize("mode", ["down", "garbage", "shape"])
@@ -250,7 +254,7 @@ async def test_a_failing_source_with_nothing_cached_adds_no_block_and_is_logged_
         for _ in range(3):
             c = call("use bun@1 and postgresql@16")
             assert await hints(middleware, c) == []
-            assert c.error is None and text_of(c.result) == "use bun@1 and postgresql@16"
+            assert c.error is None and text_of(tool_result(c)) == "use bun@1 and postgresql@16"
         assert source.requests == 1  # not asked again on every call while it is known to be down
         assert len(unavailable(caplog)) == 1
         clock.now += TTL + 1
@@ -272,13 +276,13 @@ async def test_argument_scan_warns_about_bun_1_and_confirms_postgresql_16() -> N
         assert await hints(middleware, c) == [
             f"Version check\n{BUN_1}\n{PG_16}\n⚠ ruby@3 — unknown name. Known: bun, nodejs, postgresql"
         ]
-        assert text_of(c.result) == "use bun@1 and postgresql@16 and ruby@3"  # warnings, never a rewrite
+        assert text_of(tool_result(c)) == "use bun@1 and postgresql@16 and ruby@3"  # warnings, never a rewrite
 
 
 async def test_arguments_are_scanned_as_strings_so_escapes_do_not_glue_onto_tokens() -> None:
     async with http_catalog() as source:
         middleware = checks(source.load(), Clock())
-        c = Call(Session("t"), "tools/call", {"name": "k.deploy", "arguments": {"yaml": "stacks:\nbun@1.2\tnodejs@20"}})
+        c = tool_call("k.deploy", {"yaml": "stacks:\nbun@1.2\tnodejs@20"})
         assert await hints(middleware, c) == ["Version check\n✓ bun@1.2 — valid\n✓ nodejs@20 — valid"]
 
 
@@ -388,17 +392,16 @@ async def test_a_downstream_tool_as_source_checks_arguments_and_appends_the_live
         },
     )
     gateway = Gateway(load_config(path))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            results: list[types.CallToolResult] = []
+    async with connected(gateway) as (_, client):
+        results: list[types.CallToolResult] = []
 
-            async def echo(i: int) -> None:
-                results.append(await client.call_tool("k.echo", {"text": f"{i}: use bun@1 and postgresql@16"}))
+        async def echo(i: int) -> None:
+            results.append(await client.call_tool("k.echo", {"text": f"{i}: use bun@1 and postgresql@16"}))
 
-            async with anyio.create_task_group() as tg:
-                for i in range(100):
-                    tg.start_soon(echo, i)
-            measured = await client.call_tool("k.measure", {"text": "abc"})
+        async with anyio.create_task_group() as tg:
+            for i in range(100):
+                tg.start_soon(echo, i)
+        measured = await client.call_tool("k.measure", {"text": "abc"})
     assert fetches(events) == 1  # 100 concurrent calls and one more: one source fetch
     block = f"[gateway] Version check\n{BUN_1}\n{PG_16}"
     assert len(results) == 100
@@ -435,12 +438,11 @@ async def test_a_downstream_source_that_fails_or_answers_garbage_leaves_calls_un
         },
     )
     gateway = Gateway(load_config(path))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            for _ in range(3):
-                result = await client.call_tool("k.echo", {"text": "deploy bun@1"})
-                assert not result.is_error
-                assert result.content == [types.TextContent(text="deploy bun@1")]  # no hint block at all
+    async with connected(gateway) as (_, client):
+        for _ in range(3):
+            result = await client.call_tool("k.echo", {"text": "deploy bun@1"})
+            assert not result.is_error
+            assert result.content == [types.TextContent(text="deploy bun@1")]  # no hint block at all
     logged = unavailable(caplog)
     assert len(logged) == 3
     assert {line.split()[2] for line in logged} == set(names)

@@ -219,7 +219,7 @@ class Registry:
                     catalog = await self.catalog()  # a client may call without listing first
                 entry = self._resolve(catalog.tools, "tool", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
-                call.notes["output_schema"] = getattr(entry.item, "output_schema", None) is not None
+                call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
                 async with self._lease(entry.server, call) as ds:
                     call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
             case "prompts/get":

@@ -1,6 +1,7 @@
 """Who sent a request and which session it belongs to: the identity the HTTP auth middleware attached (the
 OS user on stdio), a session key bound to that identity, and the per-user secrets the request carries."""
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -21,6 +22,16 @@ class Caller:
     """`${user:NAME}` values sent in this request's secret headers, by NAME."""
 
 
+def _connection(request: Request) -> str:
+    """A 2026-era request has no session id: its session is its connection. No two live connections share
+    a peer address and port, so two clients (even of one identity) never share a session; a client that
+    reconnects starts a new one (it sees the driver bootstrap again). Keying by IP would merge every local
+    client into one."""
+    if request.client is None:  # no peer address (e.g. a Unix socket): a session of its own per request
+        return f"request-{uuid.uuid4().hex}"
+    return f"conn-{request.client.host}:{request.client.port}"
+
+
 class Callers:
     def __init__(self, local: Identity, *, secret_header_prefix: str | None = None) -> None:
         self.local = Caller("stdio", local)
@@ -35,8 +46,7 @@ class Callers:
         if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
             sid = request.query_params.get("session_id")
         if not sid:
-            # No session id (2026 era): an authenticated principal is its own session; anonymous callers by peer.
-            sid = "" if identity is not ANONYMOUS else f"peer-{request.client.host if request.client else 'unknown'}"
+            sid = _connection(request)
         return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
 
     def _secrets(self, request: Request) -> Mapping[str, str]:

@@ -2,12 +2,13 @@
 
 import logging
 import weakref
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
 import mcp.types as types
-from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp import MCPError
+from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -24,11 +25,13 @@ from gateway.identity import os_user
 from gateway.pipeline import Call, Pipeline
 from gateway.results import render_hints
 from gateway.session import Session, SessionStore
-from gateway.types import ProgressFn
+from gateway.types import ProgressFn, RequestCtx
+
+R = TypeVar("R", bound=types.Result)
 
 logger = logging.getLogger(__name__)
 
-Ctx = ServerRequestContext[Any]
+
 _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
     "tools": ToolsListChanged,
     "resources": ResourcesListChanged,
@@ -112,7 +115,7 @@ class Front:
                 self._listeners.pop(key, None)
         await self.bus.publish(_EVENTS[kind]())
 
-    async def _initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
+    async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
         connection = sdk.connection_of(ctx.session)
         key = self.callers.of(ctx.request).key
@@ -125,7 +128,7 @@ class Front:
 
     # -- handlers ------------------------------------------------------------------------------
 
-    async def _handle(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call:
+    async def _handle(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
         return await self.handle(self.callers.of(ctx.request), method, params, _progress(ctx))
 
     async def handle(
@@ -141,37 +144,31 @@ class Front:
                 telemetry.METHOD: method,
                 telemetry.SERVER: call.server,
                 telemetry.TOOL: call.tool,
-                telemetry.REQUEST_BYTES: call.notes.get("request_bytes"),
-                telemetry.RESPONSE_BYTES: call.notes.get("response_bytes"),
+                telemetry.REQUEST_BYTES: call.request_bytes,
+                telemetry.RESPONSE_BYTES: call.response_bytes(),
             }
         )
         return call
 
-    async def _list(self, ctx: Ctx, method: str) -> Any:
-        call = await self._handle(ctx, method, {})
-        if call.error is not None:
-            raise to_mcp_error(call.error)
-        return call.result
+    async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return _answer(await self._handle(ctx, "tools/list", {}), types.ListToolsResult)
 
-    async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        result: types.ListToolsResult = await self._list(ctx, "tools/list")
-        return result
-
-    async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        result: types.ListResourcesResult = await self._list(ctx, "resources/list")
-        return result
+    async def _list_resources(
+        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return _answer(await self._handle(ctx, "resources/list", {}), types.ListResourcesResult)
 
     async def _list_resource_templates(
-        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        result: types.ListResourceTemplatesResult = await self._list(ctx, "resources/templates/list")
-        return result
+        return _answer(await self._handle(ctx, "resources/templates/list", {}), types.ListResourceTemplatesResult)
 
-    async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        result: types.ListPromptsResult = await self._list(ctx, "prompts/list")
-        return result
+    async def _list_prompts(
+        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return _answer(await self._handle(ctx, "prompts/list", {}), types.ListPromptsResult)
 
-    async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(self, ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await self.call_tool(self.callers.of(ctx.request), params.name, params.arguments, _progress(ctx))
 
     async def call_tool(
@@ -180,25 +177,30 @@ class Front:
         """A tool call of `caller`: the result with its hints rendered, or the mapped error."""
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(caller, "tools/call", {"name": name, "arguments": arguments}, progress)
-        result: types.CallToolResult = to_tool_result(call.error) if call.error is not None else call.result
+        result = to_tool_result(call.error) if call.error is not None else _answer(call, types.CallToolResult)
         return render_hints(result, call.hints, self.hint_budget)
 
-    async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        call = await self._handle(ctx, "resources/read", {"uri": params.uri})
-        if call.error is not None:
-            raise to_mcp_error(call.error)
-        result: types.ReadResourceResult = call.result
-        return result
+    async def _read_resource(
+        self, ctx: RequestCtx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return _answer(await self._handle(ctx, "resources/read", {"uri": params.uri}), types.ReadResourceResult)
 
-    async def _get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(self, ctx: RequestCtx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         call = await self._handle(ctx, "prompts/get", {"name": params.name, "arguments": params.arguments})
-        if call.error is not None:
-            raise to_mcp_error(call.error)
-        result: types.GetPromptResult = call.result
-        return result
+        return _answer(call, types.GetPromptResult)
 
 
-def _progress(ctx: Ctx) -> ProgressFn | None:
+def _answer(call: Call, kind: type[R]) -> R:
+    """The call's result as the SDK handler returns it, or its error mapped for the client."""
+    if call.error is not None:
+        raise to_mcp_error(call.error)
+    if not isinstance(call.result, kind):  # a bug: the pipeline produced nothing (or the wrong thing)
+        detail = f"the gateway produced {type(call.result).__name__} instead of {kind.__name__} for {call.method}"
+        raise MCPError(code=types.INTERNAL_ERROR, message=detail)
+    return call.result
+
+
+def _progress(ctx: RequestCtx) -> ProgressFn | None:
     """Where to relay progress: the client's session, when the request carries a progress token."""
     meta: Any = ctx.meta or {}
     token = meta.get("progress_token", meta.get("progressToken"))

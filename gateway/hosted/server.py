@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server
 from pydantic import Field
 
 from gateway import __version__
@@ -20,8 +20,8 @@ from gateway.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
+from gateway.types import RequestCtx
 
-Ctx = ServerRequestContext[Any]
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
 
 
@@ -70,7 +70,7 @@ def pagetext_result(page: Page) -> str:
 def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[Any]:
     """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`)."""
 
-    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[STATUS, READ_OUTPUT])
 
     async def server_status(args: Status) -> types.CallToolResult:
@@ -91,7 +91,7 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
         READ_OUTPUT.name: (ReadOutput, read_output),
     }
 
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
         found = handlers.get(params.name)
         if found is None:
             return text_result(f"Unknown tool {params.name!r}; this server has {', '.join(handlers)}.", error=True)
@@ -102,7 +102,7 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
             return text_result(exc.text(), error=True)
         return await handler(args)
 
-    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -116,11 +116,11 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
         )
 
     async def list_templates(
-        ctx: Ctx, params: types.PaginatedRequestParams | None
+        ctx: RequestCtx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[OUTPUTS])
 
-    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(ctx: RequestCtx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         parts = urlsplit(params.uri)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         try:

@@ -97,9 +97,10 @@ class Audit(Middleware):
         identity = call.session.identity
         context = trace.get_current_span().get_span_context()
         decisions: dict[str, Any] = {"hints": [hint.kind for hint in call.hints]}
-        for key in ("spilled", "refused"):
-            if key in call.notes:
-                decisions[key] = call.notes[key]
+        if call.spilled is not None:
+            decisions["spilled"] = call.spilled
+        if call.refused_by is not None:
+            decisions["refused"] = call.refused_by
         record = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "identity": identity.name,
@@ -111,8 +112,8 @@ class Audit(Middleware):
             "arguments_sha256": digest(call.params.get("arguments")),
             "outcome": outcome(call),
             "duration_ms": round((time.perf_counter() - call.started) * 1000, 3),
-            "request_bytes": call.notes.get("request_bytes"),
-            "response_bytes": call.notes.get("response_bytes"),
+            "request_bytes": call.request_bytes,
+            "response_bytes": call.response_bytes(),
             "decisions": decisions,
             "trace_id": format(context.trace_id, "032x") if context.is_valid else None,
         }

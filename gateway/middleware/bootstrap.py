@@ -1,11 +1,12 @@
 """Bootstrap: the first tool result of every session carries the driver prompt (full, summary or off)."""
 
 import logging
-from typing import Literal
+from typing import Literal, Self
 
 from gateway import telemetry
+from gateway.config import GatewayConfig
 from gateway.pipeline import Call, Middleware
-from gateway.prompts import Prompt
+from gateway.prompts import Prompt, PromptLibrary
 from gateway.results import Hint
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,10 @@ def summary(prompt: Prompt, full_text: str) -> str:
 
 
 class Bootstrap(Middleware):
+    @classmethod
+    def from_config(cls, config: GatewayConfig, *, prompts: PromptLibrary, full_text: str) -> Self:
+        return cls(prompts.get(config.bootstrap.driver_version), mode=config.bootstrap.mode, full_text=full_text)
+
     def __init__(self, prompt: Prompt, *, mode: Mode = "summary", full_text: str) -> None:
         self.mode = mode
         self.prompt = prompt

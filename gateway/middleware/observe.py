@@ -1,11 +1,12 @@
 """Observe: when a client makes the call a Think step waits for, record the real result for that step."""
 
 import logging
-from typing import Any
+from typing import Any, Self
 
 import mcp.types as types
 
 from gateway import telemetry
+from gateway.config import GatewayConfig
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_view
 from gateway.store.base import StoreUnavailable
@@ -17,6 +18,10 @@ logger = logging.getLogger(__name__)
 
 class Observe(Middleware):
     """Tracks the Think runs each session plans, and records observed step results (DESIGN §8.5)."""
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig, *, engine: Engine) -> Self:
+        return cls(engine, separator=config.namespace.separator)
 
     def __init__(self, engine: Engine, *, separator: str = ".") -> None:
         self.engine = engine

@@ -106,7 +106,7 @@ class PolicyCheck(Middleware):
         name = call.params["name"]
         denial = self.policy.denial(call.session.identity, name, await self.lookup(name))
         if denial is not None:
-            call.notes["refused"] = "policy"
+            call.refused_by = "policy"
             raise denial
 
     async def on_response(self, call: Call) -> None:

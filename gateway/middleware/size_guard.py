@@ -1,17 +1,17 @@
 """Size guard: oversized tool arguments are refused with guidance; oversized results are spilled and previewed."""
 
 import logging
-from collections.abc import Mapping
-from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import mcp.types as types
 from pydantic_core import to_json
 
 from gateway import telemetry
+from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
+from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
-from gateway.results import Hint, result_bytes, text_view
+from gateway.results import Hint, text_view
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.text import cut, utf8_len
@@ -51,42 +51,14 @@ def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
 class SizeGuard(Middleware):
     """Last in the chain, so it measures every result other middlewares produced (hints are not counted)."""
 
-    def __init__(
-        self,
-        store: Outputs,
-        *,
-        max_inline_bytes: int = 20_000,
-        max_request_bytes: int = 10 * 1024 * 1024,
-        strategy: Strategy = "both",
-        overrides: Mapping[str, Mapping[str, int | None]] | None = None,
-    ) -> None:
+    def __init__(self, store: Outputs, limits: SizeLimits | None = None, *, strategy: Strategy = "both") -> None:
         self.store = store
-        self.max_inline_bytes = max_inline_bytes
-        self.max_request_bytes = max_request_bytes
+        self.limits = limits or SizeLimits()
         self.strategy = strategy
-        self.overrides = overrides or {}
-        """Exposed-tool glob or `server.*`-style glob -> {max_inline_bytes, max_request_bytes}; first match wins."""
 
-    def limit(self, call: Call, key: Literal["max_inline_bytes", "max_request_bytes"]) -> int:
-        name = str(call.params.get("name", ""))
-        for pattern, values in self.overrides.items():
-            value = values.get(key)
-            if value is not None and fnmatchcase(name, pattern):
-                return value
-        return self.max_inline_bytes if key == "max_inline_bytes" else self.max_request_bytes
-
-    def will_spill(self, call: Call) -> bool:
-        result = call.result
-        if not isinstance(result, types.CallToolResult) or call.error is not None:
-            return False
-        if (call.server, call.tool) == ("gateway", "read_output"):
-            # A page is already bounded (≤ MAX_PAGE_BYTES plus a header line); spilling it again would
-            # answer "read more" with another spill notice, and the model could never get at the text.
-            return False
-        if "response_bytes" not in call.notes:  # steering asks first; measuring 100 MB twice is not free
-            call.notes["response_bytes"] = result_bytes(result)
-        size: int = call.notes["response_bytes"]
-        return size > self.limit(call, "max_inline_bytes")
+    @classmethod
+    def from_config(cls, config: GatewayConfig, *, outputs: Outputs, limits: SizeLimits) -> Self:
+        return cls(outputs, limits, strategy=config.limits.truncation_strategy)
 
     async def on_request(self, call: Call) -> None:
         arguments = call.params.get("arguments")
@@ -97,14 +69,14 @@ class SizeGuard(Middleware):
         except ValueError:
             # Nested deeper than pydantic serializes: the size is unknown here, and whether the call can go
             # on is the forward's business (an in-process server takes it as is; Think truncates it).
-            logger.debug("size_guard: cannot measure the arguments of %s", call.params.get("name"))
+            logger.debug("size_guard: cannot measure the arguments of %s", call.name)
             return
-        call.notes["request_bytes"] = size
-        limit = self.limit(call, "max_request_bytes")
+        call.request_bytes = size
+        limit = self.limits.limit(call, "max_request_bytes")
         if size <= limit:
             return
         telemetry.event("gateway.size_guard.rejected", **{"request.bytes": size, "limit.bytes": limit})
-        logger.warning("size_guard: rejected %s arguments of %d bytes (limit %d)", call.params.get("name"), size, limit)
+        logger.warning("size_guard: rejected %s arguments of %d bytes (limit %d)", call.name, size, limit)
         raise RequestRejected(
             f"The arguments of {call.params.get('name')!r} are {size:,} bytes, over the gateway's limit of "
             f"{limit:,} bytes (limits.max_request_bytes); nothing was sent to the server. Send less instead: "
@@ -112,15 +84,14 @@ class SizeGuard(Middleware):
         )
 
     async def on_response(self, call: Call) -> None:
-        if not self.will_spill(call):
+        result, size = call.tool_result, call.response_bytes()
+        if result is None or size is None or not self.limits.spills(call):
             return
-        result: types.CallToolResult = call.result
-        size: int = call.notes["response_bytes"]
-        limit = self.limit(call, "max_inline_bytes")
+        limit = self.limits.limit(call, "max_inline_bytes")
         text = text_view(result)
         budget = max(limit - 400, 200)  # room for the marker lines and the link
         shown, next_offset = preview(text, budget, self.strategy)
-        name = call.params.get("name")
+        name = call.name
         try:
             # The store compresses in a worker thread: gzip-writing 100 MB must not stall every other call.
             whole = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # shares the strings
@@ -147,7 +118,7 @@ class SizeGuard(Middleware):
             description=f"Full output of {name} ({spilled.text_bytes:,} bytes of text)",
         )
         call.result = self._replace(call, result, [types.TextContent(text=shown), link])
-        call.notes["spilled"] = spilled.id
+        call.spilled = spilled.id
         call.hints.append(
             Hint(
                 "truncated",
@@ -172,5 +143,5 @@ class SizeGuard(Middleware):
     def _replace(self, call: Call, result: types.CallToolResult, content: list[Any]) -> types.CallToolResult:
         # A tool with an output_schema must return schema-valid structured content; a preview is not, so
         # the client gets an error result (clients do not validate those). Others just lose the duplicate.
-        is_error = bool(result.is_error) or bool(call.notes.get("output_schema"))
+        is_error = bool(result.is_error) or call.has_output_schema
         return types.CallToolResult(content=content, is_error=is_error, meta=result.meta)

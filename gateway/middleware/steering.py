@@ -1,13 +1,16 @@
 """Steering: append "what to do next" hints to tool results, from config rules plus built-in ones."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Self
 
 import mcp.types as types
 
 from gateway import telemetry
+from gateway.config import GatewayConfig
 from gateway.errors import DownstreamTimeout, DownstreamUnavailable, RequestRejected, UnknownName
+from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint
 
@@ -25,11 +28,11 @@ class Rule:
     text: str
 
 
-def outcome(call: Call, spills: Callable[[Call], bool]) -> set[str]:
+def outcome(call: Call, limits: SizeLimits) -> set[str]:
     """The conditions a finished call satisfies (a call can be both `success` and `truncated`)."""
     result = call.result
     # An oversized error result is spilled like any other: `truncated` holds for it too.
-    found = {"any", "truncated"} if spills(call) else {"any"}
+    found = {"any", "truncated"} if limits.spills(call) else {"any"}
     if call.error is not None or (isinstance(result, types.CallToolResult) and result.is_error):
         return found | {"error"}
     found.add("success")
@@ -56,14 +59,18 @@ def _builtin_error_hint(call: Call) -> str:
 
 
 class Steering(Middleware):
-    def __init__(self, rules: Sequence[Rule] = (), *, spills: Callable[[Call], bool] = lambda call: False) -> None:
+    def __init__(self, rules: Sequence[Rule] = (), *, limits: SizeLimits | None = None) -> None:
         self.rules = list(rules)
-        self.spills = spills
-        """Whether the size guard (later in the chain) will spill this result: the `truncated` condition."""
+        self.limits = limits or SizeLimits(max_inline_bytes=2**62)
+        """The size guard's limits (it runs later in the chain): a result over them is `truncated`."""
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig, *, limits: SizeLimits) -> Self:
+        return cls([Rule(tuple(h.tools), h.on, h.text) for h in config.steering.hints], limits=limits)
 
     async def on_response(self, call: Call) -> None:
-        name = str(call.params.get("name", ""))
-        happened = outcome(call, self.spills)
+        name = call.name
+        happened = outcome(call, self.limits)
         # A Think tool failure carries its own guidance ({"error", "details", "guidance"}); the generic
         # "retry once" would contradict it (VALIDATION_FAILED: fix the fields; the step stays pending).
         own_guidance = call.error is None and call.server in SELF_GUIDED

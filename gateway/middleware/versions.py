@@ -6,15 +6,25 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
-
-import mcp.types as types
+from typing import Any, Self
 
 from gateway import telemetry
 from gateway.cache import SharedCache
-from gateway.middleware.version_sources import SourceError, Versions, check_block, compact, find_tokens
+from gateway.config import GatewayConfig, VersionSourceConfig
+from gateway.middleware.version_sources import (
+    SourceError,
+    Versions,
+    check_block,
+    compact,
+    find_tokens,
+    from_file,
+    from_http,
+    from_tool,
+)
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_view
+from gateway.store.base import SharedLoads
+from gateway.types import CallTool
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +48,49 @@ class Check:
     pattern: re.Pattern[str]
 
 
+def _loader(source: VersionSourceConfig, call_tool: CallTool) -> Callable[[], Awaitable[Versions]]:
+    match source.type:
+        case "file":
+            path = source.path or ""
+            return lambda: from_file(path)
+        case "http":
+            url, headers, timeout = source.url or "", source.headers, source.timeout_s
+            return lambda: from_http(url, headers, timeout)
+        case _:
+            tool, arguments = source.tool or "", dict(source.arguments)
+            return lambda: from_tool(call_tool, tool, arguments)
+
+
+def _shared(
+    name: str, load: Callable[[], Awaitable[Versions]], ttl_s: float, loads: SharedLoads | None
+) -> Callable[[], Awaitable[Versions]]:
+    """With a shared store, one replica fetches a catalog for all (the others read it from the store)."""
+    if loads is None:
+        return load
+
+    async def shared() -> Versions:
+        versions: Versions = await loads.load(f"versions:{name}", load, ttl_s)
+        return versions
+
+    return shared
+
+
 class VersionChecks(Middleware):
+    @classmethod
+    def from_config(
+        cls, config: GatewayConfig, *, cache: SharedCache, call_tool: CallTool, loads: SharedLoads | None = None
+    ) -> Self:
+        catalogs = {
+            name: CatalogSpec(
+                name, _shared(name, _loader(c.source, call_tool), c.ttl_s, loads), c.ttl_s, tuple(c.append_catalog_to)
+            )
+            for name, c in config.versions.catalogs.items()
+        }
+        checks = [
+            Check(c.catalog, tuple(c.tools), tuple(c.scan), re.compile(c.pattern)) for c in config.versions.checks
+        ]
+        return cls(catalogs, checks, cache)
+
     def __init__(
         self,
         catalogs: Mapping[str, CatalogSpec],
@@ -75,7 +127,7 @@ class VersionChecks(Middleware):
         return versions
 
     async def on_response(self, call: Call) -> None:
-        name = str(call.params.get("name", ""))
+        name = call.name
         blocks: list[str] = []
         for check in self.checks:
             if not any(fnmatchcase(name, p) for p in check.tools):
@@ -125,6 +177,6 @@ class VersionChecks(Middleware):
         return "\n".join(parts)
 
     def _result_text(self, call: Call) -> str:
-        if isinstance(call.result, types.CallToolResult) and call.error is None:
-            return text_view(call.result)[:MAX_SCAN_BYTES]
+        if call.tool_result is not None and call.error is None:
+            return text_view(call.tool_result)[:MAX_SCAN_BYTES]
         return ""

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import mcp.types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server
 
 from gateway import __version__, telemetry
 from gateway.contracts import Arguments, ArgumentsError, parse
@@ -17,10 +17,11 @@ from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Handler, Operations
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
+from gateway.types import RequestCtx
 
 logger = logging.getLogger(__name__)
 
-Ctx = ServerRequestContext[Any]
+
 Handlers = dict[str, tuple[type[Arguments], Handler]]
 
 
@@ -36,10 +37,10 @@ def _failed(body: dict[str, Any]) -> types.CallToolResult:
 
 
 def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None) -> Server[Any]:
-    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
         found = handlers.get(params.name)
         if found is None:
             known = ", ".join(handlers)

@@ -5,10 +5,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError
+from mcp import MCPError
 
 from gateway.app import Gateway
 from gateway.config import load_config
@@ -17,7 +16,7 @@ from gateway.pipeline import Call
 from gateway.prompts import DEFAULT_DIR, PromptLibrary, PromptNotFound
 from gateway.results import Hint
 from gateway.session import Session
-from tests.harness import write_config
+from tests.harness import connected, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -36,10 +35,9 @@ async def session_results(
 ) -> tuple[list[types.CallToolResult], str | None]:
     """Results of `calls` on one session of an in-process gateway with no downstreams, and its instructions."""
     gateway = Gateway(load_config(write_config(tmp_path, {}, **sections)))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            results = [await client.call_tool(name, arguments) for name, arguments in calls]
-            return results, client.instructions
+    async with connected(gateway) as (_, client):
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+        return results, client.instructions
 
 
 STATUS: tuple[str, dict[str, Any]] = ("gateway.status", {})
@@ -85,13 +83,12 @@ async def test_initialize_instructions_carry_a_driver_summary_within_2048_chars(
 
 async def test_the_prompt_resource_returns_the_full_driver_text_and_is_listed(tmp_path: Path) -> None:
     gateway = Gateway(load_config(write_config(tmp_path, {})))
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            listed = [r.uri for r in (await client.list_resources()).resources]
-            [content] = (await client.read_resource(RESOURCE)).contents
-            unknown = f"No driver prompt 'stable-1999-01'. Known versions: {VERSION}."
-            with pytest.raises(MCPError, match=re.escape(unknown)):
-                await client.read_resource("gateway://prompts/stable-1999-01")
+    async with connected(gateway) as (_, client):
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        [content] = (await client.read_resource(RESOURCE)).contents
+        unknown = f"No driver prompt 'stable-1999-01'. Known versions: {VERSION}."
+        with pytest.raises(MCPError, match=re.escape(unknown)):
+            await client.read_resource("gateway://prompts/stable-1999-01")
     assert RESOURCE in listed
     assert isinstance(content, types.TextResourceContents)
     assert content.text == DRIVER and content.mime_type == "text/markdown"

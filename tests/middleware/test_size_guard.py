@@ -12,7 +12,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
@@ -21,10 +20,12 @@ from mcp.server import Server, ServerRequestContext
 from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.downstreams.downstream import Target
+from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import SizeGuard, Strategy, preview
 from gateway.pipeline import Call
 from gateway.session import Session
 from gateway.store.outputs import LocalOutputs, OutputStore
+from tests import harness
 from tests.harness import hints_of, kitchen, text_of, write_config
 from tests.servers.kitchen import Kitchen
 
@@ -55,10 +56,9 @@ async def connected(
     """An in-process gateway (kitchen `k` in-process unless `servers` is given) and a legacy client."""
     if servers is None and in_process is None:
         in_process = {"k": in_process_kitchen}
-    gateway = Gateway(load_config(write_config(tmp_path, servers or {}, **sections)), in_process=in_process)
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            yield gateway, client
+    config = write_config(tmp_path, servers or {}, **sections)
+    async with harness.connected(config, in_process=in_process) as (gateway, client):
+        yield gateway, client
 
 
 def number(pattern: re.Pattern[str], text: str) -> int:
@@ -148,9 +148,9 @@ def test_preview_of_multibyte_text_cuts_on_character_boundaries_and_counts_the_b
 
 
 def tool_call(text: str, *, structured: dict[str, Any] | None = None, output_schema: bool = False) -> Call:
-    call = Call(Session("t"), "tools/call", {"name": "s.report", "arguments": {}}, server="s", tool="report")
-    call.result = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
-    call.notes["output_schema"] = output_schema
+    result = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+    call = harness.tool_call("s.report", server="s", tool="report", result=result)
+    call.has_output_schema = output_schema
     return call
 
 
@@ -170,14 +170,15 @@ async def test_an_oversized_result_of_an_output_schema_tool_becomes_an_error_wit
     rows = {"rows": [UNIT] * 5000}
     call = tool_call(json.dumps(rows, ensure_ascii=False), structured=rows, output_schema=True)
     await guard.on_response(call)
-    result: types.CallToolResult = call.result
-    assert result.is_error is True
+    result = call.tool_result
+    assert result is not None and result.is_error is True
     assert result.structured_content is None
     preview_block, link = result.content
     assert isinstance(preview_block, types.TextContent) and preview_block.text.startswith("--- Output (showing first")
     assert isinstance(link, types.ResourceLink) and LINK.fullmatch(link.uri)
     assert [h.kind for h in call.hints] == ["truncated"]
-    kept = await guard.store.read_whole(call.notes["spilled"])
+    assert call.spilled is not None
+    kept = await guard.store.read_whole(call.spilled)
     assert kept["structuredContent"] == rows  # the whole result, structured part included, is on disk
 
 
@@ -186,12 +187,13 @@ async def test_the_same_oversized_result_of_a_tool_without_output_schema_is_not_
     rows = {"rows": [UNIT] * 5000}
     call = tool_call(json.dumps(rows, ensure_ascii=False), structured=rows, output_schema=False)
     await guard.on_response(call)
-    assert call.result.is_error is False
-    assert call.result.structured_content is None  # the duplicate of the text is not sent either
+    result = call.tool_result
+    assert result is not None and result.is_error is False
+    assert result.structured_content is None  # the duplicate of the text is not sent either
 
 
 async def test_a_page_of_gateway_read_output_is_never_spilled_again(tmp_path: Path) -> None:
-    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")), max_inline_bytes=1000)
+    guard = SizeGuard(LocalOutputs(OutputStore(tmp_path / "out")), SizeLimits(max_inline_bytes=1000))
     call = tool_call("--- bytes 0-20,000 of 90,000 ---\n" + "x" * 20_000)
     call.server, call.tool = "gateway", "read_output"
     before = call.result
@@ -422,7 +424,7 @@ def test_think_answers_get_room_by_default_but_config_can_still_limit_them(tmp_p
         return next(mw for mw in gateway.pipeline.chain if isinstance(mw, SizeGuard))
 
     def limit(guard: SizeGuard, name: str) -> int:
-        return guard.limit(Call(Session("t"), "tools/call", {"name": name}), "max_inline_bytes")
+        return guard.limits.limit(Call(Session("t"), "tools/call", {"name": name}), "max_inline_bytes")
 
     default = guard_of(Gateway(load_config(write_config(tmp_path, {"k": kitchen("k")}))))
     assert limit(default, "think.next") >= 200_000 and limit(default, "k.echo") == 20_000

@@ -3,10 +3,8 @@
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from gateway.app import Gateway
 from gateway.config import load_config
@@ -18,15 +16,16 @@ from gateway.errors import (
     RequestRejected,
     UnknownName,
 )
+from gateway.middleware.limits import SizeLimits
 from gateway.middleware.steering import Rule, Steering
 from gateway.pipeline import Call
-from gateway.session import Session
-from tests.harness import write_config
+from tests.harness import connected, tool_call, write_config
 from tests.servers.kitchen import Kitchen
 
 pytestmark = pytest.mark.anyio
 
 WHEN = ("success", "error", "empty", "truncated", "any")
+LIMITS = SizeLimits()
 
 
 def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
@@ -57,16 +56,8 @@ FIRES: dict[str, set[str]] = {
 
 def finished(situation: str, name: str = "k.tool") -> tuple[Call, bool]:
     result, error, spills = SITUATIONS[situation]
-    call = Call(Session("t"), "tools/call", {"name": name, "arguments": {}}, result=result, error=error)
+    call = tool_call(name, result=result, error=error)
     return call, spills
-
-
-def always(call: Call) -> bool:
-    return True
-
-
-def never(call: Call) -> bool:
-    return False
 
 
 def rule_hints(call: Call) -> list[str]:
@@ -78,7 +69,8 @@ async def test_a_rule_fires_exactly_when_its_condition_holds(when: str) -> None:
     fired = set()
     for situation in SITUATIONS:
         call, spills = finished(situation)
-        await Steering([Rule(("k.*",), when, f"on {when}")], spills=always if spills else never).on_response(call)
+        assert LIMITS.spills(call) is spills  # the default 20,000-byte inline limit
+        await Steering([Rule(("k.*",), when, f"on {when}")], limits=LIMITS).on_response(call)
         if rule_hints(call) == [f"on {when}"]:
             fired.add(situation)
         else:
@@ -113,7 +105,7 @@ async def test_rules_fire_in_config_order_after_the_builtin_error_hint() -> None
     ],
 )
 async def test_an_error_gets_a_builtin_hint_on_what_to_try_next(error: GatewayError, advice: str) -> None:
-    call = Call(Session("t"), "tools/call", {"name": "k.x", "arguments": {}}, error=error)
+    call = tool_call("k.x", error=error)
     await Steering().on_response(call)
     [hint] = call.hints
     assert hint.kind == "error" and hint.text.startswith("Next: ") and advice in hint.text
@@ -140,11 +132,10 @@ async def test_rules_and_builtin_hints_on_real_results_through_the_gateway(tmp_p
         "spilled": ("k.blob", {"n": 30_000}),
     }
     seen: dict[str, list[tuple[str, str]]] = {}
-    with anyio.fail_after(30):
-        async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:
-            for label, (name, arguments) in calls.items():
-                result = await client.call_tool(name, arguments)
-                seen[label] = [(h["kind"], h["text"]) for h in (result.meta or {}).get("gateway/hints", [])]
+    async with connected(gateway) as (_, client):
+        for label, (name, arguments) in calls.items():
+            result = await client.call_tool(name, arguments)
+            seen[label] = [(h["kind"], h["text"]) for h in (result.meta or {}).get("gateway/hints", [])]
 
     def rules_fired(label: str) -> list[str]:
         return [text for kind, text in seen[label] if kind == "steering"]
