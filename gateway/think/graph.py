@@ -139,16 +139,17 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
                         guidance="Add a foreach to the step, or refer to a capture or params instead.",
                     )
                 )
-            elif ref not in BUILTIN_NAMES and ref not in inputs:
+            elif ref not in BUILTIN_NAMES and ref not in inputs and workflow.declares_inputs:
+                # Without an `inputs` block a bare name may be any param (the seeds write `{{path}}`): a missing
+                # one is the seeds' render-time "missing variable", a TEMPLATE_RENDER_ERROR naming it.
                 known = sorted(BUILTIN_NAMES | inputs | set(producers))
-                free = "" if workflow.declares_inputs else f" This workflow declares no inputs: write params.{ref}."
                 problems.append(
                     problem(
                         error="UNRESOLVED_VAR",
                         path=where,
                         message=f"step {step.id!r} refers to {ref!r}, which is neither an input, a capture_as "
                         "nor a built-in",
-                        guidance=f"Known names: {', '.join(known)}.{free}",
+                        guidance=f"Known names: {', '.join(known)}.",
                     )
                 )
         deps[step.id] = tuple(dict.fromkeys([*(d for d in step.deps if d in steps), *implicit]))

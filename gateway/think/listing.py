@@ -197,4 +197,6 @@ def input_schema(workflow: Workflow) -> dict[str, Any]:
         "type": "object",
         "properties": properties,
         "required": [name for name, decl in workflow.inputs.items() if _required(decl)],
+        # think.plan refuses undeclared params; a workflow without an `inputs` block takes any
+        "additionalProperties": not workflow.declares_inputs,
     }

@@ -211,6 +211,7 @@ def test_input_schema_validates_plan_params() -> None:
     assert validator.is_valid({"project_path": "/src", "environment": "prod"})
     assert not validator.is_valid({"environment": "prod"})  # required missing
     assert not validator.is_valid({"project_path": "/src", "environment": "qa"})  # not in the enum
+    assert not validator.is_valid({"project_path": "/src", "typo": 1})  # think.plan refuses undeclared params too
     assert input_schema(DOCS)["properties"] == {} and input_schema(DOCS)["required"] == []
 
 

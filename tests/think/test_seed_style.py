@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 import yaml
 
@@ -85,6 +86,38 @@ async def test_seed_limit_aliases_become_the_engines_own_keys(tmp_path: Path) ->
     }
     assert workflow.steps[0].limits == {"max_snapshot_bytes": 2097152, "pruning": "most_recent"}
     assert workflow.declares_inputs is False
+
+
+BARE = """\
+name: bare_v1
+version: "1"
+steps:
+  - id: lint
+    call: k.echo
+    input_template: {text: "rubocop offenses in {{path}}"}
+    capture_as: lint_result
+"""
+
+
+async def test_bare_param_names_work_without_inputs_and_a_missing_one_is_named_when_rendered(tmp_path: Path) -> None:
+    """The engine seed's own example: `{{path}}` with no `inputs` block; its error is "missing variable: path"."""
+    async with gateway_on(tmp_path, {"bare_v1": BARE}) as client:
+        final, _ = await run_naively(client, "bare_v1", {"path": "app/"})
+        state = body_of(await client.call_tool("think.state.get", {"workflow": "bare_v1", "run_id": final["run_id"]}))
+        assert state["state"]["steps"]["lint"]["input"] == {"text": "rubocop offenses in app/"}
+        (schema,) = (await client.read_resource("workflow://schema/bare_v1")).contents
+        assert isinstance(schema, types.TextResourceContents)
+        assert json.loads(schema.text)["additionalProperties"] is True
+
+        ins = body_of(await client.call_tool("think.plan", {"workflow": "bare_v1", "params": {}}))
+        ref = {"workflow": "bare_v1", "run_id": ins["run_id"]}
+        for _ in range(2):  # the driver's steps; rendering `lint` after the second one fails
+            await client.call_tool(ins["call"], ins["input"])
+            answer = await client.call_tool("think.next", {**ref, "step_id": ins["step_id"]})
+            ins = body_of(answer) if not answer.is_error else ins
+    body = failure(answer, "TEMPLATE_RENDER_ERROR")
+    assert "bare_v1.yaml: steps.lint.input_template.text" in body["details"]
+    assert "'path' is undefined" in body["details"]
 
 
 BAD_SEED = """\
