@@ -44,6 +44,7 @@ __all__ = [
     "redirect_note",
     "request_within_origin",
     "resync_tracer",
+    "send_unvalidated",
     "sse_within_origin",
     "stamp_envelope",
 ]
@@ -104,3 +105,19 @@ def connection_of(session: ServerSession) -> Connection:
     """The connection a handler's `ctx.session` is a per-request view of: it lives exactly as long as the client's
     connection (a handshake-era HTTP session ends with DELETE or expiry), so per-session state can follow it."""
     return session._connection
+
+
+async def send_unvalidated(session: ClientSession, request: Any, *, timeout_s: float) -> dict[str, Any]:
+    """`session.send_request` (same envelope stamp, same dispatcher) but the raw result, not checked against the
+    spec: the SDK validates a whole listing page at once, so one tool without an `inputSchema` would fail every
+    tool of its server; the caller reads the entries one by one instead.
+
+    Raises:
+        MCPError: error response, read timeout, or connection closed (as `send_request`).
+    """
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: Any = {}
+    session._stamp(data, opts)
+    opts["timeout"] = timeout_s
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+    return dict(raw)

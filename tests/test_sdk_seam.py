@@ -78,3 +78,12 @@ async def test_a_handlers_session_leads_to_its_connection() -> None:
         with anyio.fail_after(5):
             await seen.wait()
     assert isinstance(connections[0], sdk.Connection)
+
+
+async def test_an_unvalidated_request_returns_the_result_as_sent() -> None:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name="t", input_schema={"type": "object"})])
+
+    async with Client(Server("seam", on_list_tools=list_tools), mode="legacy") as client:
+        raw = await sdk.send_unvalidated(client.session, types.ListToolsRequest(), timeout_s=5)
+    assert raw["tools"][0]["name"] == "t" and raw["tools"][0]["inputSchema"] == {"type": "object"}

@@ -194,6 +194,11 @@ class Registry:
                 "restarts": ds.restarts,
                 "protocol": ds.protocol_version,
                 "last_error": ds.last_error,
+                "problems": [
+                    p
+                    for kind in ("tools", "prompts", "resources", "resource_templates")
+                    for p in ds.problems.get(kind, [])
+                ],
             }
             if isinstance(ds, Pool):  # per-user: how many identities' processes run now
                 out[name]["processes"] = ds.processes

@@ -16,8 +16,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from adapters.lane import Lane
 from adapters.link import Connector, opened
 from adapters.streams import watched
-from gateway import __version__
-from gateway.downstreams import changes
+from gateway import __version__, sdk
+from gateway.downstreams import changes, listing
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
 from gateway.types import ProgressFn
@@ -66,6 +66,8 @@ class Downstream:
         self.last_error: str | None = None
         self.restarts = 0
         self.protocol_version: str | None = None
+        self.problems: dict[str, list[str]] = {}
+        """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
         self._target = target
         self._mode = _MODES[protocol]
         self._connect_timeout_s = connect_timeout_s
@@ -278,26 +280,37 @@ class Downstream:
         return result
 
     async def list_all(self, kind: str) -> list[Any]:
-        """Every page of tools, resources, resource templates or prompts; [] if the server lacks the capability."""
-        client, _ = await self._session()
-        capability, request_type, result_type = _LISTS[kind]
+        """Every page of tools, resources, resource templates or prompts; [] if the server lacks the capability.
+
+        Entries are read one by one (`listing.read_page`): a bad one is repaired or left out, and named in
+        `problems[kind]` (shown by `gateway.status`) and the log, instead of failing the whole listing.
+        """
+        client, session = await self._session()
+        capability, request_type = _LISTS[kind]
         if getattr(client.server_capabilities, capability) is None:
             return []
         items: list[Any] = []
+        problems: list[str] = []
         cursor: str | None = None
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self.request(request_type(params=params), result_type)
-            items.extend(getattr(page, kind))
-            cursor = page.next_cursor
+            with self._failures(client):
+                page = await sdk.send_unvalidated(session, request_type(params=params), timeout_s=self.timeout_s)
+            found, trouble, cursor = listing.read_page(kind, page)
+            items.extend(found)
+            problems.extend(trouble)
             if not cursor:
-                return items
+                break
+        if problems:
+            logger.warning("server %s: %s listing: %s", self.name, kind, "; ".join(problems))
+        self.problems[kind] = problems
+        return items
 
 
-# kind (also the result's list field) -> (capability, request, result)
-_LISTS: dict[str, tuple[str, Any, Any]] = {
-    "tools": ("tools", types.ListToolsRequest, types.ListToolsResult),
-    "resources": ("resources", types.ListResourcesRequest, types.ListResourcesResult),
-    "resource_templates": ("resources", types.ListResourceTemplatesRequest, types.ListResourceTemplatesResult),
-    "prompts": ("prompts", types.ListPromptsRequest, types.ListPromptsResult),
+# kind -> (capability, request)
+_LISTS: dict[str, tuple[str, Any]] = {
+    "tools": ("tools", types.ListToolsRequest),
+    "resources": ("resources", types.ListResourcesRequest),
+    "resource_templates": ("resources", types.ListResourceTemplatesRequest),
+    "prompts": ("prompts", types.ListPromptsRequest),
 }

@@ -105,6 +105,12 @@ class Pool:
         return None if lister is None else lister.downstream.protocol_version
 
     @property
+    def problems(self) -> dict[str, list[str]]:
+        """What the listing member's last listings had wrong (see `Downstream.problems`)."""
+        lister = self._lister()
+        return {} if lister is None else lister.downstream.problems
+
+    @property
     def processes(self) -> int:
         return len(self._members)
 
