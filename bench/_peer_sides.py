@@ -8,9 +8,7 @@ SDK client, in the era the row asks for.
   each from its own bench environment (`bench._peer_envs`).
 """
 
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,21 +16,11 @@ from typing import Any
 import psutil
 from mcp import Client, StdioServerParameters
 
-from adapters import stdio_transport
 from bench._harness import descendants, started_since
 from bench._peer_envs import FASTMCP, MCP_PROXY
+from bench._processes import PASS_THROUGH_LIMITS, TIMEOUT_S, accepting, http_kitchen, linear
 from gateway.config import StdioServerConfig
 from tests.harness import KITCHEN, PYTHON, ROOT, free_port, http_client, http_gateway, kitchen, served, write_config
-
-TIMEOUT_S = 300.0
-MAX_MESSAGE_BYTES = 512 * 1024 * 1024  # above the 100 MB blob plus its JSON envelope
-PASS_THROUGH_BYTES = 1024 * 1024 * 1024
-PASS_THROUGH_LIMITS: dict[str, Any] = {
-    "max_message_bytes": MAX_MESSAGE_BYTES,
-    "max_inline_bytes": PASS_THROUGH_BYTES,
-    "max_request_bytes": PASS_THROUGH_BYTES,
-}
-"""The gateways' size-guard limits: nothing is spilled or refused (the guard still runs), so proxying is measured."""
 
 ROWS: dict[str, tuple[str, ...]] = {
     "stdio→stdio": ("direct", "gateway", "fastmcp"),
@@ -62,30 +50,6 @@ class RowPlace:
 
     tmp: Path
     kitchen_url: str | None = None
-
-
-def accepting(port: int) -> Callable[[], Awaitable[str | None]]:
-    """A `served` readiness check: the base URL once something accepts connections on `port`."""
-
-    async def ready() -> str | None:
-        with socket.socket() as probe:
-            return f"http://127.0.0.1:{port}" if probe.connect_ex(("127.0.0.1", port)) == 0 else None
-
-    return ready
-
-
-@asynccontextmanager
-async def http_kitchen(tmp: Path, name: str = "k") -> AsyncIterator[str]:
-    """Kitchen on Streamable HTTP; yields its base URL once its port file appears."""
-    port_file = tmp / f"kitchen-{name}.port"
-    port_file.unlink(missing_ok=True)
-
-    async def ready() -> str | None:
-        return f"http://127.0.0.1:{port_file.read_text().strip()}" if port_file.exists() else None
-
-    argv = [PYTHON, KITCHEN, "--name", name, "--transport", "http", "--port", "0", "--port-file", str(port_file)]
-    async with served(argv, ready, "kitchen") as base:
-        yield base
 
 
 def kitchen_argv(name: str = "k") -> list[str]:
@@ -139,11 +103,11 @@ async def http_side_base(kind: str, place: RowPlace, label: str, stack: AsyncExi
 
 
 async def open_side(
-    kind: str, front: str, era: str, place: RowPlace, stack: AsyncExitStack, *, label: str, linear: bool = False
+    kind: str, front: str, era: str, place: RowPlace, stack: AsyncExitStack, *, label: str, big: bool = False
 ) -> Side:
     """Start one side and connect the driver client to it in `era`; closed with `stack`.
 
-    `linear`: stdio sides are reached through the project's linear-time stdio transport instead of the
+    `big`: stdio sides are reached through the project's linear-time stdio transport instead of the
     SDK's stock client (whose reader is O(n²) in the line length: a 100 MB result would measure the client).
     """
     before = descendants()
@@ -152,9 +116,9 @@ async def open_side(
         argv = stdio_side_argv(kind, place, label)
         env = {"PYTHONPATH": str(ROOT)}
         target: Any
-        if linear:
+        if big:
             server = StdioServerConfig(transport="stdio", command=argv[0], args=argv[1:], cwd=str(ROOT), env=env)
-            target = stdio_transport(server, max_message_bytes=MAX_MESSAGE_BYTES)
+            target = linear(server)
         else:
             target = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(ROOT), env=env)
         client = await stack.enter_async_context(Client(target, mode=mode, read_timeout_seconds=TIMEOUT_S))

@@ -24,7 +24,7 @@ import mcp.types as types
 from mcp import Client
 
 from bench._harness import echo_once, kill_leftover_children, percentile, table
-from bench.proxy_overhead import gateway_config
+from bench._processes import gateway_config
 from gateway.auth.bearer_jwt import JwtVerifier
 from gateway.auth.jwks import KeySet
 from gateway.auth.static import StaticToken, StaticTokens, digest

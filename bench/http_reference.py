@@ -14,39 +14,20 @@ The floor shows what the machine leaves for a proxy's own work; the gateway/floo
 """
 
 import argparse
-import socket
 import statistics
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 from mcp import Client
 
-from bench.proxy_overhead import (
-    TIMEOUT_S,
-    echo_once,
-    gateway_config,
-    http_kitchen,
-    percentile,
-    table,
-    throughput,
-)
+from bench._harness import echo_once, percentile, table, throughput
+from bench._processes import TIMEOUT_S, accepting, gateway_config, http_kitchen
 from tests.harness import KITCHEN, PYTHON, free_port, http_client, http_gateway, kitchen, served
 
 ROUNDS = 4
-
-
-def accepting(port: int) -> Callable[[], Awaitable[str | None]]:
-    """A `served` readiness check: the base URL once something accepts connections on `port`."""
-
-    async def ready() -> str | None:
-        with socket.socket() as probe:
-            return f"http://127.0.0.1:{port}" if probe.connect_ex(("127.0.0.1", port)) == 0 else None
-
-    return ready
 
 
 async def measure(sides: dict[str, tuple[Client, str]], calls: int, total: int, concurrency: int) -> list[list[str]]:

@@ -39,7 +39,8 @@ from bench._harness import (
 )
 from bench._peer_envs import FASTMCP, MCP_PROXY
 from bench._peer_report import Rep, Results, Sample, blob_table, echo_table, print_goals
-from bench._peer_sides import ERAS, ROWS, TIMEOUT_S, RowPlace, Side, http_kitchen, open_side
+from bench._peer_sides import ERAS, ROWS, RowPlace, Side, open_side
+from bench._processes import TIMEOUT_S, http_kitchen
 from tests.harness import ROOT
 
 ROUNDS = 4
@@ -117,7 +118,7 @@ async def blob_row(row: str, tmp: Path, opts: Options, results: Results) -> None
         place.tmp.mkdir(parents=True)
         front, _ = await open_row(row, place, stack)
         sides = [
-            await open_side(kind, front, "2025-11-25", place, stack, label=f"blob-{kind}", linear=True)
+            await open_side(kind, front, "2025-11-25", place, stack, label=f"blob-{kind}", big=True)
             for kind in ROWS[row]
         ]
         for side in sides:

@@ -33,19 +33,15 @@ import anyio.to_thread
 import mcp.types as types
 from mcp import Client
 
-from bench.proxy_overhead import (
+from bench._harness import MB, PeakRss, kill_leftover_children, percentile, table
+from bench._processes import (
     MAX_MESSAGE_BYTES,
-    MB,
     PASS_THROUGH_LIMITS,
     TIMEOUT_S,
-    PeakRss,
     find_gateway,
     gateway_stdio,
-    kill_leftover_children,
     kitchen_stdio,
     linear,
-    percentile,
-    table,
 )
 from gateway.app import Gateway
 from gateway.config import LimitsConfig, StdioServerConfig, load_config

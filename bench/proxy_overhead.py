@@ -11,302 +11,34 @@ The gateways run with 1 GiB size-guard limits, so results are passed through, no
 """
 
 import argparse
-import math
 import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
-import anyio.to_thread
-import mcp.types as types
 import psutil
 from mcp import Client, StdioServerParameters
 
-from adapters import session_only, stdio_transport
-from gateway.config import StdioServerConfig
-from gateway.sdk import Transport
-from tests.harness import (
-    KITCHEN,
-    PYTHON,
-    ROOT,
-    gateway_params,
-    http_client,
-    http_gateway,
-    kitchen,
-    served,
-    write_config,
+from bench._harness import MB, Blob, blob_call, echo_once, kill_leftover_children, percentile, throughput
+from bench._overhead_list import list_section
+from bench._overhead_report import Report, Row
+from bench._processes import (
+    TIMEOUT_S,
+    find_gateway,
+    gateway_config,
+    gateway_stdio,
+    http_kitchen,
+    kitchen_stdio,
+    linear,
 )
-
-MB = 1_000_000
-MAX_MESSAGE_BYTES = 512 * 1024 * 1024  # above the 100 MB blob plus its JSON envelope
-PASS_THROUGH_BYTES = 1024 * 1024 * 1024
-"""Size-guard limits of the benchmark's gateways: nothing is spilled or refused, so proxying is what is measured."""
-PASS_THROUGH_LIMITS: dict[str, Any] = {
-    "max_message_bytes": MAX_MESSAGE_BYTES,
-    "max_inline_bytes": PASS_THROUGH_BYTES,
-    "max_request_bytes": PASS_THROUGH_BYTES,
-}
-TIMEOUT_S = 300.0
-SAMPLE_S = 0.01
-LIST_SERVERS = 10
-LIST_TOOLS = 50
-
-
-# -- results -------------------------------------------------------------------------------------
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> None:
-    cells = [list(header), *(list(r) for r in rows)]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
-    for n, row in enumerate(cells):
-        print(
-            "  ".join(
-                v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-
-
-@dataclass
-class Row:
-    section: str
-    metric: str
-    direct: str
-    gateway: str
-    ratio: float | None = None
-    target: str = ""
-    ok: bool | None = None  # None: no target, or not measurable
-
-
-@dataclass
-class Report:
-    rows: list[Row] = field(default_factory=list[Row])
-    notes: list[str] = field(default_factory=list[str])
-
-    def compare(
-        self,
-        section: str,
-        metric: str,
-        direct: float | None,
-        gateway: float | None,
-        unit: str,
-        *,
-        at_most: float | None = None,
-        at_least: float | None = None,
-        fmt: str = "{:.2f}",
-    ) -> None:
-        """Add a row with ratio gateway/direct, checked against `at_most` or `at_least` when given."""
-
-        def show(v: float | None) -> str:
-            return "ERROR" if v is None else f"{fmt.format(v)} {unit}".strip()
-
-        ratio = None if direct is None or gateway is None or direct == 0 else gateway / direct
-        target, ok = "", None
-        if at_most is not None:
-            target = f"≤ {at_most:g}×"
-            ok = ratio is not None and ratio <= at_most
-        elif at_least is not None:
-            target = f"≥ {at_least:g}×"
-            ok = ratio is not None and ratio >= at_least
-        self.rows.append(Row(section, metric, show(direct), show(gateway), ratio, target, ok))
-
-    def print(self) -> None:
-        header = ("section", "metric", "direct", "gateway", "gw/direct", "target", "")
-        cells = [header]
-        for r in self.rows:
-            verdict = "" if r.ok is None else ("PASS" if r.ok else "MISS")
-            ratio = "—" if r.ratio is None else f"{r.ratio:.2f}×"
-            cells.append((r.section, r.metric, r.direct, r.gateway, ratio, r.target, verdict))
-        table(cells[0], cells[1:], {2, 3, 4})
-        if self.notes:
-            print()
-            for note in self.notes:
-                print(f"* {note}")
-
-
-# -- processes -----------------------------------------------------------------------------------
-
-
-def kitchen_stdio(name: str, *extra: str) -> StdioServerConfig:
-    return StdioServerConfig(transport="stdio", command=PYTHON, args=[KITCHEN, "--name", name, *extra])
-
-
-def gateway_stdio(config: Path) -> StdioServerConfig:
-    """The gateway as a stdio server, started like `tests.harness.gateway_params` does."""
-    params = gateway_params(config)
-    return StdioServerConfig(
-        transport="stdio", command=params.command, args=params.args, cwd=params.cwd, env=params.env or {}
-    )
-
-
-def linear(server: StdioServerConfig) -> Transport:
-    """The project's linear-time stdio client transport (the SDK's stock one is O(n²) in the line length)."""
-    return session_only(stdio_transport(server, max_message_bytes=MAX_MESSAGE_BYTES))
-
-
-def gateway_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:
-    """A gateway config in its own folder: its path is unique, which is how `find_gateway` spots the process.
-
-    The size guard gets 1 GiB limits (`PASS_THROUGH_LIMITS`): with its defaults a result over 20,000 bytes
-    would be spilled to disk and previewed, and this benchmark measures pass-through proxying.
-    """
-    directory.mkdir(parents=True)
-    return write_config(directory, servers, limits=dict(PASS_THROUGH_LIMITS), **sections)
-
-
-def find_gateway(config: Path) -> psutil.Process:
-    """The gateway process: the one whose command line names this (unique) config path."""
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline: list[str] = proc.info.get("cmdline") or []
-        if "gateway" in cmdline and str(config) in cmdline:
-            return proc
-    raise RuntimeError(f"no gateway process runs with --config {config}")
-
-
-@asynccontextmanager
-async def http_kitchen(directory: Path) -> AsyncIterator[str]:
-    """Run kitchen with `--transport http --port 0`; yields its base URL once the port file appears."""
-    port_file = directory / "kitchen.port"
-    port_file.unlink(missing_ok=True)  # left by an earlier kitchen
-
-    async def ready() -> str | None:
-        return f"http://127.0.0.1:{port_file.read_text().strip()}" if port_file.exists() else None
-
-    argv = [PYTHON, KITCHEN, "--name", "k", "--transport", "http", "--port", "0", "--port-file", str(port_file)]
-    async with served(argv, ready, "kitchen") as base:
-        yield base
-
+from tests.harness import KITCHEN, PYTHON, ROOT, gateway_params, http_client, http_gateway, kitchen
 
 # -- measurements --------------------------------------------------------------------------------
-
-
-def text_of(result: types.CallToolResult) -> str:
-    first = result.content[0] if result.content else None
-    return first.text if isinstance(first, types.TextContent) else ""
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
-
-
-async def echo_once(client: Client, tool: str) -> float:
-    start = time.perf_counter()
-    result = await client.call_tool(tool, {"text": "hi"})
-    elapsed = time.perf_counter() - start
-    if text_of(result) != "hi":
-        raise RuntimeError(f"{tool} answered {text_of(result)!r}")
-    return elapsed
-
-
-async def throughput(client: Client, tool: str, total: int, concurrency: int) -> float:
-    """Seconds for `total` calls made by `concurrency` callers sharing one session."""
-    remaining = total
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await client.call_tool(tool, {"text": "hi"})
-
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(worker)
-    return time.perf_counter() - start
-
-
-class PeakRss:
-    """Peak RSS of one process while a block runs: psutil samples every ~10 ms from a thread.
-
-    Where the kernel allows resetting the high-water mark (`/proc/PID/clear_refs` ← 5), VmHWM is
-    read too, so a spike shorter than the sampling interval is not missed.
-    """
-
-    def __init__(self, proc: psutil.Process) -> None:
-        self.proc = proc
-        self.stop = threading.Event()
-        self.baseline = 0
-        self.peak = 0
-        self.hwm_reset = False
-
-    def _hwm(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-        return 0
-
-    def start(self) -> None:
-        self.baseline = self.peak = int(self.proc.memory_info().rss)
-        try:
-            with open(f"/proc/{self.proc.pid}/clear_refs", "w", encoding="ascii") as f:
-                f.write("5")
-            self.hwm_reset = True
-        except OSError:
-            self.hwm_reset = False
-
-    def sample(self) -> None:
-        while not self.stop.wait(SAMPLE_S):
-            with suppress(psutil.Error):
-                self.peak = max(self.peak, int(self.proc.memory_info().rss))
-
-    def finish(self) -> None:
-        with suppress(psutil.Error, OSError):
-            self.peak = max(self.peak, int(self.proc.memory_info().rss))
-            if self.hwm_reset:
-                self.peak = max(self.peak, self._hwm())
-
-    @property
-    def extra(self) -> int:
-        return self.peak - self.baseline
-
-
-@dataclass
-class Blob:
-    wall_s: float | None
-    received: int | None
-    extra_rss: int | None = None
-    error: str | None = None
-
-
-async def blob_call(client: Client, tool: str, n: int, proc: psutil.Process | None) -> Blob:
-    rss = PeakRss(proc) if proc is not None else None
-    try:
-        if rss is not None:
-            rss.start()
-        start = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            if rss is not None:
-                tg.start_soon(anyio.to_thread.run_sync, rss.sample)
-            try:
-                with anyio.fail_after(TIMEOUT_S + 30):
-                    result = await client.call_tool(tool, {"n": n}, read_timeout_seconds=TIMEOUT_S)
-            finally:
-                if rss is not None:
-                    rss.stop.set()
-        wall = time.perf_counter() - start
-        if rss is not None:
-            rss.finish()
-        received = len(text_of(result))
-        error = None
-        if result.is_error or received != n:
-            error = f"is_error={result.is_error}, {received:,} chars: {text_of(result)[:200]!r}"
-        del result
-        return Blob(wall, received, None if rss is None else rss.extra, error)
-    except Exception as exc:  # noqa: BLE001 -- a failing call is a finding to report, not a reason to stop
-        return Blob(None, None, None, f"{type(exc).__name__}: {exc}")
 
 
 async def blobs(
@@ -315,7 +47,7 @@ async def blobs(
     """Append one `Blob` per size to `out`: the median wall time and the largest extra RSS over `repeats` calls."""
     await client.call_tool(tool, {"n": 1000})  # warm-up: first call, tools/list for output schemas
     for size in sizes:
-        runs = [await blob_call(client, tool, size * MB, proc) for _ in range(repeats)]
+        runs = [await blob_call(client, tool, size * MB, proc, TIMEOUT_S) for _ in range(repeats)]
         failed = next((b for b in runs if b.error is not None), None)
         if failed is not None:
             out.append(failed)
@@ -498,73 +230,11 @@ async def http_pair(tmp: Path, opts: Options, report: Report) -> None:
     report_pair(report, section, direct, gateway, opts, {"p50": 1.15, "p99": 2.5, "throughput": 0.9})
 
 
-async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
-    start = time.perf_counter()
-    await fn()
-    return time.perf_counter() - start
-
-
-async def list_section(tmp: Path, opts: Options, report: Report) -> None:
-    section = "tools/list"
-    extra = ("--tools", str(LIST_TOOLS))
-    expected = LIST_SERVERS * (LIST_TOOLS + 10)  # kitchen has 10 built-in tools
-
-    async def direct_ten(client: Client) -> None:
-        for _ in range(LIST_SERVERS):
-            await client.list_tools(cache_mode="bypass")
-
-    print(f"[{section}] direct: one kitchen --tools {LIST_TOOLS}, listed {LIST_SERVERS}× in a row", flush=True)
-    params = StdioServerParameters(command=PYTHON, args=[KITCHEN, "--name", "k", *extra])
-    async with Client(params) as client:
-        direct_first = await timed(lambda: direct_ten(client))
-        direct = [await timed(lambda: direct_ten(client)) for _ in range(opts.list_iterations)]
-
-    servers = {f"s{i}": kitchen(f"s{i}", *extra) for i in range(LIST_SERVERS)}
-    results: dict[str, tuple[float, list[float], int]] = {}
-    for label, sections in (("cached", {}), ("uncached", {"namespace": {"catalog_ttl_s": 0.001}})):
-        print(f"[{section}] gateway ({label}): {LIST_SERVERS} kitchens --tools {LIST_TOOLS}", flush=True)
-        config = gateway_config(tmp / f"list-{label}", servers, **sections)
-        async with Client(gateway_params(config)) as client:
-            count = 0
-
-            async def one() -> None:
-                nonlocal count
-                count = len((await client.list_tools(cache_mode="bypass")).tools)
-
-            first = await timed(one)
-            samples = [await timed(one) for _ in range(opts.list_iterations)]
-            results[label] = (first, samples, count)
-            if count < expected:
-                report.notes.append(
-                    f"tools/list ({label}) through the gateway returned {count} tools, expected ≥ {expected}"
-                )
-
-    d50 = statistics.median(direct) * 1e3
-    report.compare(section, "first list vs first 10 direct", direct_first * 1e3, results["cached"][0] * 1e3, "ms")
-    report.compare(section, "p50 cached vs 10 direct", d50, statistics.median(results["cached"][1]) * 1e3, "ms")
-    report.compare(section, "p50 uncached vs 10 direct", d50, statistics.median(results["uncached"][1]) * 1e3, "ms")
-    report.notes.append(
-        f"tools/list: gateway = one list of {LIST_SERVERS} kitchens × ({LIST_TOOLS}+10 tools) = "
-        f"{results['cached'][2]} tools incl. gateway.*; direct = {LIST_SERVERS} sequential lists of one such kitchen "
-        f"(same total catalog). 'cached' uses the default catalog TTL (300 s): the gateway already listed every "
-        f"downstream at startup, so even its first list is served from the catalog cache. 'uncached' sets "
-        f"namespace.catalog_ttl_s=0.001, so every list fans out to all {LIST_SERVERS} downstreams (concurrently)."
-    )
-
-
 # -- main ----------------------------------------------------------------------------------------
 
 
-def kill_leftover_children() -> str | None:
-    """Kill every child process still running; a note naming them, or None when there were none."""
-    leaked = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
-    if not leaked:
-        return None
-    names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in leaked if p.is_running())
-    for proc in leaked:
-        with suppress(psutil.Error):
-            proc.kill()
-    return f"LEAKED processes were still running at the end and were killed: {names}"
+async def lists(tmp: Path, opts: Options, report: Report) -> None:
+    await list_section(tmp, opts.list_iterations, report)
 
 
 async def run(opts: Options) -> Report:
@@ -572,7 +242,7 @@ async def run(opts: Options) -> Report:
     with tempfile.TemporaryDirectory(prefix="proxy-overhead-") as name:
         tmp = Path(name)
         try:
-            for section in (stdio_pair, http_pair, list_section):
+            for section in (stdio_pair, http_pair, lists):
                 try:
                     await section(tmp, opts, report)
                 except Exception as exc:  # noqa: BLE001 -- report the failure, still run the other sections
