@@ -13,7 +13,7 @@ from mcp import Client
 
 from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
-from tests.harness import text_of
+from tests.harness import http_client, http_gateway, text_of, write_config
 from tests.think import harness
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +142,16 @@ async def test_the_gateways_own_tools_check_their_arguments_before_acting(tmp_pa
                 assert result.is_error and f"`{name}` = {wrong!r}" in text_of(result), text_of(result)
             result = await client.call_tool(tool.name, {**base, "verbose": 1})
             assert result.is_error and f"`verbose` is not an argument of {tool.name}" in text_of(result)
+
+
+async def test_both_eras_over_http_get_the_same_refusals(tmp_path: Path) -> None:
+    """A real gateway process on HTTP: the plain-call lane (2026-era) and the SDK path (2025-era) both reach
+    the in-process servers' one check."""
+    think = {"workflows_dirs": [str(harness.FIXTURES)], "state_dir": str(tmp_path / "state")}
+    async with http_gateway(write_config(tmp_path, {}, think=think)) as base:
+        for mode in ("auto", "legacy"):
+            async with http_client(base, mode=mode) as client:
+                body = invalid(await client.call_tool("think.reset", {"workflow": "sink_v1", "force": "false"}))
+                assert body["details"] == ["`force` = 'false' (str): Input should be a valid boolean"], mode
+                result = await client.call_tool("gateway.read_output", {"id": "f" * 24, "length": True})
+                assert result.is_error and "`length` = True (bool)" in text_of(result), mode
