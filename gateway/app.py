@@ -12,7 +12,9 @@ import mcp.types as types
 
 import adapters
 from gateway.cache import SharedCache
-from gateway.catalog.registry import Registry
+from gateway.catalog.exposure import Exposure
+from gateway.catalog.registry import Entry, Registry
+from gateway.catalog.rename import Names, reference
 from gateway.config import GatewayConfig, ServerConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
@@ -20,23 +22,34 @@ from gateway.downstreams.pool import Pool
 from gateway.fronts.caller import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
+from gateway.hosted.find import CALL_TOOL, FIND_TOOLS
 from gateway.identity import os_user
 from gateway.middleware import audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
+from gateway.middleware.exposure import ExposureMiddleware
 from gateway.pipeline import Middleware, Pipeline
 from gateway.prompts import PromptLibrary
 from gateway.reload import Reloader
-from gateway.session import SessionStore
+from gateway.session import Session, SessionStore
 from gateway.store.backends import open_stores
 from gateway.think import server as think_server
 from gateway.think.context import Limits
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.state import StateStore
+from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 from gateway.think.validator import Schemas
 from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS
 
 logger = logging.getLogger(__name__)
+
+
+def own_names(separator: str, max_length: int) -> Names:
+    """The names of the gateway's, Think's and prompt's tools: enough to render the driver summary, which is
+    written before any catalog exists."""
+    own = [("gateway", t.name) for t in (hosted.STATUS, hosted.READ_OUTPUT, FIND_TOOLS, CALL_TOOL)]
+    own += [("think", t.name) for t in THINK_TOOLS] + [("prompt", t.name) for t in PROMPT_TOOLS]
+    return Names(((s, o, reference(s, o)) for s, o in own), separator, max_length)
 
 
 class Gateway:
@@ -80,6 +93,16 @@ class Gateway:
         full_text = f"read the resource gateway://prompts/{driver.version}"
         if self.engine is not None:
             full_text = f'call think.driver_prompt {{"version": "{driver.version}"}} or {full_text}'
+        self.policy = policy.from_config(config.policy, config.namespace.separator)
+        self.audit = audit.sink(config.audit)
+        # The policy's hook into listing and search: a tool it denies is neither listed nor found.
+        self.exposure = Exposure(config.exposure, config.namespace, visible=self._allowed if self.policy else None)
+        exposure = ExposureMiddleware(
+            self.exposure,
+            self.registry.catalog,
+            notify=self._session_tools_changed,
+            answer_budget=config.limits.max_inline_bytes,
+        )
         if chain is None:
             chain = default_chain(
                 config,
@@ -96,19 +119,20 @@ class Gateway:
             if config_path is None
             else Reloader(config_path, config, self.registry, self._downstream, self._front_changed)
         )
-        self.policy = policy.from_config(config.policy, config.namespace.separator)
-        self.audit = audit.sink(config.audit)
-        # Policy first (a refused call goes no further), audit last (it sees every other decision).
+        # Exposure first (every other middleware sees the registry's name of a direct call, gateway.call_tool
+        # unwrapped), then policy (a refused call goes no further), audit last (it sees every other decision).
         guard: list[Middleware] = [policy.PolicyCheck(self.policy, self._tool)] if self.policy else []
         record: list[Middleware] = [audit.Audit(self.audit)] if self.audit is not None else []
-        self.pipeline = Pipeline(self.registry, [*guard, *chain, *record])
+        self.pipeline = Pipeline(self.registry, [exposure, *guard, *chain, *record])
+        own = own_names(config.namespace.separator, config.namespace.max_name_length)
         self.front = Front(
             self.pipeline,
             self.registry,
             self.sessions,
-            instructions=summary(driver, full_text),
+            instructions=own.text(summary(driver, full_text)),
             hint_budget=config.limits.hint_budget_chars,
             callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
+            exposure=self.exposure,
         )
 
     def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
@@ -147,12 +171,20 @@ class Gateway:
     def _secret_header(config: GatewayConfig) -> str | None:
         return config.secrets.header_prefix if "header" in config.secrets.sources else None
 
+    def _allowed(self, session: Session, entry: Entry) -> bool:
+        tool = entry.item if isinstance(entry.item, types.Tool) else None
+        return self.policy.denial(session.identity, entry.exposed, tool) is None
+
     async def _tool(self, name: str) -> types.Tool | None:
         entry = (await self.registry.catalog()).tools.get(name)
         return entry.item if entry is not None and isinstance(entry.item, types.Tool) else None
 
     async def _tool_names(self) -> set[str]:
-        return set((await self.registry.catalog()).tools)
+        # Workflows name tools by reference (`server.tool`), whatever the separator clients see.
+        return {reference(e.server, e.original) for e in (await self.registry.catalog()).tools.values()}
+
+    def _session_tools_changed(self, key: str) -> None:
+        self.front.tools_changed(key)
 
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)

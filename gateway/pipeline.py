@@ -62,6 +62,9 @@ class Call:
     """Written by the size guard: the output id under which the whole result was stored."""
     refused_by: str | None = None
     """Written by a middleware that refused the call (e.g. "policy"), for the audit line."""
+    reference: str | None = None
+    """Written by the exposure middleware: the tool's reference name `server.tool`, which workflows and the
+    gateway's own text use whatever the separator clients see."""
     _measured: tuple[object, int] | None = field(default=None, repr=False)
 
     @property

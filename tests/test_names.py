@@ -1,6 +1,7 @@
 """Exposed names: short ones kept, long ones shortened to exactly the limit, collisions resolved, always unique."""
 
 import random
+import re
 from collections import Counter
 
 from gateway.catalog.names import assign
@@ -60,6 +61,20 @@ def random_name(rng: random.Random, alphabet: str, longest: int) -> str:
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, longest)))
 
 
+def readable(name: str, separator: str) -> str:
+    """A tool's part of its exposed name: as is beside a dot separator, else strict (`[A-Za-z0-9_-]`)."""
+    return name if "." in separator else re.sub(r"[^A-Za-z0-9_-]", "_", name)
+
+
+def test_without_a_dot_separator_every_name_suits_the_strictest_clients() -> None:
+    pairs = [("think", "workflows.list"), ("think", "state.get"), ("srv", "a/b c:d"), ("srv", "é"), ("srv", LONG)]
+    for separator in ("_", "-", "__"):
+        exposed = assign(pairs, separator, 64)
+        assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in exposed.values()), exposed
+    assert assign(pairs, "_", 64)["think", "workflows.list"] == "think_workflows_list"
+    assert assign(pairs, ".", 64)["think", "workflows.list"] == "think.workflows.list"
+
+
 def test_property_random_catalogs_give_unique_names_within_the_limit() -> None:
     rng = random.Random(20260728)
     for round_ in range(60):
@@ -74,9 +89,9 @@ def test_property_random_catalogs_give_unique_names_within_the_limit() -> None:
         duplicates = [n for n, c in Counter(exposed.values()).items() if c > 1]
         assert not duplicates, context
         assert all(len(n) <= limit for n in exposed.values()), context
-        plain = Counter(f"{s}{separator}{n}" for s, n in pairs)
+        plain = Counter(f"{s}{separator}{readable(n, separator)}" for s, n in pairs)
         for (server, name), got in exposed.items():
-            full = f"{server}{separator}{name}"
+            full = f"{server}{separator}{readable(name, separator)}"
             if len(full) <= limit and plain[full] == 1 and full not in set(exposed.values()) - {got}:
                 assert got == full, context  # nothing clashed: the readable name is kept
             elif len(full) > limit:

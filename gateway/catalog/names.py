@@ -1,16 +1,24 @@
 """Exposed names: `<server><sep><name>`, never longer than the limit, never colliding."""
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 
 _HASH_LEN = 8
+_NOT_STRICT = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _part(name: str, sep: str) -> str:
+    """A tool's own name; without `.` in the separator, every character outside `[A-Za-z0-9_-]` becomes `_`
+    (`workflows.list` -> `workflows_list`), so the whole name suits the strictest clients."""
+    return name if "." in sep else _NOT_STRICT.sub("_", name)
 
 
 def _short(server: str, name: str, sep: str, max_length: int, hash_len: int) -> str:
     digest = hashlib.sha256(f"{server}\0{name}".encode()).hexdigest()[:hash_len]
     keep = max_length - hash_len - 1
-    return f"{server}{sep}{name}"[:keep] + "-" + digest
+    return f"{server}{sep}{_part(name, sep)}"[:keep] + "-" + digest
 
 
 def assign(pairs: Iterable[tuple[str, str]], sep: str, max_length: int) -> dict[tuple[str, str], str]:
@@ -21,7 +29,7 @@ def assign(pairs: Iterable[tuple[str, str]], sep: str, max_length: int) -> dict[
     set: any that coincide (e.g. with separator `_`, `a_b`+`c` and `a`+`b_c`) are all replaced by
     their hashed form, with longer hashes until the set is collision-free.
     """
-    names = {(server, name): f"{server}{sep}{name}" for server, name in pairs}
+    names = {(server, name): f"{server}{sep}{_part(name, sep)}" for server, name in pairs}
     for key, full in names.items():
         if len(full) > max_length:
             names[key] = _short(*key, sep, max_length, _HASH_LEN)

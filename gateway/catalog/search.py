@@ -152,7 +152,9 @@ class SearchIndex:
     def build(self, entries: Iterable[tuple[str, str, types.Tool]]) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there."""
         self._rows = list(entries)
-        self._names = [{_stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows]
+        self._names = [
+            {_stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows
+        ]
         with self._db:
             self._db.execute("DELETE FROM tools")
             self._db.executemany(
@@ -163,9 +165,7 @@ class SearchIndex:
                 ),
             )
 
-    def search(
-        self, query: str, *, limit: int, server: str | None = None, visible: Visible | None = None
-    ) -> Matches:
+    def search(self, query: str, *, limit: int, server: str | None = None, visible: Visible | None = None) -> Matches:
         """The best `limit` tools for `query`, best first; `server` keeps one namespace, `visible` the allowed.
 
         Raises:

@@ -5,6 +5,7 @@ section (`servers`, `sections`, `pipeline`); `loading` reads, expands and valida
 """
 
 from gateway.config.base import ConfigModel
+from gateway.config.exposure import ClientRuleConfig, ExposureConfig
 from gateway.config.loading import load_config, parse_config
 from gateway.config.pipeline import (
     DEFAULT_PATTERN,
@@ -45,7 +46,9 @@ __all__ = [
     "AuditConfig",
     "AuthConfig",
     "BootstrapConfig",
+    "ClientRuleConfig",
     "ConfigModel",
+    "ExposureConfig",
     "GatewayConfig",
     "HintRuleConfig",
     "HttpServerConfig",

@@ -1,6 +1,7 @@
 """The whole config file: one field per section."""
 
 from gateway.config.base import ConfigModel
+from gateway.config.exposure import ExposureConfig
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import ServerConfig, ServerName
@@ -23,3 +24,5 @@ class GatewayConfig(ConfigModel):
     secrets: SecretsConfig = SecretsConfig()
     audit: AuditConfig = AuditConfig()
     store: StoreConfig = StoreConfig()
+    exposure: ExposureConfig = ExposureConfig()
+    """What each client's `tools/list` holds (modes, budgets, pins, per-client rules)."""

@@ -18,12 +18,13 @@ from mcp.server.subscriptions import (
 )
 
 from gateway import __version__, sdk, telemetry
+from gateway.catalog.exposure import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.catalog.registry import Registry
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts.caller import Caller, Callers
 from gateway.identity import os_user
 from gateway.pipeline import Call, Pipeline
-from gateway.results import render_hints
+from gateway.results import Hint, render_hints
 from gateway.session import Session, SessionStore
 from gateway.types import ProgressFn, RequestCtx
 
@@ -63,9 +64,11 @@ class Front:
         instructions: str | None = None,
         hint_budget: int = 2048,
         callers: Callers | None = None,
+        exposure: Exposure | None = None,
     ) -> None:
         self.hint_budget = hint_budget
         self.callers = callers or Callers(os_user())
+        self.exposure = exposure
         self.pipeline = pipeline
         self.registry = registry
         self.sessions = sessions
@@ -115,6 +118,18 @@ class Front:
                 self._listeners.pop(key, None)
         await self.bus.publish(_EVENTS[kind]())
 
+    def tools_changed(self, key: str) -> None:
+        """Tell one session (not the others) that its tool list changed, e.g. after a promotion."""
+        listener = self._listeners.get(key)
+        if listener is not None and self._tg is not None:
+            self._tg.start_soon(self._notify_one, key, listener)
+
+    async def _notify_one(self, key: str, listener: Any) -> None:
+        try:
+            await listener.send_tool_list_changed()
+        except Exception:  # noqa: BLE001 -- a gone client is dropped, as in _broadcast
+            self._listeners.pop(key, None)
+
     async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
         connection = sdk.connection_of(ctx.session)
@@ -129,7 +144,16 @@ class Front:
     # -- handlers ------------------------------------------------------------------------------
 
     async def _handle(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
-        return await self.handle(self.callers.of(ctx.request), method, params, _progress(ctx))
+        return await self.handle(self._caller(ctx), method, params, _progress(ctx))
+
+    def _caller(self, ctx: RequestCtx) -> Caller:
+        """Who is calling; the client's `clientInfo.name` is noted on first sight (exposure rules match it)."""
+        caller = self.callers.of(ctx.request)
+        data = self.sessions.get(caller.key, caller.identity).data
+        if CLIENT_KEY not in data:
+            params = ctx.session.client_params
+            data[CLIENT_KEY] = params.client_info.name if params is not None else None
+        return caller
 
     async def handle(
         self, caller: Caller, method: str, params: dict[str, Any], progress: ProgressFn | None = None
@@ -169,7 +193,7 @@ class Front:
         return _answer(await self._handle(ctx, "prompts/list", {}), types.ListPromptsResult)
 
     async def _call_tool(self, ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await self.call_tool(self.callers.of(ctx.request), params.name, params.arguments, _progress(ctx))
+        return await self.call_tool(self._caller(ctx), params.name, params.arguments, _progress(ctx))
 
     async def call_tool(
         self, caller: Caller, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
@@ -178,7 +202,28 @@ class Front:
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(caller, "tools/call", {"name": name, "arguments": arguments}, progress)
         result = to_tool_result(call.error) if call.error is not None else _answer(call, types.CallToolResult)
+        if self.exposure is not None:
+            result, hints = await self._in_session_names(self.exposure, call, result)
+            return render_hints(result, hints, self.hint_budget)
         return render_hints(result, call.hints, self.hint_budget)
+
+    async def _in_session_names(
+        self, exposure: Exposure, call: Call, result: types.CallToolResult
+    ) -> tuple[types.CallToolResult, list[Hint]]:
+        """The gateway's own words (hints, errors, its and Think's results) name tools as this session sees them."""
+        names = exposure.session_names(await self.registry.catalog(), call.session)
+        if names.identity:
+            return result, call.hints
+        hints = [Hint(h.kind, names.text(h.text)) for h in call.hints]
+        if call.error is not None or call.server in OWN_SERVERS:
+            content = [
+                b.model_copy(update={"text": names.text(b.text)}) if isinstance(b, types.TextContent) else b
+                for b in result.content
+            ]
+            result = result.model_copy(
+                update={"content": content, "structured_content": names.deep(result.structured_content)}
+            )
+        return result, hints
 
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams

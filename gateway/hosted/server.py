@@ -1,7 +1,8 @@
 """The gateway's own tools and resources, served in-process so they take the same path as any downstream.
 
-Tools: `status`, `read_output`. Resources: `gateway://outputs/{id}` (pages of a spilled result, `?offset=&length=`)
-and `gateway://prompts/{version}` (the full driver prompt).
+Tools: `status`, `read_output`, and the definitions of `find_tools` / `call_tool` (answered by the exposure
+middleware, which knows the caller's session: `gateway.hosted.find`). Resources: `gateway://outputs/{id}`
+(pages of a spilled result, `?offset=&length=`) and `gateway://prompts/{version}` (the full driver prompt).
 """
 
 import json
@@ -16,6 +17,7 @@ from pydantic import Field
 
 from gateway import __version__
 from gateway.contracts import Arguments, ArgumentsError, parse, tool
+from gateway.hosted.find import CALL_TOOL, FIND_TOOLS
 from gateway.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.store.base import Outputs, StoreUnavailable
@@ -71,7 +73,7 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
     """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`)."""
 
     async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[STATUS, READ_OUTPUT])
+        return types.ListToolsResult(tools=[STATUS, READ_OUTPUT, FIND_TOOLS, CALL_TOOL])
 
     async def server_status(args: Status) -> types.CallToolResult:
         servers = status()
@@ -93,6 +95,11 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
 
     async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
         found = handlers.get(params.name)
+        if found is None and params.name in (FIND_TOOLS.name, CALL_TOOL.name):
+            # Reached only when the chain has no exposure middleware (a custom chain): say so, do not guess.
+            return text_result(
+                f"{params.name} is answered by the gateway's exposure middleware, absent here.", error=True
+            )
         if found is None:
             return text_result(f"Unknown tool {params.name!r}; this server has {', '.join(handlers)}.", error=True)
         model, handler = found

@@ -23,7 +23,8 @@ with think.next.
 4. Keep result_snapshot under 50 KB: summaries, counts, file:line references, paths to saved files. \
 When the gateway says it recorded a step's result, call think.next without result_snapshot.
 5. Big results are stored, not dropped: page them with gateway.read_output {id, offset, length}.
-6. Lines starting with [gateway] are written for you: they say what to do next."""
+6. Lines starting with [gateway] are written for you: they say what to do next.
+7. Not every tool may be listed: gateway.find_tools {query} searches all; call a match by its exact name."""
 
 
 def summary(prompt: Prompt, full_text: str) -> str:

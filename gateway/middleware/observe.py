@@ -32,9 +32,11 @@ class Observe(Middleware):
         result = call.result
         if call.error is not None or not isinstance(result, types.CallToolResult) or result.is_error:
             return
-        name = str(call.params.get("name", ""))
+        # Steps name tools by reference (`server.tool`); the exposure middleware notes it for every call.
+        reference = call.reference
+        name = reference or call.name
         body = result.structured_content if isinstance(result.structured_content, dict) else {}
-        if name in (self.plan_tool, self.next_tool):
+        if name in (("think.plan", "think.next") if reference else (self.plan_tool, self.next_tool)):
             self._track(call, body)
             return
         arguments = call.params.get("arguments")

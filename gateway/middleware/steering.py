@@ -46,7 +46,7 @@ def outcome(call: Call, limits: SizeLimits) -> set[str]:
 def _builtin_error_hint(call: Call) -> str:
     match call.error:
         case UnknownName():
-            return "Next: pick a tool from the names above (or list tools again); do not guess names."
+            return "Next: pick a tool from the names above, or find one with gateway.find_tools {query}; do not guess."
         case DownstreamUnavailable() | DownstreamTimeout():
             return "Next: call gateway.status to see which servers are up, then retry once or use another tool."
         case RequestRejected():
