@@ -1,0 +1,288 @@
+"""Exposure through real gateway processes and real clients: modes, client rules, find/call, promotion, names."""
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client
+from mcp.client.session import IncomingMessage
+
+from tests.harness import (
+    PYTHON,
+    ROOT,
+    free_port,
+    gateway_params,
+    hints_of,
+    http_client,
+    http_gateway,
+    kitchen,
+    text_of,
+    wait_for,
+    write_config,
+)
+from tests.think import test_e2e
+
+pytestmark = pytest.mark.anyio
+
+repo = test_e2e.repo
+"""The throw-away git repository of the Think end-to-end tests (a fixture)."""
+REVIEW = test_e2e.REVIEW
+
+OWN = 16
+"""gateway (status, read_output, find_tools, call_tool), think (11), prompt (say)."""
+STRICT = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+EXTRA = ["create_merge_request", "list_pipelines", "frobnicate_widgets"]
+
+
+STEERING = {"hints": [{"tools": ["k.echo"], "on": "success", "text": "Next: steered."}]}
+RULES = [{"client": "openai-*", "separator": "_", "mode": "search"}, {"client": "claude-code", "mode": "all"}]
+
+
+def big(tmp_path: Path, n: int = 200, **sections: Any) -> Path:
+    """A kitchen with `n` generated tools (plus its 10 and three named ones) behind the gateway."""
+    extra = [arg for name in EXTRA for arg in ("--extra-tool", name)]
+    return write_config(tmp_path, {"k": kitchen("k", "--tools", str(n), *extra)}, **sections)
+
+
+@contextmanager
+def gateway_over_http(config: Path) -> Iterator[str]:
+    """`gateway serve --http` for a whole module (each test's clients are sessions of their own); yields its URL."""
+    base = f"http://127.0.0.1:{free_port()}"
+    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+
+    def up() -> bool:
+        try:
+            return httpx2.get(f"{base}/healthz", timeout=1).status_code == 200
+        except httpx2.HTTPError:
+            return process.poll() is not None
+
+    try:
+        anyio.run(wait_for, up, 60.0, "gateway /healthz")
+        assert process.poll() is None, f"gateway exited with {process.returncode}"
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """229 tools (over every budget), a steering rule on k.echo, the client rules of RULES."""
+    with gateway_over_http(big(tmp_path_factory.mktemp("big"), steering=STEERING, exposure={"clients": RULES})) as url:
+        yield url
+
+
+def session(base: str, client: str = "test-client", **kw: Any) -> AbstractAsyncContextManager[Client]:
+    return http_client(base, mode="legacy", client_info=types.Implementation(name=client, version="1"), **kw)
+
+
+async def names_of(client: Client) -> set[str]:
+    return {t.name for t in (await client.list_tools(cache_mode="bypass")).tools}
+
+
+async def test_auto_lists_everything_within_budget_and_only_the_way_in_above_it(tmp_path: Path) -> None:
+    rules = [{"client": "few", "max_tools": 30}, {"client": "tight", "max_list_chars": 5000}]
+    config = big(tmp_path, n=5, exposure={"clients": rules, "pin": ["k.echo"]})
+    async with http_gateway(config) as base:
+        async with session(base) as client:
+            assert len(await names_of(client)) == OWN + 10 + 5 + 3  # 34 tools, within 40 and 32,000 chars
+        async with session(base, "few") as client:
+            listed = await names_of(client)  # 34 tools are over this client's 30: the way in, and the pin
+            assert {n.split(".")[0] for n in listed} == {"gateway", "think", "prompt", "k"} and len(listed) == OWN + 1
+            assert {"gateway.find_tools", "gateway.call_tool", "think.plan", "k.echo"} <= listed
+        async with session(base, "tight") as client:
+            assert len(await names_of(client)) == OWN + 1  # under 40 tools but over 5,000 chars
+
+
+async def test_mode_search_holds_on_a_small_catalog_and_descriptions_are_capped(tmp_path: Path) -> None:
+    small = write_config(tmp_path, {"k": kitchen("k")}, exposure={"mode": "search", "description_chars": 60})
+    async with Client(gateway_params(small), mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+        assert len(tools) == OWN and all(len(t.description or "") <= 60 for t in tools)
+        found = await client.call_tool("gateway.find_tools", {"query": "think plan workflow", "limit": 1})
+        assert len(found.structured_content["tools"][0]["description"]) > 60
+        assert text_of(await client.call_tool("k.echo", {"text": "hidden"})) == "hidden"
+
+
+async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_only_that_session(
+    shared: str,
+) -> None:
+    heard: dict[str, anyio.Event] = {"a": anyio.Event(), "b": anyio.Event()}
+
+    def listener(who: str) -> Any:
+        async def on_message(message: IncomingMessage) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                heard[who].set()
+
+        return on_message
+
+    async with session(shared, message_handler=listener("a")) as a, session(shared, message_handler=listener("b")) as b:
+        assert "k.echo" not in await names_of(a)
+        result = await a.call_tool("k.echo", {"text": "hidden but here"})
+        assert text_of(result) == "hidden but here"
+        hints = hints_of(result)
+        assert hints[0].startswith("[gateway] Driver ") and "gateway.find_tools" in hints[0]
+        assert "[gateway] Next: steered." in hints
+        with anyio.fail_after(10):
+            await heard["a"].wait()
+        assert "k.echo" in await names_of(a)
+        assert "k.echo" not in await names_of(b) and not heard["b"].is_set()
+
+
+async def test_find_tools_ranks_the_whole_catalog_and_detail_is_enough_to_call(shared: str) -> None:
+    async with session(shared) as client:
+        found = await client.call_tool("gateway.find_tools", {"query": "open a merge request", "detail": True})
+        body = found.structured_content
+        assert body is not None and body["total"] >= 1
+        top = body["tools"][0]
+        assert top["name"] == "k.create_merge_request" and top["server"] == "k"
+        assert top["inputSchema"]["properties"]["text"]["type"] == "string"
+        assert set(top) == {"name", "server", "description", "required", "score", "inputSchema"}
+        assert text_of(found).startswith(f"{len(body['tools'])} of {body['total']} tools matching")
+        assert any("exact name" in h for h in hints_of(found))
+        assert "k.create_merge_request" in await names_of(client)  # promoted
+        only = await client.call_tool("gateway.find_tools", {"query": "records query", "server": "k", "limit": 3})
+        assert [t["server"] for t in only.structured_content["tools"]] == ["k"] * 3
+
+
+async def test_call_tool_takes_the_same_path_as_a_direct_call(shared: str) -> None:
+    async with session(shared) as client:
+        direct = await client.call_tool("k.echo", {"text": "same"})
+        wrapped = await client.call_tool("gateway.call_tool", {"name": "k.echo", "arguments": {"text": "same"}})
+        assert text_of(wrapped) == text_of(direct) == "same"
+        assert "[gateway] Next: steered." in hints_of(wrapped)
+        spilled = await client.call_tool("gateway.call_tool", {"name": "k.blob", "arguments": {"n": 50_000}})
+        assert any(isinstance(b, types.ResourceLink) for b in spilled.content)  # the size guard saw it
+        assert any("gateway.read_output" in h for h in hints_of(spilled))
+
+
+async def test_search_answers_stay_within_the_size_guard(shared: str) -> None:
+    async with session(shared) as client:
+        found = await client.call_tool(
+            "gateway.find_tools", {"query": "records query limit verbose", "limit": 50, "detail": True}
+        )
+        body = found.structured_content
+        assert body is not None and 0 < len(body["tools"]) < 50
+        assert any("left out to keep this answer under 20,000 bytes" in n for n in body["notes"])
+        size = sum(len(b.text.encode()) for b in found.content if isinstance(b, types.TextContent))
+        assert size + len(json.dumps(body)) <= 20_000 + 2_048  # the answer, plus at most the hint budget
+        assert not any(isinstance(b, types.ResourceLink) for b in found.content)  # never spilled
+
+
+async def test_bad_input_gets_clear_answers_and_the_session_keeps_working(shared: str) -> None:
+    async with session(shared) as client:
+
+        async def find(**args: Any) -> types.CallToolResult:
+            return await client.call_tool("gateway.find_tools", args)
+
+        empty = await find(query="  ")
+        assert empty.is_error and "non-empty `query`" in text_of(empty)
+        huge = await find(query="x " * 5_120)
+        assert huge.is_error and "10,240 characters; the limit is 1,000" in text_of(huge)
+        zero = await find(query="merge request", limit=0)
+        assert not zero.is_error and "limit 0 is outside 1-50; used 1." in text_of(zero)
+        lots = await find(query="merge request", limit=10_000)
+        assert "limit 10,000 is outside 1-50; used 50." in text_of(lots)
+        server = await find(query="merge", server="nope")
+        assert server.is_error and "Unknown server 'nope'; servers: " in text_of(server)
+        nothing = await find(query="which of the 42")
+        assert not nothing.is_error and text_of(nothing).startswith("No tool matches")
+
+        async def call(**args: Any) -> types.CallToolResult:
+            return await client.call_tool("gateway.call_tool", args)
+
+        missing = await call(name="k.echo")
+        assert not missing.is_error and any("no `arguments`" in h for h in hints_of(missing))
+        wrong = await call(name="k.echo", arguments=[1, 2])
+        assert wrong.is_error and "must be a JSON object" in text_of(wrong) and "got list" in text_of(wrong)
+        unknown = await call(name="k.frobnicate_widget", arguments={})
+        assert unknown.is_error and "Closest known tools: k.frobnicate_widgets" in text_of(unknown)
+        nameless = await call(arguments={})
+        assert nameless.is_error and "needs `name`" in text_of(nameless)
+        assert text_of(await client.call_tool("k.echo", {"text": "still here"})) == "still here"
+
+
+async def test_a_client_rule_picks_mode_and_separator_and_every_name_and_text_follows(shared: str) -> None:
+    async with session(shared, "openai-agents") as client:
+        tools = (await client.list_tools()).tools
+        assert len(tools) == OWN and all(STRICT.fullmatch(t.name) for t in tools)
+        assert {"think_workflows_list", "gateway_find_tools", "think_plan"} <= {t.name for t in tools}
+        plan = next(t for t in tools if t.name == "think_plan")
+        assert "think_next" in (plan.description or "") and "think.next" not in (plan.description or "")
+        found = await client.call_tool("gateway_find_tools", {"query": "frobnicate widgets", "limit": 1})
+        assert found.structured_content["tools"][0]["name"] == "k_frobnicate_widgets"
+        assert any("gateway_call_tool" in h for h in hints_of(found))
+        blob = await client.call_tool("k_blob", {"n": 50_000})
+        assert any("gateway_read_output" in h for h in hints_of(blob))
+        assert not any("gateway.read_output" in h for h in hints_of(blob))
+    async with session(shared, "claude-code") as client:
+        assert len(await names_of(client)) >= OWN + 213
+
+
+async def test_the_index_follows_a_downstreams_list_changed(shared: str) -> None:
+    async with session(shared) as client:
+        before = await client.call_tool("gateway.find_tools", {"query": "quokka"})
+        assert before.structured_content["total"] == 0
+        await client.call_tool("k.add_tool", {"name": "feed_the_quokka"})
+        with anyio.fail_after(10):
+            while True:  # the listing is refreshed when the downstream's notification arrives; no event reaches us
+                found = await client.call_tool("gateway.find_tools", {"query": "quokka"})
+                if found.structured_content["total"]:
+                    break
+                await anyio.sleep(0.05)
+        assert found.structured_content["tools"][0]["name"] == "k.feed_the_quokka"
+
+
+async def test_the_think_review_workflow_completes_in_search_mode_under_underscore_names(
+    tmp_path: Path, repo: Path
+) -> None:
+    git = {
+        "transport": "stdio",
+        "command": str(ROOT / ".venv" / "bin" / "mcp-server-git"),
+        "args": ["--repository", str(repo)],
+    }
+    config = write_config(
+        tmp_path,
+        {"git": git},
+        think={"state_dir": str(tmp_path / "state")},
+        namespace={"separator": "_"},
+        exposure={"mode": "search"},
+    )
+    async with Client(gateway_params(config), mode="legacy") as client:
+        assert client.instructions is not None and "think_plan" in client.instructions
+        assert "think.plan" not in client.instructions and "<server>_<tool>" in client.instructions
+        listed = await names_of(client)
+        assert all(STRICT.fullmatch(n) for n in listed) and not any(n.startswith("git_") for n in listed)
+        plan = await client.call_tool("think_plan", {"workflow": "review_local_v1", "params": {"repo_path": str(repo)}})
+        ins = plan.structured_content
+        taken: list[str] = []
+        with anyio.fail_after(60):
+            while ins is not None and not ins["done"]:
+                taken.append(ins["step_id"])
+                assert STRICT.fullmatch(ins["call"]) and "think_next" in ins["next"], ins
+                args = {"workflow": ins["workflow"], "run_id": ins["run_id"], "step_id": ins["step_id"]}
+                result = await client.call_tool(ins["call"], ins["input"])  # git_* are hidden: called by exact name
+                assert not result.is_error, text_of(result)
+                if ins["call"] == "prompt_say":
+                    args["result_snapshot"] = REVIEW if ins["step_id"] == "review" else result.structured_content
+                else:
+                    recorded = f"[gateway] Step `{ins['step_id']}` of run {ins['run_id']} recorded by the gateway."
+                    assert any(h.startswith(recorded) and "Next: think_next" in h for h in hints_of(result))
+                ins = (await client.call_tool("think_next", args)).structured_content
+    assert ins is not None and ins["done"] is True, ins
+    assert taken == ["__driver_bootstrap", "__driver_announce", "status", "branches", "log", "diff", "review", "report"]
