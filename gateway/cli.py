@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
     tools.add_argument("--config", required=True, type=Path)
     tools.add_argument("--json", action="store_true", help="machine-readable output")
+    tools.add_argument("--find", metavar="QUERY", help="try gateway.find_tools with this query instead")
+    tools.add_argument("--limit", type=int, default=5, help="hits to show with --find (default 5)")
     return parser
 
 
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         case "check":
             return _check(config, args.config)
         case "tools":
-            return anyio.run(_tools, config, args.json)
+            return anyio.run(_tools, config, args.json, args.find, args.limit)
         case _:
             return _serve(config, args.config, args.http)
 
@@ -96,13 +98,22 @@ def _check(config: GatewayConfig, path: Path) -> int:
     return 0
 
 
-async def _tools(config: GatewayConfig, as_json: bool) -> int:
+async def _tools(config: GatewayConfig, as_json: bool, query: str | None, limit: int) -> int:
     from gateway.app import Gateway
+    from gateway.catalog import figures
 
     gateway = Gateway(config)
     async with gateway.running():
         catalog = await gateway.registry.catalog()
         status = gateway.registry.status()
+    if query is not None:
+        try:
+            print("\n".join(figures.find_lines(gateway.exposure, catalog, query, max(1, limit))))  # noqa: T201
+        except ValueError as exc:
+            print(f"--find: {exc}", file=sys.stderr)  # noqa: T201
+            return 1
+        return 0
+    exposure = figures.rows(gateway.exposure, catalog)
     rows: list[dict[str, Any]] = [
         {
             "name": e.exposed,
@@ -114,12 +125,14 @@ async def _tools(config: GatewayConfig, as_json: bool) -> int:
     ]
     total = sum(r["chars"] for r in rows)
     if as_json:
-        print(json.dumps({"tools": rows, "total_tools": len(rows), "total_chars": total, "servers": status}, indent=1))  # noqa: T201
+        body = {"tools": rows, "total_tools": len(rows), "total_chars": total, "exposure": exposure, "servers": status}
+        print(json.dumps(body, indent=1))  # noqa: T201
         return 0
     width = max([len(r["name"]) for r in rows] + [4])
     lines = [f"{'NAME':<{width}}  {'SERVER':<12}  {'ORIGINAL':<32}  CHARS"]
     lines += [f"{r['name']:<{width}}  {r['server']:<12}  {r['original']:<32}  {r['chars']:>5}" for r in rows]
     lines.append(f"{len(rows)} tools, {total:,} chars of definitions")
+    lines += ["", *figures.render(exposure), ""]
     lines += [
         f"server {n}: {s['state']}" + (f" ({s['last_error']})" if s["last_error"] else "") for n, s in status.items()
     ]

@@ -162,16 +162,20 @@ class Exposure:
         """Listed in every mode: own tools and pins."""
         return entry.server in OWN_SERVERS or self.pinned(entry)
 
-    def listed(self, catalog: Catalog, session: Session) -> list[types.Tool]:
-        """The session's `tools/list`, in catalog order, under its names."""
+    def listed(self, catalog: Catalog, session: Session, rule: Rule | None = None) -> list[types.Tool]:
+        """The session's `tools/list` (under `rule`, default its own), in catalog order, under its names."""
         state = self.view(session)
-        rule = state.rule
+        rule = rule or state.rule
         names = self.names(catalog, rule.separator)
         if self.searching(catalog, rule):
             keep = [e for e in catalog.tools.values() if self.base(e) or e.exposed in state.promoted]
         else:
             keep = list(catalog.tools.values())
         return [self._present(e, names, rule) for e in keep if self.visible(session, e)]
+
+    def rules(self) -> list[Rule]:
+        """The default rule, then each client rule as it resolves (for `gateway tools`)."""
+        return [self.rule_for(None), *(self.rule_for(r.client) for r in self.config.clients)]
 
     def hidden(self, catalog: Catalog, session: Session, canonical: str) -> bool:
         entry = catalog.tools.get(canonical)
