@@ -132,3 +132,29 @@ async def test_check_warns_about_each_broken_workflow_naming_file_and_path(tmp_p
     done = await gateway("check", "--config", str(path))
     assert done.returncode == 0
     assert f"{path}: think.workflows_dirs: warning: {flows / 'broken_v1.yaml'}: steps:" in done.stderr.decode()
+
+
+async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above_client_caps(tmp_path: Path) -> None:
+    rules = [{"client": "cursor*", "mode": "all"}]
+    path = write_config(tmp_path, {"k": kitchen("k", "--tools", "150")}, exposure={"clients": rules})
+    done = await gateway("tools", "--config", str(path))
+    assert done.returncode == 0, done.stderr.decode()
+    lines = {line.split("  ")[0]: line for line in done.stdout.decode().splitlines()}
+    assert "176 tools: VS Code / Copilot and OpenAI-based clients use at most 128" in lines["mode all"]
+    assert lines["mode search"].split()[2] == "16"  # the gateway's, Think's and prompt.say
+    assert "(search: the rest through gateway.find_tools)" in lines["default (auto)"]
+    assert "⚠ 176 tools" in lines["client cursor* (all)"]
+    found = await gateway("tools", "--config", str(path), "--find", "synthetic catalog entry 042", "--limit", "2")
+    assert found.returncode == 0, found.stderr.decode()
+    first, best, _second = found.stdout.decode().splitlines()
+    assert first.startswith("2 of ") and "tools matching 'synthetic catalog entry 042'" in first
+    assert best.split()[1] == "k.tool_042"
+
+
+async def test_check_names_a_bad_exposure_key(tmp_path: Path) -> None:
+    path = config_file(tmp_path, "exposure: {mode: sometimes, clients: [{client: x, separator: '/'}]}\n")
+    done = await gateway("check", "--config", str(path))
+    assert done.returncode == 1
+    problems = done.stderr.decode()
+    assert "exposure.mode: Input should be 'auto', 'all' or 'search'" in problems
+    assert "exposure.clients[0].separator:" in problems

@@ -200,7 +200,7 @@ async def test_bad_input_gets_clear_answers_and_the_session_keeps_working(shared
         assert "limit 10,000 is outside 1-50; used 50." in text_of(lots)
         server = await find(query="merge", server="nope")
         assert server.is_error and "Unknown server 'nope'; servers: " in text_of(server)
-        nothing = await find(query="which of the 42")
+        nothing = await find(query="which of the zyzzyvas")
         assert not nothing.is_error and text_of(nothing).startswith("No tool matches")
 
         async def call(**args: Any) -> types.CallToolResult:

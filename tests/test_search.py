@@ -34,7 +34,7 @@ def index(entries: list[tuple[str, str, types.Tool]] = CATALOG) -> SearchIndex:
 def test_names_are_split_on_separators_and_camel_case() -> None:
     assert words("gitlab.getMergeRequestNotes") == ["gitlab", "get", "merge", "request", "notes"]
     assert words("a-b/c_d.eHTTPServer") == ["a", "b", "c", "d", "e", "http", "server"]
-    assert terms("show me the MR for ticket 42") == ["show", "get", "mr", "merge", "request", "ticket", "issue"]
+    assert terms("show me the MR for ticket 42") == ["show", "get", "mr", "merge", "request", "ticket", "issue", "42"]
 
 
 def test_the_tool_whose_name_the_query_spells_comes_first() -> None:
@@ -70,9 +70,10 @@ def test_query_syntax_characters_never_reach_fts5(query: str) -> None:
     index().search(query, limit=5)  # no sqlite3.OperationalError: each word is quoted
 
 
-def test_queries_of_only_stopwords_or_numbers_find_nothing_and_say_so() -> None:
+def test_queries_of_only_stopwords_or_unknown_words_find_nothing_and_say_so() -> None:
+    assert index().search("which of the", limit=5).terms == []
     found = index().search("which of the 42", limit=5)
-    assert found.hits == [] and found.total == 0 and found.terms == []
+    assert found.hits == [] and found.total == 0 and found.terms == ["42"]
 
 
 def test_an_overlong_query_is_refused_with_its_size_and_the_limit() -> None:

@@ -76,10 +76,10 @@ def words(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """A query's search terms: its words without stopwords and bare numbers, each with its synonyms."""
+    """A query's search terms: its words without stopwords, each with its synonyms."""
     found: dict[str, None] = {}
     for word in words(text):
-        if word in STOPWORDS or word.isdigit():
+        if word in STOPWORDS:
             continue
         found[word] = None
         found.update(dict.fromkeys(SYNONYMS.get(word, ())))
