@@ -109,14 +109,22 @@ async def test_auto_lists_everything_within_budget_and_only_the_way_in_above_it(
             assert len(await names_of(client)) == OWN + 1  # under 40 tools but over 5,000 chars
 
 
-async def test_mode_search_holds_on_a_small_catalog_and_descriptions_are_capped(tmp_path: Path) -> None:
-    small = write_config(tmp_path, {"k": kitchen("k")}, exposure={"mode": "search", "description_chars": 60})
+async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_policy_hides_from_search(
+    tmp_path: Path,
+) -> None:
+    exposure = {"mode": "search", "description_chars": 60}
+    policy = {"rules": [{"name": "no-measure", "deny": ["k.measure"]}]}
+    small = write_config(tmp_path, {"k": kitchen("k")}, exposure=exposure, policy=policy)
     async with Client(gateway_params(small), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         assert len(tools) == OWN and all(len(t.description or "") <= 60 for t in tools)
         found = await client.call_tool("gateway.find_tools", {"query": "think plan workflow", "limit": 1})
         assert len(found.structured_content["tools"][0]["description"]) > 60
         assert text_of(await client.call_tool("k.echo", {"text": "hidden"})) == "hidden"
+        measure = await client.call_tool("gateway.find_tools", {"query": "report the length of the text"})
+        assert "k.measure" not in {t["name"] for t in measure.structured_content["tools"]}
+        denied = await client.call_tool("k.measure", {"text": "x"})
+        assert denied.is_error and "'no-measure'" in text_of(denied)
 
 
 async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_only_that_session(
