@@ -201,10 +201,12 @@ class Gateway:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Gateway"]:
-        """Start every downstream concurrently, wait until each is up or has failed once, then serve.
+        """Start every downstream concurrently, wait until each is up or has failed once (at most
+        `limits.startup_wait_s`), then serve.
 
-        One that fails keeps retrying in the background while the others serve. Leaving closes all
-        of them (and the stdio children's process groups).
+        One that fails keeps retrying in the background while the others serve; one still in its
+        handshake joins when it comes up (clients hear `list_changed`). Leaving closes all of them
+        (and the stdio children's process groups).
         """
         async with AsyncExitStack() as stack:
             tg = await stack.enter_async_context(anyio.create_task_group())
@@ -215,9 +217,10 @@ class Gateway:
             self.front.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
-            async with anyio.create_task_group() as waiting:
-                for downstream in self.registry.downstreams.values():
-                    waiting.start_soon(downstream.settled)
+            with anyio.move_on_after(self.config.limits.startup_wait_s):
+                async with anyio.create_task_group() as waiting:
+                    for downstream in self.registry.downstreams.values():
+                        waiting.start_soon(downstream.settled)
             await self.registry.catalog()
             if self.reloader is not None:
                 await tg.start(self.reloader.run)

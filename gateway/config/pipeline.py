@@ -41,6 +41,9 @@ class LimitsConfig(ConfigModel):
     """Where spilled results go; a relative path resolves against the config file's folder."""
     outputs_ttl_s: float = Field(default=7200.0, gt=0)
     """How long spilled results are kept."""
+    startup_wait_s: float = Field(default=10.0, ge=0)
+    """How long start-up waits for slow servers' handshakes before serving without them; a late one is added
+    when it comes up and clients hear `list_changed` (each server still retries per its `connect_timeout_s`)."""
     tools: dict[str, SizeLimitsConfig] = {}
     """Overrides by exposed tool name glob (`git.git_log`, `gitlab.*`); first match wins, before server limits."""
 

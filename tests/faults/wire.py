@@ -164,9 +164,11 @@ async def gateway(tmp_path: Path, *extra: str, **sections: Any) -> AsyncIterator
         yield client
 
 
-async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> types.CallToolResult:
+async def call(
+    client: Client, tool: str, args: dict[str, Any] | None = None, *, server: str = "f"
+) -> types.CallToolResult:
     with anyio.fail_after(FAST_S):
-        return await client.call_tool(f"f.{tool}", args or {})
+        return await client.call_tool(f"{server}.{tool}", args or {})
 
 
 async def status(client: Client) -> dict[str, Any]:
