@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
 from gateway.cache import SharedCache
@@ -19,6 +20,7 @@ from gateway.config import GatewayConfig, ServerConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
 from gateway.fronts.caller import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -52,6 +54,13 @@ def own_names(separator: str, max_length: int) -> Names:
     return Names(((s, o, reference(s, o)) for s, o in own), separator, max_length)
 
 
+def _logger_name(bare: str | None, separator: str, server: str, name: str | None) -> str:
+    """A downstream's logger as the client sees it: named by the server (kept as is for an un-prefixed one)."""
+    if server == bare:
+        return name or server
+    return server if name is None else f"{server}{separator}{name}"
+
+
 class Gateway:
     """Everything one gateway process runs; `async with gateway.running()` connects, then serve `front.server`."""
 
@@ -72,6 +81,8 @@ class Gateway:
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
+        bare = next((name for name, server in config.servers.items() if not server.prefix), None)
+        self.relay = Relay(logger_name=partial(_logger_name, bare, config.namespace.separator))
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": Downstream(
                 "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60
@@ -88,6 +99,8 @@ class Gateway:
             filters={name: server.tools for name, server in config.servers.items()},
             cache=self.cache,
             on_changed=self._front_changed,
+            bare=bare,
+            relay=self.relay,
         )
         driver = self.prompts.get(config.bootstrap.driver_version)
         full_text = f"read the resource gateway://prompts/{driver.version}"
@@ -146,6 +159,8 @@ class Gateway:
             timeout_s=server.timeout_s,
             connect_timeout_s=server.connect_timeout_s,
             on_list_changed=self._list_changed,
+            callbacks=self.relay.callbacks(name, server.timeout_s),
+            on_resource_updated=self._resource_updated,
         )
 
     def _think_engine(self) -> Engine:
@@ -188,6 +203,11 @@ class Gateway:
 
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)
+
+    async def _resource_updated(self, server: str, uri: str) -> None:
+        exposed = self.registry.uris.exposed(server, uri)
+        await self.relay.updated(exposed)  # handshake-era subscribers
+        await self.front.bus.publish(ResourceUpdated(uri=exposed))  # 2026-era listen streams that asked for it
 
     def _front_changed(self, kind: str) -> None:
         if self.reloader is not None and self.reloader.quiet:

@@ -20,6 +20,7 @@ from typing import ClassVar, Protocol
 
 import mcp.types as types
 
+from gateway.downstreams.relay import Peer
 from gateway.errors import GatewayError
 from gateway.results import Hint, result_bytes
 from gateway.session import Session
@@ -65,6 +66,8 @@ class Call:
     reference: str | None = None
     """Written by the exposure middleware: the tool's reference name `server.tool`, which workflows and the
     gateway's own text use whatever the separator clients see."""
+    peer: Peer | None = field(default=None, repr=False)
+    """Written by the front: the client end of this request, where the relay sends what a downstream asks."""
     _measured: tuple[object, int] | None = field(default=None, repr=False)
 
     @property

@@ -21,15 +21,19 @@ def _short(server: str, name: str, sep: str, max_length: int, hash_len: int) -> 
     return f"{server}{sep}{_part(name, sep)}"[:keep] + "-" + digest
 
 
-def assign(pairs: Iterable[tuple[str, str]], sep: str, max_length: int) -> dict[tuple[str, str], str]:
+def assign(
+    pairs: Iterable[tuple[str, str]], sep: str, max_length: int, bare: frozenset[str] = frozenset()
+) -> dict[tuple[str, str], str]:
     """Map each (server, original name) to its exposed name.
+
+    Servers in `bare` (config `prefix: false`) keep their own names, unless they would collide.
 
     A name that fits stays `<server><sep><name>`; a longer one becomes its first characters plus
     `-` and a hash of (server, name), so it is stable across restarts. Names are then checked as a
     set: any that coincide (e.g. with separator `_`, `a_b`+`c` and `a`+`b_c`) are all replaced by
     their hashed form, with longer hashes until the set is collision-free.
     """
-    names = {(server, name): f"{server}{sep}{_part(name, sep)}" for server, name in pairs}
+    names = {(server, name): name if server in bare else f"{server}{sep}{_part(name, sep)}" for server, name in pairs}
     for key, full in names.items():
         if len(full) > max_length:
             names[key] = _short(*key, sep, max_length, _HASH_LEN)

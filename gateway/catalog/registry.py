@@ -13,9 +13,12 @@ import mcp.types as types
 
 from gateway.cache import SharedCache
 from gateway.catalog import names
+from gateway.catalog.features import Features, Owners
+from gateway.catalog.uris import Uris
 from gateway.config import NamespaceConfig, ToolFilterConfig
 from gateway.downstreams.downstream import Downstream, State
 from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, GatewayError, UnknownName
 from gateway.pipeline import Call
 
@@ -23,18 +26,6 @@ logger = logging.getLogger(__name__)
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
-URI_SEP = "+"
-"""Exposed resource URI = `<server>+<original URI>`: still a valid URI (`+` is legal in a scheme), reversible."""
-HOSTED_SCHEMES = {"gateway://": "gateway", "workflow://": "think"}
-"""The gateway's in-process servers own a URI scheme each: their resources keep their URIs."""
-
-
-def exposed_uri(server: str, uri: str) -> str:
-    return uri if hosted_server(uri) == server else f"{server}{URI_SEP}{uri}"
-
-
-def hosted_server(uri: str) -> str | None:
-    return next((server for scheme, server in HOSTED_SCHEMES.items() if uri.startswith(scheme)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +66,14 @@ class Registry:
         filters: Mapping[str, ToolFilterConfig],
         cache: SharedCache,
         on_changed: Callable[[str], None] | None = None,
+        bare: str | None = None,
+        relay: Relay | None = None,
     ) -> None:
         self.downstreams = dict(downstreams)
+        self.uris = Uris(self.downstreams, bare)  # a live view: servers come and go with reloads
+        self.relay = relay or Relay(logger_name=lambda server, name: name or server)
+        self.features = Features(self.downstreams, self.uris, self.relay)
+        self._bare = frozenset() if bare is None else frozenset({bare})
         self._ns = namespace
         self._filters = dict(filters)
         self._cache = cache
@@ -154,8 +151,8 @@ class Registry:
         tools = [(s, t) for s in self.downstreams for t in listings[s, "tools"] if self._exposed(s, t.name)]
         prompts = [(s, p) for s in self.downstreams for p in listings[s, "prompts"]]
         sep, limit = self._ns.separator, self._ns.max_name_length
-        tool_names = names.assign(((s, t.name) for s, t in tools), sep, limit)
-        prompt_names = names.assign(((s, p.name) for s, p in prompts), sep, limit)
+        tool_names = names.assign(((s, t.name) for s, t in tools), sep, limit, self._bare)
+        prompt_names = names.assign(((s, p.name) for s, p in prompts), sep, limit, self._bare)
         catalog = Catalog()
         for server, tool in tools:
             exposed = tool_names[server, tool.name]
@@ -165,12 +162,16 @@ class Registry:
             catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
         for server in self.downstreams:
             for res in listings[server, "resources"]:
-                update = {"uri": exposed_uri(server, res.uri), "name": f"{server}{sep}{res.name}"}
+                update = {"uri": self.uris.exposed(server, res.uri), "name": self._name(server, res.name)}
                 catalog.resources.append(res.model_copy(update=update))
             for tpl in listings[server, "resource_templates"]:
-                update = {"uri_template": exposed_uri(server, tpl.uri_template), "name": f"{server}{sep}{tpl.name}"}
+                uri_template = self.uris.exposed(server, tpl.uri_template)
+                update = {"uri_template": uri_template, "name": self._name(server, tpl.name)}
                 catalog.resource_templates.append(tpl.model_copy(update=update))
         return catalog
+
+    def _name(self, server: str, name: str) -> str:
+        return name if server in self._bare else f"{server}{self._ns.separator}{name}"
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""
@@ -226,7 +227,7 @@ class Registry:
                 call.server, call.tool = entry.server, entry.original
                 call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
                 async with self._lease(entry.server, call) as ds:
-                    call.result = await ds.call_tool(entry.original, call.params.get("arguments"), call.progress)
+                    call.result = await self.features.call_tool(ds, entry.original, call)
             case "prompts/get":
                 entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
@@ -238,7 +239,15 @@ class Registry:
             case "resources/read":
                 await self._read_resource(call, catalog)
             case _:
-                raise ValueError(f"the registry does not forward {call.method!r}")
+                prompt = self._resolve_prompt(catalog)
+                await self.features.forward(call, Owners(prompt, lambda uri: self.resource_owner(uri, catalog)))
+
+    def _resolve_prompt(self, catalog: Catalog) -> Callable[[str], tuple[str, str]]:
+        def owner(name: str) -> tuple[str, str]:
+            entry = self._resolve(catalog.prompts, "prompt", name)
+            return entry.server, entry.original
+
+        return owner
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Call an exposed tool directly, outside the pipeline (for the gateway's own needs, e.g. version sources)."""
@@ -246,7 +255,12 @@ class Registry:
         ds = self.downstreams[entry.server]
         if isinstance(ds, Pool):  # whose credentials would it use? nobody's
             raise DownstreamUnavailable(entry.server, "per-user", "the gateway's own calls cannot use a user's secrets")
-        return await ds.call_tool(entry.original, arguments)
+        result = await ds.call_tool(entry.original, arguments)
+        if isinstance(result, types.InputRequiredResult):
+            raise DownstreamFailed(
+                entry.server, f"tool {entry.original!r} asked for input; no client is there to answer."
+            )
+        return result
 
     @asynccontextmanager
     async def _lease(self, server: str, call: Call) -> AsyncIterator[Downstream]:
@@ -286,18 +300,19 @@ class Registry:
 
     async def _read_resource(self, call: Call, catalog: Catalog) -> None:
         uri: str = call.params["uri"]
-        hosted = hosted_server(uri)
-        if hosted is not None:
-            server, original = hosted, uri
-        else:
-            server, _, original = uri.partition(URI_SEP)
-        if server not in self.downstreams or not original:
-            known = [r.uri for r in catalog.resources]
-            raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
+        server, original = self.resource_owner(uri, catalog)
         call.server, call.tool = server, original
         request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=original))
         async with self._lease(server, call) as ds:
             result = await ds.request(request, types.ReadResourceResult)
-        exposed = exposed_uri(server, original)
+        exposed = self.uris.exposed(server, original)
         result.contents = [c.model_copy(update={"uri": exposed}) if c.uri == original else c for c in result.contents]
         call.result = result
+
+    def resource_owner(self, uri: str, catalog: Catalog) -> tuple[str, str]:
+        """(server, original URI) of an exposed resource URI; `UnknownName` with the closest URIs if none owns it."""
+        owner = self.uris.owner(uri)
+        if owner is None or owner[0] not in self.downstreams:
+            known = [r.uri for r in catalog.resources]
+            raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
+        return owner

@@ -1,5 +1,7 @@
 """The whole config file: one field per section."""
 
+from pydantic import model_validator
+
 from gateway.config.base import ConfigModel
 from gateway.config.exposure import ExposureConfig
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
@@ -26,3 +28,13 @@ class GatewayConfig(ConfigModel):
     store: StoreConfig = StoreConfig()
     exposure: ExposureConfig = ExposureConfig()
     """What each client's `tools/list` holds (modes, budgets, pins, per-client rules)."""
+
+    @model_validator(mode="after")
+    def _one_unprefixed(self) -> "GatewayConfig":
+        bare = [name for name, server in self.servers.items() if not server.prefix]
+        if len(bare) > 1:
+            raise ValueError(
+                f"servers {bare[0]!r} and {bare[1]!r} both set prefix: false, so their tool, prompt and resource "
+                "names could collide; keep prefix: false on one of them"
+            )
+        return self

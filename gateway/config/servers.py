@@ -30,6 +30,8 @@ class _ServerBase(ConfigModel):
     """Size-guard overrides for all of this server's tools."""
     pool: PoolConfig = PoolConfig()
     """Per-identity processes (connections), used when the server's settings contain `${user:NAME}`."""
+    prefix: bool = True
+    """`false`: this server's tools, prompts and resources keep their own names (a drop-in for the server)."""
 
 
 class StdioServerConfig(_ServerBase):

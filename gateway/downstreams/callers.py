@@ -21,9 +21,15 @@ CALL_RESULT: TypeAdapter[ToolAnswer] = TypeAdapter(ToolAnswer)
 
 class ToolCaller(Protocol):
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, *, timeout_s: float, progress: ProgressFn | None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout_s: float,
+        progress: ProgressFn | None,
+        extra: dict[str, Any] | None = None,
     ) -> ToolAnswer:
-        """Send one `tools/call`; raises `MCPError` (or `ValidationError` for a malformed answer)."""
+        """Send one `tools/call` (`extra`: more wire params); raises `MCPError` (or `ValidationError`)."""
 
 
 class SessionCaller:
@@ -33,9 +39,16 @@ class SessionCaller:
         self._session = session
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, *, timeout_s: float, progress: ProgressFn | None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout_s: float,
+        progress: ProgressFn | None,
+        extra: dict[str, Any] | None = None,
     ) -> ToolAnswer:
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        fields = {"name": name, "arguments": arguments, **(extra or {})}
+        request = types.CallToolRequest(params=types.CallToolRequestParams.model_validate(fields))
         return await self._session.send_request(
             request, CALL_RESULT, request_read_timeout_seconds=timeout_s, progress_callback=progress
         )
@@ -49,9 +62,16 @@ class LaneCaller:
         self._session = session
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, *, timeout_s: float, progress: ProgressFn | None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout_s: float,
+        progress: ProgressFn | None,
+        extra: dict[str, Any] | None = None,
     ) -> ToolAnswer:
         params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
+        params.update(extra or {})
         sdk.stamp_envelope(self._session, {"method": "tools/call", "params": params})
         raw = await self._lane.request("tools/call", params, time_limit_s=timeout_s, on_progress=progress)
         return CALL_RESULT.validate_python(raw, by_name=False)

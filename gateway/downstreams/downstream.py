@@ -1,7 +1,7 @@
 """One supervised downstream MCP server: connect, watch, restart with backoff, timeouts, error mapping."""
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any, Self, TypeVar
@@ -10,6 +10,7 @@ import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError
 from mcp.server import Server
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import SERVER_INFO_META_KEY
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -59,6 +60,8 @@ class Downstream:
         connect_timeout_s: float = 30.0,
         on_list_changed: ListChanged | None = None,
         backoff: tuple[float, float] = (0.1, 30.0),
+        callbacks: Mapping[str, Any] | None = None,
+        on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
@@ -73,6 +76,11 @@ class Downstream:
         self._connect_timeout_s = connect_timeout_s
         self._on_list_changed = on_list_changed or (lambda server, kind: None)
         self._backoff = backoff
+        # The relay's sampling, elicitation, roots and logging callbacks (DESIGN §15).
+        self._callbacks = dict(callbacks or {})
+        self._on_resource_updated = on_resource_updated
+        self._watches: dict[str, anyio.CancelScope] = {}
+        """2026-era resource subscriptions: one listen stream per URI, by URI."""
         self._client: Client | None = None
         self._caller: ToolCaller | None = None
         self._lane: Lane | None = None
@@ -187,6 +195,7 @@ class Downstream:
             "cache": None,
             "message_handler": self._on_message,
             "client_info": types.Implementation(name="mcp-gateway", version=__version__),
+            **self._callbacks,
         }
 
     async def _serve(self, client: Client, lane: Lane | None, task_status: anyio.abc.TaskStatus[None]) -> None:
@@ -217,6 +226,33 @@ class Downstream:
         kind = changes.kind_of(message)
         if kind is not None:
             self._on_list_changed(self.name, kind)
+        elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
+            await self._on_resource_updated(self.name, message.params.uri)
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the server declared on its current connection (None while not connected)."""
+        return None if self._client is None else self._client.server_capabilities
+
+    async def subscribe(self, uri: str, on: bool) -> None:
+        """Start (or stop) hearing about changes of one resource: `resources/subscribe`, or a 2026-era listen stream."""
+        client, _ = await self._session()
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            request = types.SubscribeRequest if on else types.UnsubscribeRequest
+            params = types.SubscribeRequestParams if on else types.UnsubscribeRequestParams
+            await self.request(request(params=params(uri=uri)), types.EmptyResult)
+            return
+        watch = self._watches.pop(uri, None)
+        if watch is not None:
+            watch.cancel()
+        if on and self._tg is not None and self._on_resource_updated is not None:
+            self._watches[uri] = await self._tg.start(changes.watch, client, self.name, uri, self._on_resource_updated)
+
+    async def notify(self, notification: types.ClientNotification) -> None:
+        """Send a notification if connected (a server that is down has nothing to be told)."""
+        client = self._client
+        if client is not None:
+            await client.session.send_notification(notification)
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -265,15 +301,19 @@ class Downstream:
             )
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
-    ) -> types.CallToolResult:
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFn | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
         caller = self._caller or SessionCaller(session)
         with self._counted(), self._failures(client):
-            result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress)
+            result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress, extra=extra)
         if isinstance(result, types.InputRequiredResult):
-            detail = f"tool {name!r} asked for user input, which the gateway does not relay yet."
-            raise DownstreamFailed(self.name, detail)
+            return result  # the relay answers it, or hands it to a 2026-era client
         if result.meta and SERVER_INFO_META_KEY in result.meta:
             # The downstream's identity stamp; the client's server is the gateway, which stamps its own.
             result.meta = {k: v for k, v in result.meta.items() if k != SERVER_INFO_META_KEY} or None

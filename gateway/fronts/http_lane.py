@@ -32,6 +32,7 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
+from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -105,7 +106,7 @@ class HttpLane:
             return
         version: str = request.headers[MCP_PROTOCOL_VERSION_HEADER]
         call = legacy.plain_call(decoded, version)
-        if call is None:
+        if call is None or self.front.may_be_asked(self.front.callers.of(request).key):
             await self.app(request.scope, _replay(body, request.receive), send)
             return
         request_id, params = call
@@ -163,6 +164,9 @@ def _candidate(scope: Scope) -> str | None:
     return "legacy" if legacy.candidate(scope["headers"], version) else None
 
 
+_RELAYED = frozenset({"inputResponses", "requestState"})
+
+
 def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any], str] | None:
     """(id, params, version) of a well-formed `tools/call` the lane can serve; None sends it to the SDK."""
     try:
@@ -177,6 +181,8 @@ def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any
     meta = params.get("_meta")  # anything but an object is the SDK's to refuse (400, invalid params)
     if not isinstance(meta, dict) or "progressToken" in meta or find_duplicated_routing_header(request.headers.items()):
         return None
+    if not _RELAYED.isdisjoint(params) or LOG_LEVEL_META_KEY in params.get("_meta", {}):
+        return None  # input rounds and log levels concern the relay: the SDK path carries them
     verdict = classify_inbound_request(decoded, headers=dict(request.headers))
     if not isinstance(verdict, InboundModernRoute):
         return None

@@ -29,14 +29,15 @@ async def answer_tool_call(
     meta = params.get("_meta")
     with telemetry.server_span("tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}) as span:
         try:
-            result = await front.call_tool(caller, name, params.get("arguments"))
+            modern = version in MODERN_PROTOCOL_VERSIONS
+            result = await front.call_tool(caller, name, params.get("arguments"), modern=modern)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
             error = modern_error_data(exc)
             span.set_status(StatusCode.ERROR, error.message)
             body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
             return body, error
-        telemetry.tool_outcome(span, bool(result.is_error))
+        telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         del result
         dumped = spec.serialize_server_result("tools/call", version, dumped)

@@ -20,7 +20,9 @@ from mcp.server.subscriptions import (
 from gateway import __version__, sdk, telemetry
 from gateway.catalog.exposure import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.catalog.registry import Registry
+from gateway.downstreams.relay import Peer
 from gateway.errors import to_mcp_error, to_tool_result
+from gateway.fronts import relayed
 from gateway.fronts.caller import Caller, Callers
 from gateway.identity import os_user
 from gateway.pipeline import Call, Pipeline
@@ -75,7 +77,8 @@ class Front:
         self.bus = InMemorySubscriptionBus()
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
-        self._listeners: weakref.WeakValueDictionary[str, sdk.Connection] = weakref.WeakValueDictionary()
+        self.relay = registry.relay
+        self._listeners: weakref.WeakValueDictionary[str, sdk.Connection] = self.relay.connections
         self._tg: anyio.abc.TaskGroup | None = None
         self.server = GatewayServer(
             "mcp-gateway",
@@ -92,6 +95,7 @@ class Front:
             on_subscriptions_listen=ListenHandler(self.bus),
         )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+        relayed.install(self)
 
     # -- list_changed fan-out ------------------------------------------------------------------
 
@@ -136,6 +140,7 @@ class Front:
         key = self.callers.of(ctx.request).key
         self._listeners[key] = connection
         weakref.finalize(connection, self.sessions.drop, key)
+        weakref.finalize(connection, self.relay.forget, key)  # its log level and subscriptions
 
     def listener_count(self) -> int:
         """Connections that hear about list changes (one per open handshake-era session)."""
@@ -143,8 +148,10 @@ class Front:
 
     # -- handlers ------------------------------------------------------------------------------
 
-    async def _handle(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
-        return await self.handle(self._caller(ctx), method, params, _progress(ctx))
+    async def handle_ctx(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
+        """One request with its client end known to the relay (what a downstream asks meanwhile reaches it)."""
+        caller = self._caller(ctx)
+        return await self.handle(caller, method, params, _progress(ctx), relayed.peer(ctx, caller.key, self.relay))
 
     def _caller(self, ctx: RequestCtx) -> Caller:
         """Who is calling; the client's `clientInfo.name` is noted on first sight (exposure rules match it)."""
@@ -156,12 +163,19 @@ class Front:
         return caller
 
     async def handle(
-        self, caller: Caller, method: str, params: dict[str, Any], progress: ProgressFn | None = None
+        self,
+        caller: Caller,
+        method: str,
+        params: dict[str, Any],
+        progress: ProgressFn | None = None,
+        peer: Peer | None = None,
     ) -> Call:
         """One request of `caller` through the pipeline (the SDK handlers and the lanes share it)."""
         session: Session = self.sessions.get(caller.key, caller.identity)
         call = Call(session, method, params, secrets=caller.secrets)
         call.progress = progress
+        if peer is not None:
+            call.peer = peer
         await self.pipeline.handle(call)
         telemetry.annotate(
             **{
@@ -175,37 +189,80 @@ class Front:
         return call
 
     async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return _answer(await self._handle(ctx, "tools/list", {}), types.ListToolsResult)
+        return _answer(await self.handle_ctx(ctx, "tools/list", {}), types.ListToolsResult)
 
     async def _list_resources(
         self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return _answer(await self._handle(ctx, "resources/list", {}), types.ListResourcesResult)
+        return _answer(await self.handle_ctx(ctx, "resources/list", {}), types.ListResourcesResult)
 
     async def _list_resource_templates(
         self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return _answer(await self._handle(ctx, "resources/templates/list", {}), types.ListResourceTemplatesResult)
+        return _answer(await self.handle_ctx(ctx, "resources/templates/list", {}), types.ListResourceTemplatesResult)
 
     async def _list_prompts(
         self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return _answer(await self._handle(ctx, "prompts/list", {}), types.ListPromptsResult)
+        return _answer(await self.handle_ctx(ctx, "prompts/list", {}), types.ListPromptsResult)
 
-    async def _call_tool(self, ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await self.call_tool(self._caller(ctx), params.name, params.arguments, _progress(ctx))
+    async def _call_tool(
+        self, ctx: RequestCtx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        caller = self._caller(ctx)
+        rounds: dict[str, Any] = {}
+        if params.input_responses is not None:  # a 2026-era client's answers to a downstream's questions
+            rounds["inputResponses"] = {
+                k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
+                for k, v in params.input_responses.items()
+            }
+        if params.request_state is not None:
+            rounds["requestState"] = params.request_state
+        peer = relayed.peer(ctx, caller.key, self.relay)
+        return await self.call_tool(caller, params.name, params.arguments, _progress(ctx), peer, rounds)
 
     async def call_tool(
-        self, caller: Caller, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
-    ) -> types.CallToolResult:
-        """A tool call of `caller`: the result with its hints rendered, or the mapped error."""
+        self,
+        caller: Caller,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFn | None = None,
+        peer: Peer | None = None,
+        rounds: dict[str, Any] | None = None,
+        *,
+        modern: bool = True,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A tool call of `caller`: the result with its hints rendered, or the mapped error.
+
+        Without a `peer` (the HTTP lanes): a 2026-era client gets a downstream's input request back; a
+        handshake-era one is asked on its session's standalone stream (the lane answers in plain JSON).
+        """
+        peer = peer or self._lane_peer(caller.key, modern)
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
-        call = await self.handle(caller, "tools/call", {"name": name, "arguments": arguments}, progress)
+        call = await self.handle(
+            caller, "tools/call", {"name": name, "arguments": arguments, **(rounds or {})}, progress, peer
+        )
+        if isinstance(call.result, types.InputRequiredResult) and call.error is None:
+            return call.result  # the client answers and retries; hints wait for the final result
         result = to_tool_result(call.error) if call.error is not None else _answer(call, types.CallToolResult)
+        hints = call.hints
         if self.exposure is not None:
             result, hints = await self._in_session_names(self.exposure, call, result)
-            return render_hints(result, hints, self.hint_budget)
-        return render_hints(result, call.hints, self.hint_budget)
+        return render_hints(result, [*hints, *(Hint("relay", notice) for notice in peer.notices)], self.hint_budget)
+
+    def may_be_asked(self, key: str) -> bool:
+        """Whether a downstream could ask this handshake-era client something (it declared sampling, elicitation
+        or roots): its calls then take the SDK path, whose response stream carries those requests."""
+        connection = self.relay.connections.get(key)
+        if connection is None:  # `initialized` not seen yet (a concurrent POST): assume it may be asked
+            return True
+        caps = connection.client_capabilities
+        return caps is not None and any((caps.sampling, caps.elicitation, caps.roots))
+
+    def _lane_peer(self, key: str, modern: bool) -> Peer:
+        connection = None if modern else self.relay.connections.get(key)
+        capabilities = None if connection is None else connection.client_capabilities
+        return Peer(key, connection, None, capabilities, modern, None if modern else self.relay.levels.get(key))
 
     async def _in_session_names(
         self, exposure: Exposure, call: Call, result: types.CallToolResult
@@ -228,10 +285,10 @@ class Front:
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        return _answer(await self._handle(ctx, "resources/read", {"uri": params.uri}), types.ReadResourceResult)
+        return _answer(await self.handle_ctx(ctx, "resources/read", {"uri": params.uri}), types.ReadResourceResult)
 
     async def _get_prompt(self, ctx: RequestCtx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        call = await self._handle(ctx, "prompts/get", {"name": params.name, "arguments": params.arguments})
+        call = await self.handle_ctx(ctx, "prompts/get", {"name": params.name, "arguments": params.arguments})
         return _answer(call, types.GetPromptResult)
 
 

@@ -1,0 +1,149 @@
+"""The forwards beyond listing and reading: tool calls with their relay, completion, subscriptions, log level.
+
+Each maps the client's exposed names back to the owning server's own before forwarding (DESIGN §15).
+"""
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import LOG_LEVEL_META_KEY
+
+from gateway.catalog.uris import Uris
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import LEVELS, Relay
+from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
+from gateway.pipeline import Call
+
+logger = logging.getLogger(__name__)
+
+MAX_ROUNDS = 10
+"""Input-required rounds the gateway answers for one call before it gives up (the SDK client's default)."""
+EMPTY_COMPLETION = types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+
+
+@dataclass(frozen=True, slots=True)
+class Owners:
+    """Resolve exposed names to (server, original); each raises `UnknownName` with the closest known ones."""
+
+    prompt: Callable[[str], tuple[str, str]]
+    resource: Callable[[str], tuple[str, str]]
+
+
+class Features:
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream | Pool],
+        uris: Uris,
+        relay: Relay,
+    ) -> None:
+        self.downstreams = downstreams
+        self.uris = uris
+        self.relay = relay
+
+    async def call_tool(
+        self, ds: Downstream, name: str, call: Call
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Forward a tool call while its client is reachable by the relay; answer input rounds for handshake clients."""
+        peer = call.peer
+        extra: dict[str, Any] = {k: call.params[k] for k in ("inputResponses", "requestState") if k in call.params}
+        if peer is not None and peer.log_level is not None:
+            extra["_meta"] = {LOG_LEVEL_META_KEY: peer.log_level}
+        arguments = call.params.get("arguments")
+        with self.relay.calling(ds.name, peer):
+            result = await ds.call_tool(name, arguments, call.progress, extra)
+            for _ in range(MAX_ROUNDS):
+                if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
+                    break  # a 2026-era client answers the rounds itself and retries through us
+                answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                if isinstance(answers, str):
+                    raise DownstreamFailed(ds.name, f"tool {name!r} could not finish: {answers}")
+                extra["inputResponses"] = {
+                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
+                }
+                extra["requestState"] = result.request_state
+                result = await ds.call_tool(name, arguments, call.progress, extra)
+        if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
+            raise DownstreamFailed(ds.name, f"tool {name!r} still asked for input after {MAX_ROUNDS} rounds.")
+        return result
+
+    async def forward(self, call: Call, owners: "Owners") -> None:
+        resource_owner = owners.resource
+        match call.method:
+            case "completion/complete":
+                call.result = await self._complete(call, owners)
+            case "resources/subscribe" | "resources/unsubscribe":
+                await self._subscribe(call, resource_owner(call.params["uri"]), call.method == "resources/subscribe")
+                call.result = types.EmptyResult()
+            case "logging/setLevel":
+                await self._set_level(call)
+                call.result = types.EmptyResult()
+            case _:
+                raise ValueError(f"the registry does not forward {call.method!r}")
+
+    async def _complete(self, call: Call, owners: "Owners") -> types.CompleteResult:
+        params = types.CompleteRequestParams.model_validate(call.params)
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            server, original = owners.prompt(ref.name)
+            mapped: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(update={"name": original})
+        else:
+            server, original = owners.resource(ref.uri)
+            mapped = ref.model_copy(update={"uri": original})
+        call.server, call.tool = server, original
+        ds = self._shared(server)
+        if ds.capabilities is not None and ds.capabilities.completions is None:
+            return EMPTY_COMPLETION  # the server offers no completions: nothing to suggest, not an error
+        request = types.CompleteRequest(params=params.model_copy(update={"ref": mapped}))
+        return await ds.request(request, types.CompleteResult)
+
+    async def _subscribe(self, call: Call, owner: tuple[str, str], on: bool) -> None:
+        server, original = owner
+        call.server, call.tool = server, original
+        ds = self._shared(server)
+        resources = None if ds.capabilities is None else ds.capabilities.resources
+        exposed = self.uris.exposed(server, original)
+        if on and not (resources is not None and resources.subscribe):
+            raise RequestRejected(
+                f"Server {server!r} offers no resource subscriptions, so {exposed!r} cannot be watched; "
+                "read the resource again when you need it fresh."
+            )
+        keys = self.relay.subscribers[exposed]
+        had = bool(keys)
+        if on:
+            keys.add(call.session.key)
+        else:
+            keys.discard(call.session.key)
+        if had != bool(keys):  # the first subscriber subscribes the server, the last one leaves
+            await ds.subscribe(original, on)
+
+    def _shared(self, server: str) -> Downstream:
+        ds = self.downstreams[server]
+        if isinstance(ds, Pool):
+            raise RequestRejected(
+                f"Server {server!r} runs one process per user; completion and resource subscriptions are not "
+                "relayed to such servers yet. Call its tools or read its resources instead."
+            )
+        return ds
+
+    async def _set_level(self, call: Call) -> None:
+        level: types.LoggingLevel = call.params["level"]
+        self.relay.levels[call.session.key] = level
+        most = min((LEVELS.index(lv) for lv in self.relay.levels.values()), default=LEVELS.index(level))
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=LEVELS[most]))
+        for ds in self.downstreams.values():
+            if isinstance(ds, Pool):
+                continue  # per-user processes come and go; they start at the server's default level
+            caps = ds.capabilities
+            if caps is None or caps.logging is None or ds.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                continue  # 2026-era servers take the level with each call instead
+            # One connection serves every session: it gets the most verbose level any session asked for.
+            with self.relay.calling(ds.name, call.peer):
+                try:
+                    await ds.request(request, types.EmptyResult)
+                except DownstreamError as exc:  # one server's refusal must not cost the client its level elsewhere
+                    logger.info("server %s: logging/setLevel not applied: %s", ds.name, exc)

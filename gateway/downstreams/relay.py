@@ -1,0 +1,232 @@
+"""Requests and notifications from a downstream back to the right client session (DESIGN §15).
+
+One downstream connection is shared by every client session, and the handshake-era protocol says
+nothing about which of our calls a server's `sampling/createMessage`, `elicitation/create` or
+`roots/list` belongs to. The relay keeps, per downstream, the client calls in flight on it (a `Peer`
+each: the client's request-scoped session, its request id, its capabilities):
+
+* a request from a downstream goes to the one client session with a call in flight there, on that
+  call's own channel (`related_request_id`), bounded by the server's `timeout_s`. With calls of
+  several sessions in flight it cannot be told apart, so the downstream gets an error saying so
+  (2026-era downstreams have no such gap: their input-required results come back in the call's
+  own answer, see `answer`). A client that lacks the capability, answers garbage or errs gives
+  the downstream a clear error and the client a notice on its tool result; nothing hangs.
+* `notifications/message` goes to the sessions with a call in flight on that server, else to the
+  sessions that set a level, filtered by each session's level, the logger named by the server.
+* `notifications/resources/updated` goes only to the sessions subscribed to that URI.
+"""
+
+import logging
+import weakref
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp.types as types
+from mcp import MCPError
+from mcp.client.session import ClientRequestContext
+from mcp.shared.message import ServerMessageMetadata
+from pydantic import ValidationError
+
+logger = logging.getLogger(__name__)
+
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+_RESULTS: dict[str, tuple[Any, str]] = {
+    "sampling/createMessage": (types.CreateMessageResult, "sampling"),
+    "elicitation/create": (types.ElicitResult, "elicitation"),
+    "roots/list": (types.ListRootsResult, "roots"),
+}
+
+
+@dataclass(slots=True, eq=False)
+class Peer:
+    """The client end of one request in flight: whom to ask, and on which request's channel."""
+
+    key: str
+    """The client's session key."""
+    session: Any
+    """The SDK's request-scoped `ServerSession` of the client's request."""
+    request_id: types.RequestId | None
+    capabilities: types.ClientCapabilities | None
+    modern: bool
+    """True when the client speaks the 2026-07-28 era (no server-to-client requests)."""
+    log_level: types.LoggingLevel | None = None
+    """The least severe level the client wants for this request (None: the session set none)."""
+    notices: list[str] = field(default_factory=list[str])
+    """What went wrong relaying for this request, for the client's hint."""
+
+
+def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
+    return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
+
+
+class Relay:
+    """Routes what downstreams send back; one per gateway, shared by all downstreams and client sessions."""
+
+    def __init__(self, *, logger_name: Callable[[str, str | None], str]) -> None:
+        self._logger_name = logger_name
+        self._inflight: dict[str, list[Peer]] = defaultdict(list)
+        self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+        """The SDK's connections of handshake-era clients by session key, for pushes outside any call (the front
+        fills it; an entry goes with its connection)."""
+        self.levels: dict[str, types.LoggingLevel] = {}
+        """Logging level per client session key (set by `logging/setLevel`)."""
+        self.subscribers: dict[str, set[str]] = defaultdict(set)
+        """Exposed resource URI -> keys of the client sessions subscribed to it."""
+
+    @contextmanager
+    def calling(self, server: str, peer: Peer | None) -> Iterator[None]:
+        """Mark `peer`'s request as in flight on `server` for the duration of the block."""
+        if peer is None:
+            yield
+            return
+        self._inflight[server].append(peer)
+        try:
+            yield
+        finally:
+            self._inflight[server].remove(peer)
+            if not self._inflight[server]:
+                del self._inflight[server]
+
+    def forget(self, key: str) -> None:
+        """A client session ended: drop what the relay remembers about it."""
+        self.levels.pop(key, None)
+        for keys in self.subscribers.values():
+            keys.discard(key)
+
+    # -- requests from a downstream -------------------------------------------------------------
+
+    def callbacks(self, server: str, timeout_s: float) -> dict[str, Any]:
+        """The `mcp.Client` callbacks of one downstream: each relays to the client session in flight."""
+
+        async def sampling(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+            return await self._pushed(server, types.CreateMessageRequest(params=params), timeout_s)
+
+        async def elicitation(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+            return await self._pushed(server, types.ElicitRequest(params=params), timeout_s)
+
+        async def roots(ctx: ClientRequestContext) -> Any:
+            return await self._pushed(server, types.ListRootsRequest(), timeout_s)
+
+        async def log(params: types.LoggingMessageNotificationParams) -> None:
+            await self.log(server, params)
+
+        return {
+            "sampling_callback": sampling,
+            "elicitation_callback": elicitation,
+            "list_roots_callback": roots,
+            "logging_callback": log,
+        }
+
+    async def _pushed(self, server: str, request: Any, timeout_s: float) -> Any:
+        peers = {peer.key: peer for peer in self._inflight.get(server, [])}
+        if not peers:
+            return _refusal(
+                f"the gateway has no client call in flight on server {server!r}, so there is no client to ask "
+                f"for {request.method}; ask only while handling a request"
+            )
+        if len(peers) > 1:
+            return _refusal(
+                f"calls of {len(peers)} client sessions are in flight on server {server!r}, and a handshake-era "
+                f"{request.method} does not say which one it is for; connect the server with protocol: modern "
+                "(its input requests then travel in the call's own answer) or retry"
+            )
+        return await self.ask(server, next(iter(peers.values())), request, timeout_s)
+
+    async def ask(self, server: str, peer: Peer, request: Any, timeout_s: float) -> Any:
+        """Ask the client of `peer`; its answer, or `ErrorData` that says why not (the client gets a notice)."""
+        result_type, capability = _RESULTS[request.method]
+        if peer.modern or getattr(peer.capabilities, capability, None) is None:
+            why = "speaks the 2026-07-28 era, which has no server-to-client requests" if peer.modern else None
+            why = why or f"did not declare the {capability} capability"
+            peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
+            return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
+        try:
+            if peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
+                return await peer.session.send_request(request, opts={"timeout": timeout_s})
+            return await peer.session.send_request(
+                request,
+                result_type,
+                request_read_timeout_seconds=timeout_s,
+                metadata=ServerMessageMetadata(related_request_id=peer.request_id),
+            )
+        except MCPError as exc:
+            peer.notices.append(f"server {server!r} asked for {request.method}; the client answered: {exc.message}")
+            return exc.error
+        except ValidationError as exc:
+            peer.notices.append(f"server {server!r} asked for {request.method}; the client's answer was invalid.")
+            return _refusal(
+                f"the client answered {request.method} with an invalid result ({exc.error_count()} problems)",
+                types.INVALID_PARAMS,
+            )
+
+    async def answer(
+        self, server: str, peer: Peer, requests: Mapping[str, Any], timeout_s: float
+    ) -> dict[str, Any] | str:
+        """Answers to a 2026-era downstream's input requests from a handshake-era client; else why not."""
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            answer = await self.ask(server, peer, request, timeout_s)
+            if isinstance(answer, types.ErrorData):
+                return f"it needed {request.method}, which could not be relayed: {answer.message}"
+            answers[key] = answer
+        return answers
+
+    # -- notifications from a downstream --------------------------------------------------------
+
+    async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
+        renamed = types.LoggingMessageNotification(
+            params=params.model_copy(update={"logger": self._logger_name(server, params.logger)})
+        )
+        peers = {peer.key: peer for peer in self._inflight.get(server, [])}
+        if peers:
+            for peer in peers.values():
+                # A 2026-era request gets logs only when it opted in with a level (the era's rule).
+                wanted = passes(params.level, peer.log_level) and not (peer.modern and peer.log_level is None)
+                if not wanted or peer.session is None:
+                    continue
+                if peer.request_id is None:  # a lane's call: the connection's standalone stream
+                    await _quietly(_notify, peer.session, renamed)
+                else:
+                    await _quietly(peer.session.send_notification, renamed, peer.request_id)
+            return
+        for key, level in list(self.levels.items()):
+            connection = self.connections.get(key)
+            if connection is not None and passes(params.level, level):
+                await _quietly(_notify, connection, renamed)
+
+    async def updated(self, exposed_uri: str) -> None:
+        """A downstream's resource changed: tell the sessions subscribed to it (and no other)."""
+        for key in list(self.subscribers.get(exposed_uri, ())):
+            session = self.connections.get(key)
+            if session is not None:
+                await _quietly(session.send_resource_updated, exposed_uri)
+
+
+async def _notify(connection: Any, notification: types.LoggingMessageNotification) -> None:
+    """On a connection's standalone stream (its `log()` helper is deprecated with the logging capability)."""
+    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await connection.notify(data["method"], data.get("params"))
+
+
+def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
+    return types.ErrorData(code=code, message=message)
+
+
+async def _quietly(send: Callable[..., Any], *args: Any) -> None:
+    """Deliver a notification; a client that went away must not disturb the downstream or the others."""
+    try:
+        await send(*args)
+    except Exception as exc:  # noqa: BLE001 -- a gone client is not the downstream's problem
+        logger.debug("notification not delivered: %s", exc)

@@ -1,0 +1,69 @@
+"""The client's side of the relay (DESIGN §15): logging level, resource subscriptions, completion, roots.
+
+Registered on the front's SDK server by `install`; each request becomes a `Call` through the pipeline
+like any other, so the registry maps exposed names back to the owning server's own.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.server import ServerRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import LOG_LEVEL_META_KEY
+
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.relay import Peer, Relay
+from gateway.errors import to_mcp_error
+
+if TYPE_CHECKING:
+    from gateway.fronts.server import Front
+
+Ctx = ServerRequestContext[Any]
+
+
+def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
+    """The client end of the request `ctx` answers: where the relay sends what a downstream asks during it."""
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    meta: Any = ctx.meta or {}
+    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.levels.get(key)
+    return Peer(key, ctx.session, ctx.request_id, ctx.session.client_capabilities, modern, level)
+
+
+def install(front: "Front") -> None:
+    """Serve logging/setLevel, resources/subscribe and /unsubscribe, completion/complete, roots list changes."""
+    server = front.server
+
+    async def forward(ctx: Ctx, method: str, params: dict[str, Any]) -> Any:
+        call = await front.handle_ctx(ctx, method, params)
+        if call.error is not None:
+            raise to_mcp_error(call.error)
+        return call.result
+
+    async def set_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        result: types.EmptyResult = await forward(ctx, "logging/setLevel", {"level": params.level})
+        return result
+
+    async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        result: types.EmptyResult = await forward(ctx, "resources/subscribe", {"uri": params.uri})
+        return result
+
+    async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        result: types.EmptyResult = await forward(ctx, "resources/unsubscribe", {"uri": params.uri})
+        return result
+
+    async def complete(ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        wire = params.model_dump(by_alias=True, mode="json", exclude_none=True, exclude={"meta"})
+        result: types.CompleteResult = await forward(ctx, "completion/complete", wire)
+        return result
+
+    async def roots_changed(ctx: Ctx, params: types.NotificationParams | None) -> None:
+        # The roots a downstream sees are the calling client's; any client's change may concern it.
+        for ds in front.registry.downstreams.values():
+            if isinstance(ds, Downstream) and ds.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await ds.notify(types.RootsListChangedNotification())
+
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
+    server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
