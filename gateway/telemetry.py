@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -66,12 +67,20 @@ def configure(config: TelemetryConfig) -> TracerProvider | None:
         kwargs: dict[str, Any] = {"endpoint": config.endpoint} if config.endpoint else {}
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(**kwargs)))
     trace.set_tracer_provider(provider)
-    _configure_metrics(exporters, provider.resource)
+    _configure_metrics(exporters, provider.resource, metrics_endpoint(config.endpoint))
     return provider
 
 
-def _configure_metrics(exporters: set[str], resource: Resource) -> None:
-    """The decision counters go where the spans go (console: stderr; otlp: the OTLP metrics endpoint)."""
+def metrics_endpoint(traces_endpoint: str | None) -> str | None:
+    """Where metrics go beside `telemetry.endpoint`: `…/v1/traces` becomes `…/v1/metrics`, a bare base URL gets
+    `/v1/metrics`; None (no endpoint configured) follows `OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT`."""
+    if not traces_endpoint:
+        return None
+    return traces_endpoint.rstrip("/").removesuffix("/v1/traces") + "/v1/metrics"
+
+
+def _configure_metrics(exporters: set[str], resource: Resource, endpoint: str | None) -> None:
+    """The decision counters go where the spans go (console: stderr; otlp: the collector the spans go to)."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricReader, PeriodicExportingMetricReader
 
@@ -81,7 +90,8 @@ def _configure_metrics(exporters: set[str], resource: Resource) -> None:
     if "otlp" in exporters:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+        kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
+        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(**kwargs)))
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
 
 
@@ -97,21 +107,20 @@ def exporting(config: TelemetryConfig) -> Iterator[None]:
 
 
 def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
-    """Flush and stop the provider, giving up after `timeout_s`.
+    """Flush and stop the tracer and meter providers side by side, giving up after `timeout_s`.
 
     The OTLP exporter retries an unreachable collector for ~10 s; that must not hold the gateway's
-    exit (a stdio client kills a gateway still running 2 s after closing its stdin anyway).
+    exit (a stdio client kills a gateway still running 2 s after closing its stdin anyway). Side by
+    side, so spans stuck on a slow collector do not cost the last batch of metrics its turn.
     """
-
-    def stop() -> None:
-        provider.shutdown()
-        meters = metrics.get_meter_provider()
-        if hasattr(meters, "shutdown"):
-            meters.shutdown()
-
-    worker = threading.Thread(target=stop, name="otel-shutdown", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
+    meters = metrics.get_meter_provider()
+    stops = [provider.shutdown, *([meters.shutdown] if hasattr(meters, "shutdown") else [])]
+    workers = [threading.Thread(target=stop, name="otel-shutdown", daemon=True) for stop in stops]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + timeout_s
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
 
 
 def annotate(**attributes: Any) -> None:

@@ -5,6 +5,8 @@
 """
 
 import gzip
+import os
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -15,6 +17,10 @@ import pytest
 import uvicorn
 from mcp import Client
 from opentelemetry import trace
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -31,7 +37,7 @@ from starlette.routing import Route
 from gateway import telemetry
 from gateway.app import Gateway
 from gateway.config import TelemetryConfig, load_config
-from tests.harness import connected, gateway_params, kitchen, write_config
+from tests.harness import connected, gateway_params, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -130,7 +136,26 @@ class OtlpReceiver:
         self.spans: list[tuple[str, dict[str, Any]]] = []
         self.services: set[str] = set()
         self.received = anyio.Event()
-        self.app = Starlette(routes=[Route("/v1/traces", self.traces, methods=["POST"])])
+        self.metrics: set[str] = set()
+        self.metrics_received = anyio.Event()
+        self.app = Starlette(
+            routes=[
+                Route("/v1/traces", self.traces, methods=["POST"]),
+                Route("/v1/metrics", self.metric_export, methods=["POST"]),
+            ]
+        )
+
+    async def metric_export(self, request: Request) -> Response:
+        body = await request.body()
+        if request.headers.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
+        export = ExportMetricsServiceRequest()
+        export.ParseFromString(body)
+        for resource_metrics in export.resource_metrics:
+            for scope_metrics in resource_metrics.scope_metrics:
+                self.metrics.update(m.name for m in scope_metrics.metrics)
+        self.metrics_received.set()
+        return Response(ExportMetricsServiceResponse().SerializeToString(), media_type="application/x-protobuf")
 
     async def traces(self, request: Request) -> Response:
         body = await request.body()
@@ -197,6 +222,36 @@ async def test_gateway_process_exports_its_spans_over_otlp_and_flushes_on_shutdo
     assert calls[0][telemetry.SERVER] == "k" and calls[0][telemetry.TOOL] == "echo"
     assert any(name == "MCP send tools/call echo" for name, _ in receiver.spans)
     assert receiver.services == {"gateway-under-test"}
+
+
+async def test_metrics_go_to_the_configured_endpoint_and_a_sigterm_flushes_the_last_batch(
+    tmp_path: Path, otlp: tuple[OtlpReceiver, int]
+) -> None:
+    receiver, port = otlp
+    telemetry_section = {"exporter": "otlp", "endpoint": f"http://127.0.0.1:{port}/v1/traces"}
+    config = write_config(tmp_path, {"k": kitchen("k")}, telemetry=telemetry_section)
+    # Longer than the test: the counters can only arrive through the flush at shutdown. No OTLP variables:
+    # the metrics must follow telemetry.endpoint, not the exporter's default (localhost:4318).
+    env = {"OTEL_METRIC_EXPORT_INTERVAL": "600000", "OTEL_BSP_SCHEDULE_DELAY": "600000"}
+    with anyio.fail_after(30):
+        async with Client(gateway_params(config, env=env), mode="legacy") as client:
+            kitchen_pid = int(text_of(await client.call_tool("k.pid", {})))  # the first result: bootstrap counted
+            assert not receiver.metrics_received.is_set()
+            os.kill(_parent_of(kitchen_pid), signal.SIGTERM)
+            await receiver.metrics_received.wait()
+    assert "gateway.bootstrap" in receiver.metrics
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+        stat = f.read()
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
+
+
+def test_the_metrics_endpoint_sits_beside_the_traces_endpoint() -> None:
+    assert telemetry.metrics_endpoint("http://c:4318/v1/traces") == "http://c:4318/v1/metrics"
+    assert telemetry.metrics_endpoint("http://c:4318/") == "http://c:4318/v1/metrics"
+    assert telemetry.metrics_endpoint(None) is None
 
 
 @pytest.mark.parametrize(

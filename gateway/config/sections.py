@@ -33,7 +33,8 @@ class TelemetryConfig(ConfigModel):
     exporter: Literal["none", "console", "otlp"] | None = None
     """Span exporter; `None` follows `OTEL_TRACES_EXPORTER` (default none)."""
     endpoint: str | None = None
-    """OTLP/HTTP traces endpoint; `None` follows the standard `OTEL_EXPORTER_OTLP_*` variables."""
+    """OTLP/HTTP traces endpoint (`…/v1/traces`); metrics go to the same collector's `…/v1/metrics`. `None` follows
+    the standard `OTEL_EXPORTER_OTLP_*` variables."""
     service_name: str | None = None
     """`service.name` resource attribute; `None` follows `OTEL_SERVICE_NAME`, else `mcp-gateway`."""
 

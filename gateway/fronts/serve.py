@@ -1,8 +1,10 @@
 """Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
 
 import logging
+import signal
 from pathlib import Path
 
+import anyio
 import uvicorn
 
 from gateway.app import Gateway
@@ -19,8 +21,21 @@ async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None, *,
     """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
     config file, reloaded on SIGHUP or change."""
     gateway = Gateway(config, chain=chain, config_path=path)
-    async with gateway.running():
-        await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
+        async with gateway.running():
+            await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
+        tg.cancel_scope.cancel()
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    """SIGTERM ends the gateway as a closed stdin does: downstreams closed, then telemetry flushed by the caller
+    (the default action would kill the process and drop the last batch of spans and metrics)."""
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            logger.info("SIGTERM: stopping")
+            scope.cancel()
+            return
 
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
