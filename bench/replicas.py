@@ -1,0 +1,208 @@
+"""Scale-out: three gateway replicas on Redis behind HAProxy vs one replica on the local backend; Think plan/next on
+Redis vs local; a config reload under load.
+
+Usage, from the repository root: `.venv/bin/python -m bench.replicas [--calls 300] [--rounds 3] [--runs 30]`.
+
+1. Echo (`kitchen.echo`, a stdio kitchen server behind each replica) over Streamable HTTP, 2026-era clients: p50 of
+   sequential calls, and calls/s with 16 concurrent callers (4 clients x 4), one replica (local backend, no
+   balancer) and three (Redis backend, HAProxy round-robin) interleaved round by round. Targets: p50 <= 1.15x,
+   calls/s >= 2x. On a 2-core machine the three replicas, their servers, Redis, HAProxy and this client share
+   two cores: the calls/s figure there measures the machine, not the design (see the CPU note printed).
+2. `engine.plan` + `engine.next` over a 10-step client-side workflow, state on local files (fsync) vs Redis.
+3. Reload under load: 8 callers echo through one replica while its config gains a server and changes the
+   kitchen's definition (so it is restarted); failed calls (target 0) and the time until the new server
+   answers (target ≤ 2 s), via `POST /reload` and via the file watcher.
+"""
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import yaml
+from mcp import Client
+
+from bench._harness import echo_once, percentile, table, throughput
+from gateway.prompts import PromptLibrary
+from gateway.store.backends import open_stores
+from gateway.think.engine import Engine
+from gateway.think.library import Library
+from gateway.think.state import StateStore
+from gateway.think.validator import Schemas
+from tests.deployment import Deployment, Replica, deployment, replica_config
+from tests.harness import free_port, http_client, kitchen
+from tests.services import store_config
+
+STEPS = 10
+
+
+def workflow() -> str:
+    steps = [
+        {"id": f"s{i}", "call": "local.note", "input_template": {"i": i}, "capture_as": f"c{i}"} for i in range(STEPS)
+    ]
+    return yaml.safe_dump({"name": "bench_v1", "version": "1", "description": "bench", "steps": steps})
+
+
+@asynccontextmanager
+async def clients(url: str, n: int) -> AsyncIterator[list[Client]]:
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(http_client(url)) for _ in range(n)]
+
+
+async def echo_side(url: str, calls: int) -> tuple[float, float]:
+    """(p50 ms of sequential calls, calls/s with 4 clients x 4 callers)."""
+    async with clients(url, 4) as group:
+        for client in group:
+            await echo_once(client, "kitchen.echo")  # warm
+        times = [await echo_once(group[0], "kitchen.echo") for _ in range(calls)]
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for client in group:
+                tg.start_soon(throughput, client, "kitchen.echo", calls, 4)
+        rate = 4 * calls / (time.perf_counter() - started)
+    return (percentile(times, 0.5) or 0) * 1000, rate
+
+
+async def part_echo(folder: Path, deploy: Deployment, calls: int, rounds: int) -> None:
+    single = Replica(folder / "single", free_port())
+    (folder / "single-config").mkdir()
+    config = replica_config(folder / "single-config", "", store={"backend": "local"})
+    one = Deployment(folder, config, deploy.redis, [single])  # its config uses the local backend
+    await anyio.to_thread.run_sync(one.restart, single)
+    results: dict[str, list[tuple[float, float]]] = {"1 replica, local": [], "3 replicas, Redis, HAProxy": []}
+    try:
+        for _ in range(rounds):
+            results["1 replica, local"].append(await echo_side(single.url, calls))
+            results["3 replicas, Redis, HAProxy"].append(await echo_side(deploy.balancer, calls))
+    finally:
+        await anyio.to_thread.run_sync(one.stop, single)
+    rows, base = [], None
+    for label, values in results.items():
+        p50, rate = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+        base = base or (p50, rate)
+        rows.append([label, f"{p50:.2f}", f"{p50 / base[0]:.2f}×", f"{rate:.0f}", f"{rate / base[1]:.2f}×"])
+    print(f"\nEcho over HTTP ({calls} calls per measure, median of {rounds} interleaved rounds)")
+    table(["side", "p50 ms", "p50 ratio", "calls/s ×16", "calls/s ratio"], rows, {1, 2, 3, 4})
+
+
+async def think_side(store: StateStore, folder: Path, runs: int) -> tuple[list[float], list[float]]:
+    engine = Engine(Library([folder]), store, PromptLibrary(), schemas=Schemas([]))
+    plans, nexts = [], []
+    for n in range(runs):
+        started = time.perf_counter()
+        answer = await engine.plan("bench_v1", {}, f"r{n}-{time.time_ns()}")
+        plans.append(time.perf_counter() - started)
+        run = answer["run_id"]
+        while not answer.get("done"):
+            snapshot: Any = (
+                {"version": "stable-2025-11", "text": "d"}
+                if answer["step_id"] == "__driver_bootstrap"
+                else {"ok": True}
+            )
+            started = time.perf_counter()
+            answer = await engine.next("bench_v1", run, answer["step_id"], snapshot)
+            nexts.append(time.perf_counter() - started)
+    return plans, nexts
+
+
+async def part_think(folder: Path, redis_url: str, runs: int) -> None:
+    (folder / "wf").mkdir(exist_ok=True)
+    (folder / "wf" / "bench_v1.yaml").write_text(workflow(), encoding="utf-8")
+    sides = {}
+    for backend in ("local", "redis"):
+        stores = open_stores(store_config(backend, redis_url, "bench:", folder / backend))
+        sides[backend] = (StateStore(folder / backend / "state", stores.runs), stores)
+    times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in sides}
+    for _ in range(3):  # interleaved
+        for backend, (store, _) in sides.items():
+            plans, nexts = await think_side(store, folder / "wf", runs)
+            times[backend][0].extend(plans)
+            times[backend][1].extend(nexts)
+    for _, stores in sides.values():
+        await stores.aclose()
+    rows = []
+    for backend, (plans, nexts) in times.items():
+        rows.append(
+            [
+                backend,
+                f"{(percentile(plans, 0.5) or 0) * 1000:.2f}",
+                f"{(percentile(nexts, 0.5) or 0) * 1000:.2f}",
+                f"{(percentile(nexts, 0.99) or 0) * 1000:.2f}",
+            ]
+        )
+    print(f"\nThink on the store ({3 * runs} runs of {STEPS + 2} steps per backend, interleaved)")
+    table(["backend", "plan p50 ms", "next p50 ms", "next p99 ms"], rows, {1, 2, 3})
+
+
+async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n: int) -> list[str]:
+    failed, calls, done = 0, 0, anyio.Event()
+
+    async def load(client: Client) -> None:
+        nonlocal failed, calls
+        while not done.is_set():
+            try:
+                failed += bool((await client.call_tool("k.echo", {"text": "hi"})).is_error)
+            except Exception:  # noqa: BLE001 -- a failed call is what this counts
+                failed += 1
+            calls += 1
+
+    async with clients(replica.url, 8) as group, anyio.create_task_group() as tg:
+        for client in group:
+            tg.start_soon(load, client)
+        await anyio.sleep(1)
+        servers = {"k": kitchen("k", timeout_s=30 + n), extra: kitchen(extra)}  # k restarted, `extra` added
+        await anyio.Path(path).write_text(yaml.safe_dump({"servers": servers}), encoding="utf-8")
+        started = time.perf_counter()
+        if trigger == "POST /reload":
+            async with httpx2.AsyncClient() as http:
+                await http.post(f"{replica.url}/reload", timeout=60)
+        while (await group[0].call_tool(f"{extra}.echo", {"text": "x"})).is_error:  # noqa: ASYNC110 -- another process
+            await anyio.sleep(0.02)
+        usable = time.perf_counter() - started
+        await anyio.sleep(1)
+        done.set()
+    return [trigger, str(calls), str(failed), f"{usable:.2f}", "PASS" if failed == 0 and usable <= 2 else "MISS"]
+
+
+async def part_reload(folder: Path, deploy: Deployment) -> None:
+    path = folder / "gateway.yaml"
+    path.write_text(yaml.safe_dump({"servers": {"k": kitchen("k")}}), encoding="utf-8")
+    replica = Replica(folder / "r", free_port())
+    one = Deployment(folder, path, deploy.redis)  # its config has no store section: the local backend
+    await anyio.to_thread.run_sync(one.restart, replica)
+    try:
+        rows = [
+            await reload_round(path, replica, "POST /reload", "n1", 1),
+            await reload_round(path, replica, "file watch", "n2", 2),
+        ]
+    finally:
+        await anyio.to_thread.run_sync(one.stop, replica)
+    print("\nReload under load (8 callers; the kitchen restarted, a server added)")
+    table(["trigger", "calls", "failed", "new server usable after s", "target"], rows, {1, 2, 3})
+
+
+async def main(calls: int, rounds: int, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "workflows").mkdir()
+        with deployment(folder) as deploy:
+            await part_echo(folder, deploy, calls, rounds)
+            await part_think(folder, deploy.redis.url, runs)
+            (folder / "reload").mkdir()
+            await part_reload(folder / "reload", deploy)
+    print("\nNote: everything above shares this machine's cores; ratios are comparable, absolute figures are not.")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    anyio.run(main, args.calls, args.rounds, args.runs)
