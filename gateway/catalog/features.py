@@ -107,7 +107,7 @@ class Features:
         ds = self._shared(server)
         resources = None if ds.capabilities is None else ds.capabilities.resources
         exposed = self.uris.exposed(server, original)
-        if on and not (resources is not None and resources.subscribe):
+        if on and ds.capabilities is not None and not (resources is not None and resources.subscribe):
             raise RequestRejected(
                 f"Server {server!r} offers no resource subscriptions, so {exposed!r} cannot be watched; "
                 "read the resource again when you need it fresh."

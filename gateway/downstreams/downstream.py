@@ -231,8 +231,11 @@ class Downstream:
 
     @property
     def capabilities(self) -> types.ServerCapabilities | None:
-        """What the server declared on its current connection (None while not connected)."""
-        return None if self._client is None else self._client.server_capabilities
+        """What the server declared on its current connection (None while not connected, or unknown: pinned
+        to 2026-07-28 without a discovery)."""
+        if self._client is None or self._mode == _MODES["modern"]:
+            return None
+        return self._client.server_capabilities
 
     async def subscribe(self, uri: str, on: bool) -> None:
         """Start (or stop) hearing about changes of one resource: `resources/subscribe`, or a 2026-era listen stream."""
@@ -327,7 +330,9 @@ class Downstream:
         """
         client, session = await self._session()
         capability, request_type = _LISTS[kind]
-        if getattr(client.server_capabilities, capability) is None:
+        # A connection pinned to 2026-07-28 (`protocol: modern`) discovers nothing: its capabilities read empty.
+        known = self._mode != _MODES["modern"]
+        if known and getattr(client.server_capabilities, capability) is None:
             return []
         items: list[Any] = []
         problems: list[str] = []

@@ -11,12 +11,14 @@ each: the client's request-scoped session, its request id, its capabilities):
   (2026-era downstreams have no such gap: their input-required results come back in the call's
   own answer, see `answer`). A client that lacks the capability, answers garbage or errs gives
   the downstream a clear error and the client a notice on its tool result; nothing hangs.
-* `notifications/message` goes to the sessions with a call in flight on that server, else to the
-  sessions that set a level, filtered by each session's level, the logger named by the server.
+* `notifications/message` goes to the sessions with a call in flight on that server (or whose call
+  there ended within `TRAILING_S`: a stdio server's last log can cross its call's answer), else to the
+  sessions that set a level; filtered by each session's level, the logger named by the server.
 * `notifications/resources/updated` goes only to the sessions subscribed to that URI.
 """
 
 import logging
+import time
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +44,8 @@ LEVELS: tuple[types.LoggingLevel, ...] = (
     "alert",
     "emergency",
 )
+TRAILING_S = 2.0
+"""How long after a call ends a server's log with no call in flight still counts as that call's."""
 _RESULTS: dict[str, tuple[Any, str]] = {
     "sampling/createMessage": (types.CreateMessageResult, "sampling"),
     "elicitation/create": (types.ElicitResult, "elicitation"),
@@ -80,6 +84,8 @@ class Relay:
         self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         """The SDK's connections of handshake-era clients by session key, for pushes outside any call (the front
         fills it; an entry goes with its connection)."""
+        self._recent: dict[str, tuple[Peer, float]] = {}
+        """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
         self.levels: dict[str, types.LoggingLevel] = {}
         """Logging level per client session key (set by `logging/setLevel`)."""
         self.subscribers: dict[str, set[str]] = defaultdict(set)
@@ -98,6 +104,7 @@ class Relay:
             self._inflight[server].remove(peer)
             if not self._inflight[server]:
                 del self._inflight[server]
+            self._recent[server] = (peer, time.monotonic())
 
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
@@ -200,6 +207,13 @@ class Relay:
                     await _quietly(_notify, peer.session, renamed)
                 else:
                     await _quietly(peer.session.send_notification, renamed, peer.request_id)
+            return
+        recent, ended = self._recent.get(server, (None, 0.0))
+        if recent is not None and time.monotonic() - ended < TRAILING_S:
+            # A log that crossed its call's answer (stdio delivers them on different paths): still that session's.
+            connection = self.connections.get(recent.key)
+            if connection is not None and passes(params.level, recent.log_level) and not recent.modern:
+                await _quietly(_notify, connection, renamed)
             return
         for key, level in list(self.levels.items()):
             connection = self.connections.get(key)

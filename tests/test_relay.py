@@ -1,0 +1,226 @@
+"""The relay (DESIGN §15) end to end: real clients with callbacks, the gateway over HTTP, the conformance fixture
+as two stdio downstreams, one speaking the handshake era (`old`: it pushes its requests) and one the 2026 era
+(`new`: it answers with input-required results)."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import MCPError
+from mcp.client.session import ClientRequestContext
+
+from gateway.downstreams.relay import Relay
+from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
+
+FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
+SERVER = {
+    "transport": "stdio",
+    "command": PYTHON,
+    "args": [FIXTURE],
+    "env": {"PYTHONPATH": str(ROOT)},
+    "cwd": str(ROOT),
+}
+WATCHED = "test://watched-resource"
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    servers = {"old": {**SERVER, "protocol": "legacy", "timeout_s": 3}, "new": {**SERVER, "protocol": "modern"}}
+    config = write_config(tmp_path_factory.mktemp("relay"), servers)
+    async with http_gateway(config) as base:
+        yield base
+
+
+class Person:
+    """One client's callbacks: answers elicitation and sampling with its own name, remembers what it was asked."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.asked: list[str] = []
+        self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.updated: list[str] = []
+        self.got_update = anyio.Event()
+
+    async def elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"response": self.name})
+
+    async def sample(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+        self.asked.append(str(params.messages[0].content))
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(text=self.name), model="m")
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append(params)
+
+    async def message(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.updated.append(message.params.uri)
+            self.got_update.set()
+
+    def callbacks(self) -> dict[str, Any]:
+        return {
+            "elicitation_callback": self.elicit,
+            "sampling_callback": self.sample,
+            "logging_callback": self.log,
+            "message_handler": self.message,
+        }
+
+
+@pytest.mark.parametrize("server", ["old", "new"])
+async def test_an_elicitation_reaches_the_session_whose_call_caused_it_and_no_other(gateway: str, server: str) -> None:
+    ann, bob = Person("ann"), Person("bob")
+    async with (
+        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
+        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
+    ):
+        results: dict[str, types.CallToolResult] = {}
+
+        async def call(who: str, client: Any) -> None:
+            args = {"message": f"question for {who}"}
+            results[who] = await client.call_tool(f"{server}.test_elicitation", args)
+
+        with anyio.fail_after(30):
+            if server == "new":  # input-required rounds come back in each call's own answer: concurrent is exact
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call, "ann", ann_client)
+                    tg.start_soon(call, "bob", bob_client)
+            else:  # pushed requests carry no call id: one session's call in flight, the other connected and idle
+                await call("ann", ann_client)
+                await call("bob", bob_client)
+    assert ann.asked == ["question for ann"] and bob.asked == ["question for bob"], [
+        text_of(r) for r in results.values()
+    ]
+    assert '"response": "ann"' in text_of(results["ann"]) and '"response": "bob"' in text_of(results["bob"])
+
+
+@pytest.mark.parametrize("server", ["old", "new"])
+async def test_sampling_is_relayed_to_the_calling_client(gateway: str, server: str) -> None:
+    ann = Person("ann")
+    async with http_client(gateway, mode="legacy", **ann.callbacks()) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool(f"{server}.test_sampling", {"prompt": "hello"})
+    assert text_of(result) == "LLM response: ann"
+    assert len(ann.asked) == 1 and "hello" in ann.asked[0]
+
+
+async def test_a_2026_client_answers_a_2026_servers_input_rounds_through_the_gateway(gateway: str) -> None:
+    ann = Person("ann")
+    async with http_client(gateway, mode="auto", **ann.callbacks()) as client:
+        assert client.protocol_version == "2026-07-28"
+        with anyio.fail_after(30):
+            result = await client.call_tool("new.test_elicitation", {"message": "modern question"})
+    assert ann.asked == ["modern question"] and '"response": "ann"' in text_of(result)
+
+
+async def test_a_client_without_the_capability_gets_a_hint_and_the_server_a_clear_error(gateway: str) -> None:
+    async with http_client(gateway, mode="legacy") as client:  # no callbacks: no elicitation capability
+        with anyio.fail_after(30):
+            result = await client.call_tool("old.test_elicitation", {"message": "anyone?"})
+    assert "did not declare the elicitation capability" in text_of(result)  # what the server was told
+    assert any("elicitation/create" in hint for hint in hints_of(result))
+
+
+async def test_a_client_that_never_answers_holds_the_call_no_longer_than_the_servers_timeout(gateway: str) -> None:
+    async def never(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with http_client(gateway, mode="legacy", elicitation_callback=never) as client:
+        with anyio.fail_after(20):  # `old` has timeout_s: 3
+            result = await client.call_tool("old.test_elicitation", {"message": "still there?"})
+    assert "timed out" in text_of(result).lower() or "timeout" in text_of(result).lower()
+
+
+async def test_logs_of_a_call_reach_its_session_named_by_server_and_not_another(gateway: str) -> None:
+    ann, bob = Person("ann"), Person("bob")
+    async with (
+        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
+        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
+    ):
+        for client in (ann_client, bob_client):
+            await client.session.send_request(
+                types.SetLevelRequest(params=types.SetLevelRequestParams(level="info")), types.EmptyResult
+            )
+        ann.logs.clear()
+        bob.logs.clear()
+        with anyio.fail_after(30):
+            await ann_client.call_tool("old.test_tool_with_logging", {})
+            await bob_client.list_tools()  # a round trip: anything sent to bob before it has arrived
+    assert [log.data for log in ann.logs] == [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    assert {log.logger for log in ann.logs} == {"old"}
+    assert bob.logs == []
+
+
+async def test_resource_updates_reach_only_the_subscribed_session_with_the_exposed_uri(gateway: str) -> None:
+    ann, bob = Person("ann"), Person("bob")
+    uri = f"old+{WATCHED}"
+    async with (
+        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
+        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
+    ):
+        with anyio.fail_after(30):
+            # The fixture announces an update of a resource as soon as it is subscribed to.
+            await ann_client.session.send_request(
+                types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
+            await ann.got_update.wait()
+            await bob_client.list_tools()
+            await ann_client.session.send_request(
+                types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
+    assert ann.updated == [uri]
+    assert bob.updated == []
+
+
+async def test_a_subscription_to_an_unknown_resource_is_a_clear_error(gateway: str) -> None:
+    async with http_client(gateway, mode="legacy") as client:
+        with pytest.raises(MCPError, match="nowhere://x"):
+            await client.session.send_request(
+                types.SubscribeRequest(params=types.SubscribeRequestParams(uri="nowhere://x")), types.EmptyResult
+            )
+        assert (await client.list_tools()).tools  # the session goes on
+
+
+async def test_completion_refs_are_mapped_back_to_the_servers_own(gateway: str) -> None:
+    async with http_client(gateway, mode="legacy") as client:
+        prompt = types.PromptReference(name="old.test_prompt_with_arguments")
+        template = types.ResourceTemplateReference(uri="new+test://template/{id}/data")
+        by_prompt = await client.complete(prompt, {"name": "arg1", "value": "he"})
+        by_template = await client.complete(template, {"name": "id", "value": "1"})
+        with pytest.raises(MCPError, match="Unknown prompt"):
+            await client.complete(types.PromptReference(name="nobody.nothing"), {"name": "a", "value": "b"})
+    # The fixture echoes the reference it received: the server's own names, not the gateway's.
+    assert by_prompt.completion.values == ["test_prompt_with_arguments:arg1=he"]
+    assert by_template.completion.values == ["test://template/{id}/data:id=1"]
+
+
+async def test_a_downstream_request_with_no_call_in_flight_gets_a_clear_error() -> None:
+    relay = Relay(logger_name=lambda server, name: server)
+    sampling = relay.callbacks("git", 5.0)["sampling_callback"]
+    params = types.CreateMessageRequestParams(messages=[], max_tokens=1)
+    answer = await sampling(None, params)
+    assert isinstance(answer, types.ErrorData)
+    assert "no client call in flight on server 'git'" in answer.message
+
+
+def test_two_unprefixed_servers_are_a_config_error_naming_both(tmp_path: Path) -> None:
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+
+    config = write_config(tmp_path, {"a": {**SERVER, "prefix": False}, "b": {**SERVER, "prefix": False}})
+    with pytest.raises(ConfigError, match="'a' and 'b' both set prefix: false"):
+        load_config(config)
