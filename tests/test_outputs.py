@@ -221,6 +221,16 @@ async def test_a_bad_read_output_call_is_an_error_result_naming_the_problem(
         assert good.is_error == (case == "expired")
 
 
+async def test_a_length_over_the_page_size_is_clamped_and_says_where_to_go_on(tmp_path: Path) -> None:
+    async with gateway_with_output(tmp_path) as (client, store, output_id):
+        result = await client.call_tool("gateway.read_output", {"id": output_id, "length": 10 * MAX_PAGE_BYTES})
+        page = store.read(output_id, 0, MAX_PAGE_BYTES)
+    assert not result.is_error
+    text = text_of(result)
+    assert text.startswith(f"(length {10 * MAX_PAGE_BYTES:,} is over the page size; this page holds at most 20,000")
+    assert f'"offset": {page.next_offset}' in text and page.text in text
+
+
 @pytest.mark.parametrize(
     ("case", "uri", "message"),
     [

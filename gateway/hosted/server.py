@@ -34,7 +34,8 @@ class Status(Arguments):
 class ReadOutput(Arguments):
     id: Annotated[str, Field(max_length=256, description="Output id (24 hex characters) from the gateway's notice.")]
     offset: Annotated[int, Field(ge=0)] = 0
-    length: Annotated[int, Field(ge=1, le=MAX_PAGE_BYTES)] = MAX_PAGE_BYTES
+    length: Annotated[int, Field(ge=1)] = MAX_PAGE_BYTES
+    """Bytes to read; more than a page is clamped to one page (the answer says so, with the next offset)."""
 
 
 STATUS = tool(
@@ -46,7 +47,8 @@ STATUS = tool(
 READ_OUTPUT = tool(
     "read_output",
     "Read part of a large tool result the gateway stored instead of sending it whole. Pass the id from "
-    f"the notice; offset and length are in bytes (length ≤ {MAX_PAGE_BYTES:,}). Read only what you need.",
+    f"the notice; offset and length are in bytes (a page holds at most {MAX_PAGE_BYTES:,}; a longer length "
+    "gets one page and the offset to go on from). Read only what you need.",
     ReadOutput,
 )
 OUTPUTS = types.ResourceTemplate(
@@ -55,6 +57,16 @@ OUTPUTS = types.ResourceTemplate(
     description="A stored large result; add ?offset=N&length=M (bytes) to page through it.",
     mime_type="text/plain",
 )
+
+
+def clamped(length: int) -> tuple[int, str]:
+    """A length within one page, and what to tell the model when it asked for more."""
+    if length <= MAX_PAGE_BYTES:
+        return length, ""
+    return (
+        MAX_PAGE_BYTES,
+        f"(length {length:,} is over the page size; this page holds at most {MAX_PAGE_BYTES:,} bytes)\n",
+    )
 
 
 def pagetext_result(page: Page) -> str:
@@ -84,7 +96,8 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
 
     async def read_output(args: ReadOutput) -> types.CallToolResult:
         try:
-            return text_result(pagetext_result(await outputs.read(args.id, args.offset, args.length)))
+            length, note = clamped(args.length)
+            return text_result(note + pagetext_result(await outputs.read(args.id, args.offset, length)))
         except (OutputError, StoreUnavailable) as exc:
             return text_result(str(exc), error=True)
 
@@ -135,8 +148,9 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
                 text, mime = prompts.get(parts.path.strip("/")).text, "text/markdown"
             elif parts.netloc == "outputs":
                 offset, length = int(query.get("offset", 0)), int(query.get("length", MAX_PAGE_BYTES))
+                length, note = clamped(length) if length > 0 else (length, "")
                 page = await outputs.read(parts.path.strip("/"), offset, length)
-                text, mime = pagetext_result(page), "text/plain"
+                text, mime = note + pagetext_result(page), "text/plain"
             else:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown gateway resource {params.uri!r}.")
         except (OutputError, PromptNotFound, StoreUnavailable) as exc:
