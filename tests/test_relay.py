@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 
 from gateway.downstreams.relay import Relay
@@ -101,6 +101,46 @@ async def test_an_elicitation_reaches_the_session_whose_call_caused_it_and_no_ot
         text_of(r) for r in results.values()
     ]
     assert '"response": "ann"' in text_of(results["ann"]) and '"response": "bob"' in text_of(results["bob"])
+
+
+async def test_content_passes_unchanged_and_gateway_blocks_are_only_appended(gateway: str) -> None:
+    async with (
+        http_client(gateway, mode="legacy") as through,
+        Client(StdioServerParameters(command=PYTHON, args=[FIXTURE], env=SERVER["env"], cwd=str(ROOT))) as direct,
+    ):
+        want = await direct.session.send_request(
+            types.CallToolRequest(params=types.CallToolRequestParams(name="fidelity")), types.CallToolResult
+        )
+        got = await through.call_tool("old.fidelity", {})
+        blob = (await through.read_resource("old+test://static-binary")).contents[0]
+        want_blob = (await direct.read_resource("test://static-binary")).contents[0]
+    assert isinstance(blob, types.BlobResourceContents) and isinstance(want_blob, types.BlobResourceContents)
+    assert blob.blob == want_blob.blob and blob.mime_type == want_blob.mime_type == "image/png"
+    assert got.content[: len(want.content)] == want.content
+    assert all(
+        isinstance(b, types.TextContent) and b.text.startswith("[gateway]") for b in got.content[len(want.content) :]
+    )
+    assert got.structured_content == want.structured_content
+    assert want.meta is not None and got.meta is not None
+    assert got.meta["fixture/result"] is want.meta["fixture/result"] is True  # (the server's identity stamp is not)
+
+
+@pytest.mark.parametrize("server", ["old", "new"])
+async def test_roots_are_asked_of_the_calling_client_and_its_changes_reach_the_server(
+    gateway: str, server: str
+) -> None:
+    async def roots(ctx: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/ann", name="ann")])
+
+    async with http_client(gateway, mode="legacy", list_roots_callback=roots) as client:
+        with anyio.fail_after(30):
+            first = await client.call_tool(f"{server}.test_roots", {})
+            await client.session.send_notification(types.RootsListChangedNotification())
+            second = await client.call_tool(f"{server}.test_roots", {})
+    assert text_of(first).startswith("roots: file:///work/ann")
+    if server == "old":  # a 2026-era server has no roots/list_changed: its next call asks again anyway
+        seen = int(text_of(first).rsplit(" ", 1)[1])
+        assert text_of(second).endswith(f"list_changed seen {seen + 1}")
 
 
 @pytest.mark.parametrize("server", ["old", "new"])

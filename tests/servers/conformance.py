@@ -135,6 +135,9 @@ TOOLS = [
     tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034"),
     tool("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
     tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features (SEP-1613)", SCHEMA_2020_12),
+    # Beyond the suite's fixtures, for the gateway's own tests:
+    tool("fidelity", "Every kind of content block, with annotations, _meta and structured content"),
+    tool("test_roots", "Asks the client for its roots and reports them"),
 ]
 RESOURCES = [
     types.Resource(uri="test://static-text", name="static-text", title="Static Text Resource", mime_type="text/plain"),
@@ -192,11 +195,27 @@ STATIC_RESULTS: dict[str, list[types.ContentBlock]] = {
 }
 
 
+FIDELITY = types.CallToolResult(
+    content=[
+        types.TextContent(text="text", annotations=types.Annotations(audience=["user"], priority=0.5)),
+        types.ImageContent(data=IMAGE, mime_type="image/png", meta={"fixture/k": "image"}),
+        types.AudioContent(data=AUDIO, mime_type="audio/wav"),
+        types.ResourceLink(uri="test://static-text", name="static-text", mime_type="text/plain"),
+        types.EmbeddedResource(
+            resource=types.BlobResourceContents(uri="test://static-binary", mime_type="image/png", blob=IMAGE)
+        ),
+    ],
+    structured_content={"kinds": 5, "nested": {"list": [1, 2.5, None, "x"]}},
+    meta={"fixture/result": True},
+)
+
+
 class Fixtures:
     """The handlers; one instance serves every session (subscriptions are per process, like the reference)."""
 
     def __init__(self) -> None:
         self.subscribed: set[str] = set()
+        self.roots_changed = 0
         self.bus = InMemorySubscriptionBus()
         self.server = _Server(
             "mcp-conformance-test-server",
@@ -214,6 +233,9 @@ class Fixtures:
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.set_level)
         self.server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, self.subscribe)
         self.server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, self.unsubscribe)
+        self.server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, self.on_roots_changed
+        )
 
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=TOOLS)
@@ -250,6 +272,12 @@ class Fixtures:
                     )
                 )
                 return await self.ask(ctx, params, request, types.CreateMessageResult, _sampled)
+            case "fidelity":
+                return FIDELITY
+            case "test_roots":
+                roots = types.ListRootsRequest()
+                render = lambda r: f"{_rooted(r)}; list_changed seen {self.roots_changed}"  # noqa: E731
+                return await self.ask(ctx, params, roots, types.ListRootsResult, render)
             case "json_schema_2020_12_tool":
                 return types.CallToolResult(content=[text(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")])
         if name in ELICITATIONS:
@@ -354,6 +382,9 @@ class Fixtures:
         self.subscribed.discard(params.uri)
         return types.EmptyResult()
 
+    async def on_roots_changed(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
+        self.roots_changed += 1
+
     async def touch(self, uri: str) -> None:
         """Publish an update of `uri` to 2026-era listeners."""
         await self.bus.publish(ResourceUpdated(uri=uri))
@@ -364,6 +395,10 @@ def _log(line: str, logger: str | None = None) -> types.LoggingMessageNotificati
     return types.LoggingMessageNotification(
         params=types.LoggingMessageNotificationParams(level="info", data=line, logger=logger)
     )
+
+
+def _rooted(result: types.ListRootsResult) -> str:
+    return "roots: " + ", ".join(str(root.uri) for root in result.roots)
 
 
 def _sampled(result: types.CreateMessageResult) -> str:
