@@ -15,6 +15,7 @@ SDK's dispatcher does not answer one either.
 """
 
 import logging
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -125,6 +126,11 @@ class StdioLane:
                 await _post(self.pipe, message)
         except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
+        except Exception:  # a bug in one answer must not end the front's task group, nor leave the caller waiting
+            logger.exception("stdio front: answering tools/call %r failed", request_id)
+            error = {"code": types.INTERNAL_ERROR, "message": "The gateway failed to answer this call; see its log."}
+            with suppress(anyio.BrokenResourceError):
+                await _post(self.pipe, {"jsonrpc": "2.0", "id": request_id, "error": error})
         finally:
             del self._running[request_id]
 
