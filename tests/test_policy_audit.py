@@ -1,6 +1,7 @@
 """Policy and audit on a real HTTP gateway: each identity lists and calls only what its rules allow, denials
 name the rule, and every call leaves one audit line (refused ones included) with no argument values."""
 
+import getpass
 import hashlib
 import json
 import os
@@ -11,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.harness import ROOT, http_client, http_gateway, kitchen, text_of, write_config
+from tests.harness import ROOT, http_client, http_gateway, kitchen, stop, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +99,31 @@ async def test_check_as_prints_what_an_identity_would_see_and_why_the_rest_is_hi
     assert "  h.wipe: denied by '*.wipe' (policy rule 'no-wipe')" in bob_lines
     carol_lines = carol.stdout.decode().splitlines()
     assert "  h.note" in carol_lines and "  k.echo: it matches no allow list (policy rule 'dev')" in carol_lines
+
+
+async def test_audit_to_stdout_on_the_stdio_front_goes_to_stderr_and_leaves_the_protocol_clean(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"k": kitchen("k")}, audit={"path": "-"})
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "k.echo", "arguments": {"text": "x"}}},
+    ]
+    argv = [sys.executable, "-m", "gateway", "serve", "--config", str(path), "--log-level", "WARNING"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = await anyio.open_process(argv, cwd=str(ROOT), env=env)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        with anyio.fail_after(60):
+            await process.stdin.send("".join(json.dumps(m) + "\n" for m in lines).encode())
+            out = b""
+            while out.count(b"\n") < 2:
+                out += await process.stdout.receive()
+            await process.stdin.aclose()
+            err = b"".join([chunk async for chunk in process.stderr])
+    finally:
+        await stop(process)
+    answers = [json.loads(line) for line in out.decode().splitlines()]
+    assert [a.get("id") for a in answers] == [1, 2] and answers[1]["result"]["content"][0]["text"] == "x"
+    audit = [json.loads(line) for line in err.decode().splitlines() if line.startswith('{"time"')]
+    assert [(a["tool"], a["outcome"], a["identity"]) for a in audit] == [("k.echo", "ok", getpass.getuser())]

@@ -155,3 +155,13 @@ async def test_on_stdio_the_os_user_s_environment_fills_the_secret(tmp_path: Pat
         listed = [t.name for t in (await client.list_tools()).tools]
     assert isinstance(result.content[0], types.TextContent)
     assert json.loads(text_of(result))["holds_sha256"] == sha("mine") and "h.wipe" in listed
+
+
+async def test_a_user_s_crashed_process_is_restarted_and_the_next_call_succeeds(tmp_path: Path) -> None:
+    config = team(tmp_path, {"k": kitchen("k", env={"X": "${user:X}"})}, secrets={"sources": ["header"]})
+    headers = bearer("alice", **{"x-gateway-secret-x": "a"})
+    async with http_gateway(config) as base, http_client(base, headers=headers) as alice:
+        before = int(text_of(await alice.call_tool("k.pid", {})))
+        crashed = await alice.call_tool("k.crash", {})
+        after = int(text_of(await alice.call_tool("k.pid", {})))
+    assert crashed.is_error and after != before and not pid_alive(before)

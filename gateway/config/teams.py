@@ -127,7 +127,8 @@ class SecretsConfig(ConfigModel):
 
 class AuditConfig(ConfigModel):
     path: str | None = None
-    """JSON-lines file (relative to the config file's folder), `-` for stdout, `None`: no audit log."""
+    """JSON-lines file (relative to the config file's folder), `-` for stdout (stderr on the stdio front, whose
+    stdout carries MCP), `None`: no audit log."""
     max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     """The file is rotated to `<path>.1` once it would pass this size."""
     backups: int = Field(default=5, ge=0, le=100)

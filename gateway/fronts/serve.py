@@ -2,6 +2,7 @@
 
 import logging
 import signal
+import sys
 from pathlib import Path
 
 import anyio
@@ -12,6 +13,7 @@ from gateway.auth.configured import authenticator
 from gateway.config import GatewayConfig
 from gateway.fronts.http import build_app
 from gateway.fronts.stdio import serve_stdio
+from gateway.middleware.audit import AuditStream
 from gateway.pipeline import Middleware
 
 logger = logging.getLogger(__name__)
@@ -21,6 +23,8 @@ async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None, *,
     """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
     config file, reloaded on SIGHUP or change."""
     gateway = Gateway(config, chain=chain, config_path=path)
+    if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
+        gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
         async with gateway.running():

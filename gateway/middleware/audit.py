@@ -20,6 +20,7 @@ import mcp.types as types
 from opentelemetry import trace
 
 from gateway.config import AuditConfig
+from gateway.errors import DownstreamError
 from gateway.pipeline import Call, Middleware
 
 logger = logging.getLogger(__name__)
@@ -63,10 +64,15 @@ class AuditFile:
         self._file.close()
 
 
-class AuditStdout:
+class AuditStream:
+    """Lines to a stream: stdout, or stderr on the stdio front (whose stdout carries MCP)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
     def write(self, line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        self.stream.write(line + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
         pass
@@ -90,7 +96,7 @@ def outcome(call: Call) -> str:
 
 
 class Audit(Middleware):
-    def __init__(self, sink: AuditFile | AuditStdout) -> None:
+    def __init__(self, sink: AuditFile | AuditStream) -> None:
         self.sink = sink
 
     async def on_response(self, call: Call) -> None:
@@ -99,8 +105,8 @@ class Audit(Middleware):
         decisions: dict[str, Any] = {"hints": [hint.kind for hint in call.hints]}
         if call.spilled is not None:
             decisions["spilled"] = call.spilled
-        if call.refused_by is not None:
-            decisions["refused"] = call.refused_by
+        if call.error is not None and not isinstance(call.error, DownstreamError):  # the gateway said no
+            decisions["refused"] = call.refused_by or type(call.error).__name__
         record = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "identity": identity.name,
@@ -123,9 +129,9 @@ class Audit(Middleware):
             logger.error("audit: cannot write %s: %s", getattr(self.sink, "path", "stdout"), exc)
 
 
-def sink(config: AuditConfig) -> AuditFile | AuditStdout | None:
+def sink(config: AuditConfig) -> AuditFile | AuditStream | None:
     if config.path is None:
         return None
     if config.path == "-":
-        return AuditStdout()
+        return AuditStream(sys.stdout)
     return AuditFile(Path(config.path), max_bytes=config.max_bytes, backups=config.backups)
