@@ -4,6 +4,7 @@ through successful calls, refusals, missing secrets and wrong tokens alike."""
 import os
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 import anyio
@@ -37,6 +38,17 @@ def secrets_dir(root: Path) -> Path:
     return root
 
 
+async def listening(base: str) -> None:
+    """Until /healthz answers (uvicorn binds after the gateway logs that it serves)."""
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=2) as http:
+            while True:
+                with suppress(httpx2.HTTPError):
+                    if (await http.get(f"{base}/healthz")).status_code == 200:
+                        return
+                await anyio.sleep(0.05)  # another process's socket offers no event to wait on
+
+
 async def test_no_planted_secret_or_token_reaches_logs_spans_or_audit(tmp_path: Path) -> None:
     with serving(IdentityProvider()) as idp:
         jwt = idp.token("bob", scope="mcp")
@@ -61,6 +73,7 @@ async def test_no_planted_secret_or_token_reaches_logs_spans_or_audit(tmp_path: 
             process = await anyio.open_process(argv, stdout=out, stderr=subprocess.STDOUT, cwd=str(ROOT), env=env)
             try:
                 await wait_for(lambda: b"serving http" in log.read_bytes(), what="the gateway serving")
+                await listening(base)
                 async with http_client(base, headers={"authorization": f"Bearer {PLANTED['token']}"}) as alice:
                     assert not (await alice.call_tool("h.whoami", {})).is_error
                     assert (await alice.call_tool("h.wipe", {})).is_error  # refused by policy
