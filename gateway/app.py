@@ -29,6 +29,7 @@ from gateway.identity import os_user
 from gateway.middleware import audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import ExposureMiddleware
+from gateway.middleware.wake import WakePools
 from gateway.pipeline import Middleware, Pipeline
 from gateway.prompts import PromptLibrary
 from gateway.reload import Reloader
@@ -136,7 +137,9 @@ class Gateway:
         # unwrapped), then policy (a refused call goes no further), audit last (it sees every other decision).
         guard: list[Middleware] = [policy.PolicyCheck(self.policy, self._tool)] if self.policy else []
         record: list[Middleware] = [audit.Audit(self.audit)] if self.audit is not None else []
-        self.pipeline = Pipeline(self.registry, [exposure, *guard, *chain, *record])
+        # Before exposure reads the catalog: per-user servers start the caller's process (a reload may add one).
+        wake = WakePools(self.registry.wake_pools)
+        self.pipeline = Pipeline(self.registry, [wake, exposure, *guard, *chain, *record])
         own = own_names(config.namespace.separator, config.namespace.max_name_length)
         self.front = Front(
             self.pipeline,

@@ -209,7 +209,7 @@ class Registry:
 
     async def forward(self, call: Call) -> None:
         if call.method.endswith("/list"):
-            await self._wake_pools(call)
+            await self.wake_pools(call)
         catalog = await self.catalog()
         match call.method:
             case "tools/list":
@@ -221,8 +221,6 @@ class Registry:
             case "resources/templates/list":
                 call.result = types.ListResourceTemplatesResult(resource_templates=catalog.resource_templates)
             case "tools/call":
-                if call.params["name"] not in catalog.tools and await self._wake_pools(call, call.params["name"]):
-                    catalog = await self.catalog()  # a client may call without listing first
                 entry = self._resolve(catalog.tools, "tool", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
                 call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
@@ -272,14 +270,18 @@ class Registry:
         else:
             yield ds
 
-    async def _wake_pools(self, call: Call, name: str | None = None) -> bool:
+    async def wake_pools(self, call: Call, name: str | None = None) -> bool:
         """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
 
+        With `name` (a tool being called, perhaps before any listing), only the server it belongs to.
+
         Raises:
-            GatewayError: why the server that `name` (a tool being called) belongs to could not start.
+            GatewayError: why the server that `name` belongs to could not start (e.g. a missing secret).
         """
         woken = False
         for server, ds in self.downstreams.items():
+            if name is not None and not name.startswith(f"{server}{self._ns.separator}"):
+                continue
             if isinstance(ds, Pool) and ds.state is State.IDLE:
                 try:
                     await ds.wake(call.session.identity, call.secrets)
