@@ -127,3 +127,21 @@ async def test_audit_to_stdout_on_the_stdio_front_goes_to_stderr_and_leaves_the_
     assert [a.get("id") for a in answers] == [1, 2] and answers[1]["result"]["content"][0]["text"] == "x"
     audit = [json.loads(line) for line in err.decode().splitlines() if line.startswith('{"time"')]
     assert [(a["tool"], a["outcome"], a["identity"]) for a in audit] == [("k.echo", "ok", getpass.getuser())]
+
+
+async def test_search_finds_for_each_identity_only_what_its_rules_let_it_see(tmp_path: Path) -> None:
+    path = config(tmp_path)
+    text = path.read_text() + "exposure: {mode: search}\n"
+    path.write_text(text)
+
+    async def found(token: str, query: str) -> set[str]:
+        async with http_client(base, headers=bearer(token)) as client:
+            answer = await client.call_tool("gateway.find_tools", {"query": query, "limit": 10})
+        assert answer.structured_content is not None
+        return {t["name"] for t in answer.structured_content["tools"]}
+
+    async with http_gateway(path) as base:
+        alice_finds = await found(ALICE, "pretend to write a note delete everything credential")
+        bob_finds = await found(BOB, "pretend to write a note delete everything credential")
+    assert {"h.note", "h.whoami"} <= alice_finds and "h.wipe" not in alice_finds
+    assert "h.whoami" in bob_finds and not {"h.note", "h.wipe"} & bob_finds
