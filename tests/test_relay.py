@@ -11,6 +11,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
+from mcp.server.subscriptions import ResourceUpdated
 
 from gateway.downstreams.relay import Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
@@ -224,6 +225,24 @@ async def test_resource_updates_reach_only_the_subscribed_session_with_the_expos
             )
     assert ann.updated == [uri]
     assert bob.updated == []
+
+
+@pytest.mark.parametrize("server", ["old", "new"])
+async def test_a_2026_clients_listen_stream_hears_only_the_resources_it_listed(gateway: str, server: str) -> None:
+    watched, other = f"{server}+{WATCHED}", f"{server}+test://static-text"
+    async with (
+        http_client(gateway, mode="auto") as ann,
+        http_client(gateway, mode="auto") as bob,
+        ann.listen(resource_subscriptions=[watched]) as ann_stream,
+        bob.listen(resource_subscriptions=[other]) as bob_stream,
+    ):
+        with anyio.fail_after(30):
+            await ann.call_tool(f"{server}.touch", {"uri": WATCHED})
+            event = await ann_stream.__anext__()
+            await bob.call_tool(f"{server}.touch", {"uri": "test://static-text"})
+            bobs = await bob_stream.__anext__()  # bob's own touch: his first event is his URI, not ann's
+    assert isinstance(event, ResourceUpdated) and event.uri == watched
+    assert isinstance(bobs, ResourceUpdated) and bobs.uri == other
 
 
 async def test_a_subscription_to_an_unknown_resource_is_a_clear_error(gateway: str) -> None:

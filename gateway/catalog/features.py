@@ -77,7 +77,9 @@ class Features:
             case "completion/complete":
                 call.result = await self._complete(call, owners)
             case "resources/subscribe" | "resources/unsubscribe":
-                await self._subscribe(call, resource_owner(call.params["uri"]), call.method == "resources/subscribe")
+                server, original = resource_owner(call.params["uri"])
+                call.server, call.tool = server, original
+                await self.watch(call.session.key, server, original, call.method == "resources/subscribe")
                 call.result = types.EmptyResult()
             case "logging/setLevel":
                 await self._set_level(call)
@@ -101,9 +103,8 @@ class Features:
         request = types.CompleteRequest(params=params.model_copy(update={"ref": mapped}))
         return await ds.request(request, types.CompleteResult)
 
-    async def _subscribe(self, call: Call, owner: tuple[str, str], on: bool) -> None:
-        server, original = owner
-        call.server, call.tool = server, original
+    async def watch(self, key: str, server: str, original: str, on: bool) -> None:
+        """Subscribe (or unsubscribe) the subscriber `key` to a server's resource; the server is asked once."""
         ds = self._shared(server)
         resources = None if ds.capabilities is None else ds.capabilities.resources
         exposed = self.uris.exposed(server, original)
@@ -115,9 +116,9 @@ class Features:
         keys = self.relay.subscribers[exposed]
         had = bool(keys)
         if on:
-            keys.add(call.session.key)
+            keys.add(key)
         else:
-            keys.discard(call.session.key)
+            keys.discard(key)
         if had != bool(keys):  # the first subscriber subscribes the server, the last one leaves
             await ds.subscribe(original, on)
 

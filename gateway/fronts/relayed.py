@@ -4,19 +4,24 @@ Registered on the front's SDK server by `install`; each request becomes a `Call`
 like any other, so the registry maps exposed names back to the owning server's own.
 """
 
+import logging
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp.types as types
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.relay import Peer, Relay
-from gateway.errors import to_mcp_error
+from gateway.errors import GatewayError, to_mcp_error
 
 if TYPE_CHECKING:
     from gateway.fronts.server import Front
+
+logger = logging.getLogger(__name__)
 
 Ctx = ServerRequestContext[Any]
 
@@ -62,8 +67,39 @@ def install(front: "Front") -> None:
             if isinstance(ds, Downstream) and ds.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 await ds.notify(types.RootsListChangedNotification())
 
+    listen_handler = ListenHandler(front.bus)
+
+    async def listen(ctx: Ctx, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        # A 2026-era stream's resource URIs are watched at their servers for as long as the stream lives;
+        # the updates reach it through the bus (`Gateway._resource_updated`), filtered by the handler.
+        key = f"{front.callers.of(ctx.request).key}#listen-{ctx.request_id}"
+        watched: list[tuple[str, str]] = []
+        try:
+            catalog = await front.registry.catalog()
+            for uri in params.notifications.resource_subscriptions or ():
+                server, original = front.registry.resource_owner(uri, catalog)
+                await front.registry.features.watch(key, server, original, True)
+                watched.append((server, original))
+        except GatewayError as exc:
+            await _unwatch(front, key, watched)
+            raise to_mcp_error(exc) from None
+        try:
+            return await listen_handler(ctx, params)
+        finally:
+            await _unwatch(front, key, watched)
+
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
+
+
+async def _unwatch(front: "Front", key: str, watched: list[tuple[str, str]]) -> None:
+    with anyio.CancelScope(shield=True):  # a stream ends by cancellation: its subscriptions end all the same
+        for server, original in watched:
+            try:
+                await front.registry.features.watch(key, server, original, False)
+            except GatewayError as exc:
+                logger.info("server %s: unsubscribing %s failed: %s", server, original, exc)

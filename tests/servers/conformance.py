@@ -138,6 +138,7 @@ TOOLS = [
     # Beyond the suite's fixtures, for the gateway's own tests:
     tool("fidelity", "Every kind of content block, with annotations, _meta and structured content"),
     tool("test_roots", "Asks the client for its roots and reports them"),
+    tool("touch", "Announces an update of the resource `uri`", string_args(uri="The resource's URI")),
 ]
 RESOURCES = [
     types.Resource(uri="test://static-text", name="static-text", title="Static Text Resource", mime_type="text/plain"),
@@ -272,6 +273,13 @@ class Fixtures:
                     )
                 )
                 return await self.ask(ctx, params, request, types.CreateMessageResult, _sampled)
+            case "touch":
+                uri = str(args.get("uri", WATCHED))
+                if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    await self.touch(uri)
+                else:
+                    await ctx.session.send_resource_updated(uri)
+                return types.CallToolResult(content=[text(f"touched {uri}")])
             case "fidelity":
                 return FIDELITY
             case "test_roots":
