@@ -72,7 +72,7 @@ async def measure(calls: int) -> None:
             await plan(busy)
 
             def cold() -> None:
-                engine.ready.forget("bench_observe", "bench")
+                engine.runs.ready.forget("bench_observe", "bench")
 
             sides: list[tuple[str, Client, Callable[[], None] | None]] = [
                 ("no run", idle, None),

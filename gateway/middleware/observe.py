@@ -43,7 +43,7 @@ class Observe(Middleware):
         for workflow, run_id in list(call.session.active_runs.items()):
             try:
                 # From memory: a call no ready step waits for costs a dict look-up, not a read of the run.
-                if not await self.engine.watches(workflow, run_id, name, arguments):
+                if not await self.engine.runs.watches(workflow, run_id, name, arguments):
                     continue
                 step = await self.engine.observe(workflow, run_id, name, arguments, result_view(result))
             except ThinkError as exc:

@@ -2,28 +2,25 @@
 
 import json
 import logging
-import random
 import secrets
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-import anyio
 from pydantic_core import to_json
 
 from gateway import telemetry
 from gateway.prompts import PromptLibrary
-from gateway.think import runlock, runner, snapshot
+from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, build, inject_driver, observable
 from gateway.think.library import Library
 from gateway.think.observed import bounded, captured, unwrapped, whole
 from gateway.think.params import check_params
-from gateway.think.ready import ReadyIndex, digest
+from gateway.think.ready import digest
+from gateway.think.runs import Runs
 from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
@@ -32,16 +29,8 @@ from gateway.think.workflow import Workflow, check_name
 logger = logging.getLogger(__name__)
 
 KnownTools = Callable[[], Awaitable[set[str]]]
-T = TypeVar("T")
-Change = Callable[[RunState, Graph], tuple[T, bool]]
-"""Applied to a run's freshest state: the answer, and whether the state changed (and must be saved)."""
-ATTEMPTS = 8
-"""Saves tried per update when a writer that shares no lock with us (another host on a shared store) interferes."""
 GRAPHS = 256
 """Checked graphs kept (per workflow and driver version), least recently used dropped first."""
-FILES = ".files"
-"""A run's own folder (spilled captures) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be named
-that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
 
 
 EXISTING = "existing run: plan is idempotent for a run_id"
@@ -62,9 +51,7 @@ class Engine:
         self.library, self.store, self.prompts, self.schemas = library, store, prompts, schemas
         self.limits, self.snapshot_mode, self.known_tools = limits or Limits(), snapshot_mode, known_tools
         self.templates = Templates()
-        self.ready = ReadyIndex()
-        # A run's lock lives while someone holds or awaits it: nothing accumulates per run ever touched.
-        self._locks: weakref.WeakValueDictionary[tuple[str, str], anyio.Lock] = weakref.WeakValueDictionary()
+        self.runs = Runs(store, self.graph)
         self._graphs: OrderedDict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = OrderedDict()
 
     async def graph(self, workflow: str, driver_version: str | None = None) -> Graph:
@@ -82,53 +69,6 @@ class Engine:
             self._graphs.popitem(last=False)
         return graph
 
-    def files(self, workflow: str, run_id: str) -> Path:
-        """The run's own folder (spilled captures and observations): `<state root>/<workflow>/<run_id>.files`."""
-        return self.store.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}{FILES}"
-
-    def _lock(self, workflow: str, run_id: str) -> anyio.Lock:
-        return self._locks.setdefault((workflow, run_id), anyio.Lock())
-
-    async def load(self, workflow: str, run_id: str) -> RunState:
-        """The run as stored (and indexed: Observe answers from what the engine last saw)."""
-        state = await self.store.load(workflow, run_id)
-        self.ready.index(state)
-        return state
-
-    async def update(self, workflow: str, run_id: str, change: Change[T]) -> T:
-        """Apply `change` to the run's freshest state and save it, as one step against every other writer.
-
-        Held: this engine's lock for the run, then the run's cross-process lock (every engine on this
-        state folder takes it), so load → change → save is never interleaved with another write here. A
-        writer that shares no lock with us (another host on a shared store) can still save in between: the
-        save then conflicts and the change is re-applied to the reloaded state, up to ATTEMPTS times, so a
-        client never sees a STATE_CONFLICT it did not cause. `change` refuses by raising (nothing is saved).
-        """
-        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
-            attempt = 1
-            while True:
-                state = await self.load(workflow, run_id)
-                answer, changed = change(state, await self.graph(workflow, state.driver.get("version")))
-                if not changed:
-                    return answer
-                try:
-                    await self.store.save(state, expected_version=state.version)
-                except ThinkError as exc:
-                    if exc.error_code != "STATE_CONFLICT" or attempt == ATTEMPTS:
-                        raise
-                    logger.info("run %s/%s: saved elsewhere meanwhile, re-applying (%d)", workflow, run_id, attempt)
-                    await anyio.sleep(random.uniform(0, 0.002 * attempt))  # let the other writer finish first
-                    attempt += 1
-                    continue
-                self.ready.index(state)
-                return answer
-
-    async def clear(self, workflow: str, run_id: str) -> None:
-        """Delete the run (under its locks, like any write)."""
-        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
-            await self.store.delete(workflow, run_id)
-            self.ready.forget(workflow, run_id)
-
     def _limits(self, graph: Graph, step_id: str | None = None, state: RunState | None = None) -> Limits:
         """Gateway defaults, then the workflow's `limits`, then the step's."""
         step_limits: dict[str, Any] = {}
@@ -138,13 +78,7 @@ class Engine:
 
     async def run_of(self, workflow: str, run_id: str | None) -> RunState:
         """The named run, or the workflow's latest active run when no id is given."""
-        if run_id is not None:
-            return await self.load(workflow, run_id)
-        latest = await self.store.latest_active(check_name("workflow", workflow))
-        if latest is None:
-            raise ThinkError("UNKNOWN_RUN", f"no active run of {workflow!r}", "Start one with think.plan.")
-        self.ready.index(latest)
-        return latest
+        return await (self.runs.load(workflow, run_id) if run_id is not None else self.runs.latest(workflow))
 
     # -- plan ------------------------------------------------------------------------------------
 
@@ -154,9 +88,9 @@ class Engine:
         graph = await self.graph(workflow, driver_version)
         values = check_params(graph.workflow, params or {})
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
-        async with self._lock(workflow, run_id), runlock.held(self.files(workflow, run_id)):
+        async with self.runs.held(workflow, run_id):
             if await self.store.exists(workflow, run_id):  # idempotent for a given run_id
-                return self._answer(await self.load(workflow, run_id), graph, note=EXISTING)
+                return self._answer(await self.runs.load(workflow, run_id), graph, note=EXISTING)
             driver = self.prompts.get(driver_version or graph.workflow.driver_version)
             state = RunState(
                 workflow=workflow,
@@ -168,13 +102,8 @@ class Engine:
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self._answer(state, graph)
-            try:
-                await self.store.save(state, expected_version=0)
-            except ThinkError as exc:  # planned meanwhile by a writer that shares no lock with us: it is that run
-                if exc.error_code != "STATE_CONFLICT":
-                    raise
-                return self._answer(await self.load(workflow, run_id), graph, note=EXISTING)
-            self.ready.index(state)
+            if not await self.runs.create(state):  # planned meanwhile by a writer sharing no lock with us
+                return self._answer(await self.runs.load(workflow, run_id), graph, note=EXISTING)
             return answer
 
     def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
@@ -210,7 +139,7 @@ class Engine:
         self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
     ) -> dict[str, Any]:
         run = (await self.run_of(workflow, run_id)).run_id
-        return await self.update(
+        return await self.runs.update(
             workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True)
         )
 
@@ -283,7 +212,7 @@ class Engine:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
-            spill = self.files(state.workflow, state.run_id)
+            spill = self.runs.files(state.workflow, state.run_id)
             if lazy and observed is not None:
                 output = captured(observed, step_id, key, limits, clock=state.clock)
             else:
@@ -302,20 +231,11 @@ class Engine:
 
     # -- observe (the gateway saw the client make a step's call) ----------------------------------
 
-    async def watches(self, workflow: str, run_id: str, tool: str, arguments: Any) -> bool:
-        """Whether a ready step of the run calls `tool` with exactly `arguments`: from memory (the run is read
-        once if this engine has not seen it yet). Raises: ThinkError UNKNOWN_RUN."""
-        known = self.ready.waits_for(workflow, run_id, tool, arguments)
-        if known is None:
-            await self.load(workflow, run_id)
-            known = self.ready.waits_for(workflow, run_id, tool, arguments)
-        return bool(known)
-
     async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
         """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id.
 
-        Touches the store only when the run waits for that call (see `watches`)."""
-        if not await self.watches(workflow, run_id, tool, arguments):
+        Touches the store only when the run waits for that call (see `Runs.watches`)."""
+        if not await self.runs.watches(workflow, run_id, tool, arguments):
             return None
         result, wanted = unwrapped(result), digest(arguments or {})
 
@@ -330,13 +250,13 @@ class Engine:
                     if self.schemas.errors(template.success_schema, result):
                         continue  # the step asks for a report (e.g. a review), not the acknowledgement
                 limits = self._limits(graph, sid, state)
-                spill = self.files(workflow, run_id)
+                spill = self.runs.files(workflow, run_id)
                 state.observed[sid] = observation = bounded(sid, result, limits, spill)
                 state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
                 return sid, True
             return None, False  # not (or no longer) ready in the stored state: nothing to record
 
-        return await self.update(workflow, run_id, record)
+        return await self.runs.update(workflow, run_id, record)
 
 
 def _contradictions(reported: Any, observed: Any) -> list[str]:

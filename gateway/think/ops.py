@@ -100,7 +100,7 @@ class Operations:
                     f"clearing run {state.run_id} deletes its state",
                     "Pass force: true to clear it, or a checkpoint (a completed step id) to roll back.",
                 )
-            await self.engine.clear(workflow, state.run_id)
+            await self.engine.runs.clear(workflow, state.run_id)
             return {"ok": True, "cleared": state.run_id}
 
         def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
@@ -116,7 +116,7 @@ class Operations:
             state.log("reset", checkpoint)
             return self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
-        return {"ok": True, "instruction": await self.engine.update(workflow, state.run_id, roll_back)}
+        return {"ok": True, "instruction": await self.engine.runs.update(workflow, state.run_id, roll_back)}
 
     async def driver_prompt(self, args: tools.DriverPrompt) -> dict[str, Any]:
         try:

@@ -74,8 +74,8 @@ async def test_calls_no_step_waits_for_touch_no_disk_and_a_match_records(tmp_pat
     answer = await engine.next("echo", "r", "first")  # recorded by the gateway: no snapshot needed
     assert answer["input"] == {"text": "two one"}
     # the index moved on with the run: the old call is no longer watched, the new one is
-    assert not await engine.watches("echo", "r", "k.echo", {"text": "one"})
-    assert await engine.watches("echo", "r", "k.echo", {"text": "two one"})
+    assert not await engine.runs.watches("echo", "r", "k.echo", {"text": "one"})
+    assert await engine.runs.watches("echo", "r", "k.echo", {"text": "two one"})
 
 
 async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_memory(tmp_path: Path) -> None:
@@ -83,8 +83,8 @@ async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_mem
     store = CountingStore(tmp_path / "state")
     fresh = engine_on(tmp_path, store)  # another gateway process, or one restarted
     for _ in range(5):
-        assert not await fresh.watches("echo", "r", "k.other", {})
-    assert await fresh.watches("echo", "r", "k.echo", {"text": "one"})
+        assert not await fresh.runs.watches("echo", "r", "k.other", {})
+    assert await fresh.runs.watches("echo", "r", "k.echo", {"text": "one"})
     assert store.loads == 1
 
 
@@ -101,10 +101,10 @@ async def test_a_step_another_process_recorded_meanwhile_is_not_recorded_twice(t
 async def test_per_run_structures_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine_module, "GRAPHS", 3)
     engine = engine_on(tmp_path, StateStore(tmp_path / "state"))
-    engine.ready = ReadyIndex(size=5)
+    engine.runs.ready = ReadyIndex(size=5)
     for n in range(12):
         await engine.plan("echo", {}, f"r{n}")
         await engine.graph("echo", f"v{n}")  # a graph per driver version asked for (unknown ones fall back)
-    assert len(engine._locks) == 0  # a run's lock lives only while it is held or awaited
+    assert len(engine.runs._locks) == 0  # a run's lock lives only while it is held or awaited
     assert len(engine._graphs) == 3
-    assert len(engine.ready) == 5
+    assert len(engine.runs.ready) == 5

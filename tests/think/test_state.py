@@ -18,9 +18,10 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.prompts import PromptLibrary
-from gateway.think.engine import ATTEMPTS, Engine, KnownTools
+from gateway.think.engine import Engine, KnownTools
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library
+from gateway.think.runs import ATTEMPTS
 from gateway.think.state import RunState, StateStore, StepState
 from gateway.think.validator import Schemas
 from tests.harness import ROOT
