@@ -18,6 +18,16 @@ from pydantic_core import core_schema
 A = TypeVar("A", bound="Arguments")
 SHOWN = 60
 """Characters of an offending value quoted in an error (its full length is given when cut)."""
+KINDS = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+"""A value's kind as JSON names it (the client sent JSON: `str` and `dict` would be Python's words)."""
+EXPECTED = {
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "dict_type": "an object",
+    "list_type": "an array",
+}
 
 
 class Arguments(BaseModel):
@@ -69,7 +79,7 @@ def tool(name: str, description: str, model: type[Arguments]) -> types.Tool:
 def shown(value: Any) -> str:
     """A value as an error quotes it: its repr, cut to SHOWN characters, with its type and length when cut."""
     text = repr(value)
-    kind = "null" if value is None else type(value).__name__
+    kind = "null" if value is None else KINDS.get(type(value), type(value).__name__)
     if len(text) <= SHOWN:
         return f"{text} ({kind})"
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters as text"
@@ -82,7 +92,8 @@ def _problem(tool: str, error: Any) -> str:
         return f"`{where}` is required"
     if error["type"] == "extra_forbidden":
         return f"`{where}` is not an argument of {tool}"
-    return f"`{where}` = {shown(error['input'])}: {error['msg']}"
+    expected = EXPECTED.get(error["type"])
+    return f"`{where}` = {shown(error['input'])}: {f'expected {expected}' if expected else error['msg']}"
 
 
 def _shape(spec: Mapping[str, Any]) -> str:

@@ -217,11 +217,11 @@ async def test_bad_input_gets_clear_answers_and_the_session_keeps_working(shared
         missing = await call(name="k.echo")
         assert not missing.is_error and any("no `arguments`" in h for h in hints_of(missing))
         wrong = await call(name="k.echo", arguments=[1, 2])
-        assert wrong.is_error and "must be a JSON object" in text_of(wrong) and "got list" in text_of(wrong)
+        assert wrong.is_error and "`arguments` = [1, 2] (array): expected an object" in text_of(wrong)
         unknown = await call(name="k.frobnicate_widget", arguments={})
         assert unknown.is_error and "Closest known tools: k.frobnicate_widgets" in text_of(unknown)
         nameless = await call(arguments={})
-        assert nameless.is_error and "needs `name`" in text_of(nameless)
+        assert nameless.is_error and "`name` is required" in text_of(nameless)
         assert text_of(await client.call_tool("k.echo", {"text": "still here"})) == "still here"
 
 

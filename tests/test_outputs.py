@@ -202,7 +202,7 @@ BAD_READS = [
     ("traversal", {"id": "../x"}, "'../x' is not an output id"),
     ("unknown", {"id": "f" * 24}, "No stored output"),
     ("expired", {}, "expired"),
-    ("negative offset", {"offset": -5}, "`offset` = -5 (int): Input should be greater than or equal to 0"),
+    ("negative offset", {"offset": -5}, "`offset` = -5 (integer): Input should be greater than or equal to 0"),
     ("offset past the end", {"offset": 45_000}, "offset 45,000 is past the end of output"),
 ]
 

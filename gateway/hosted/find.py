@@ -7,49 +7,46 @@ added while the answer fits, and it says how many were left out.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 import mcp.types as types
+from pydantic import Field
 from pydantic_core import to_json
 
 from gateway.catalog.search import MAX_QUERY_CHARS, Hit, Matches, required
+from gateway.contracts import Arguments, ArgumentsError, parse, tool
 
+A = TypeVar("A", bound=Arguments)
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
 SHORT_DESCRIPTION = 200
 
-FIND_TOOLS = types.Tool(
-    name="find_tools",
-    description=(
-        "Search every tool behind this gateway, listed or not, by what you want to do. Returns the best "
-        "matches {name, server, description, required, score}; detail: true adds each inputSchema. Then call "
-        "a match by its exact name (or through gateway.call_tool)."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "The task in a few words, e.g. 'merge request comments'."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
-            "server": {"type": "string", "description": "Only this server's tools, e.g. 'gitlab'."},
-            "detail": {"type": "boolean", "default": False, "description": "Include each input schema."},
-        },
-        "required": ["query"],
-    },
+
+class FindTools(Arguments):
+    query: Annotated[str, Field(description="The task in a few words, e.g. 'merge request comments'.")]
+    # Out of range is clamped and said (not refused): the bounds are advertised, not enforced by the model.
+    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = DEFAULT_LIMIT
+    server: Annotated[str | None, Field(description="Only this server's tools, e.g. 'gitlab'.")] = None
+    detail: Annotated[bool, Field(description="Include each input schema.")] = False
+
+
+class CallTool(Arguments):
+    name: Annotated[str, Field(min_length=1, description="Exact tool name from gateway.find_tools.")]
+    arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments, per its inputSchema.")] = None
+
+
+FIND_TOOLS = tool(
+    "find_tools",
+    "Search every tool behind this gateway, listed or not, by what you want to do. Returns the best "
+    "matches {name, server, description, required, score}; detail: true adds each inputSchema. Then call "
+    "a match by its exact name (or through gateway.call_tool).",
+    FindTools,
 )
-CALL_TOOL = types.Tool(
-    name="call_tool",
-    description=(
-        "Call any tool behind this gateway by its exact name, listed or not, exactly as a direct call "
-        "(same checks, hints and size limits). Find names with gateway.find_tools."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "Exact tool name from gateway.find_tools."},
-            "arguments": {"type": "object", "description": "The tool's arguments, per its inputSchema."},
-        },
-        "required": ["name"],
-    },
+CALL_TOOL = tool(
+    "call_tool",
+    "Call any tool behind this gateway by its exact name, listed or not, exactly as a direct call "
+    "(same checks, hints and size limits). Find names with gateway.find_tools.",
+    CallTool,
 )
 
 
@@ -67,10 +64,19 @@ class FindRequest:
     """Clamps applied, said in the answer."""
 
 
-def find_request(args: dict[str, Any], servers: set[str]) -> FindRequest:
+def checked(tool: str, model: type[A], args: Any) -> A:
+    """The arguments against the tool's declared schema (`gateway.contracts`), as every hosted tool's are."""
+    try:
+        return parse(f"gateway.{tool}", model, args if isinstance(args, dict) else None)  # the SDK: dict or None
+    except ArgumentsError as exc:
+        raise BadArguments(exc.text()) from None
+
+
+def find_request(args: Any, servers: set[str]) -> FindRequest:
     """Check find_tools arguments: a bad query or server is an error, an out-of-range limit is clamped."""
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
+    parsed = checked(FIND_TOOLS.name, FindTools, args)
+    query = parsed.query
+    if not query.strip():
         raise BadArguments(
             f"find_tools needs a non-empty `query` string (got {query!r}): describe the task in a few words, "
             'e.g. {"query": "list open merge requests"}.'
@@ -80,19 +86,14 @@ def find_request(args: dict[str, Any], servers: set[str]) -> FindRequest:
             f"The query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
             "Send a few keywords describing the task, not a document."
         )
-    server = args.get("server")
-    if server is not None and (not isinstance(server, str) or server not in servers):
+    server = parsed.server
+    if server is not None and server not in servers:
         raise BadArguments(
             f"Unknown server {server!r}; servers: {', '.join(sorted(servers))}. Omit `server` to search all."
         )
-    detail = args.get("detail", False)
-    if not isinstance(detail, bool):
-        raise BadArguments(f"`detail` must be true or false, got {detail!r}.")
-    request = FindRequest(query, DEFAULT_LIMIT, server, detail)
-    limit = args.get("limit", DEFAULT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        request.notes.append(f"limit {limit!r} is not an integer; used {DEFAULT_LIMIT}.")
-    elif not 1 <= limit <= MAX_LIMIT:
+    request = FindRequest(query, DEFAULT_LIMIT, server, parsed.detail)
+    limit = parsed.limit
+    if not 1 <= limit <= MAX_LIMIT:
         request.limit = min(max(limit, 1), MAX_LIMIT)
         request.notes.append(f"limit {limit:,} is outside 1-{MAX_LIMIT}; used {request.limit}.")
     else:
@@ -100,22 +101,12 @@ def find_request(args: dict[str, Any], servers: set[str]) -> FindRequest:
     return request
 
 
-def call_request(args: dict[str, Any]) -> tuple[str, dict[str, Any], list[str]]:
+def call_request(args: Any) -> tuple[str, dict[str, Any], list[str]]:
     """(name, arguments, notes) of a call_tool call; a missing `arguments` means {} and is said."""
-    name = args.get("name")
-    if not isinstance(name, str) or not name:
-        raise BadArguments(
-            f"call_tool needs `name`, the exact tool name (got {name!r}); find it with gateway.find_tools."
-        )
-    if "arguments" not in args or args["arguments"] is None:
-        return name, {}, [f"call_tool got no `arguments`; {name} was called with {{}}."]
-    arguments = args["arguments"]
-    if not isinstance(arguments, dict):
-        raise BadArguments(
-            f"call_tool `arguments` must be a JSON object of {name}'s parameters, got {type(arguments).__name__} "
-            f'{str(arguments)[:80]!r}. Send {{"name": "{name}", "arguments": {{...}}}}.'
-        )
-    return name, arguments, []
+    parsed = checked(CALL_TOOL.name, CallTool, args)
+    if parsed.arguments is None:
+        return parsed.name, {}, [f"call_tool got no `arguments`; {parsed.name} was called with {{}}."]
+    return parsed.name, parsed.arguments, []
 
 
 def _hit(hit: Hit, name: str, detail: bool) -> dict[str, Any]:

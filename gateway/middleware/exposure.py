@@ -59,7 +59,7 @@ class ExposureMiddleware(Middleware):
         canonical = names.resolve(str(call.params.get("name", "")))
         if canonical == names.by_original.get(CALL):
             try:
-                inner, arguments, notes = find.call_request(call.params.get("arguments") or {})
+                inner, arguments, notes = find.call_request(call.params.get("arguments"))
             except find.BadArguments as exc:
                 call.result = text_result(str(exc), error=True)
                 return
@@ -82,9 +82,7 @@ class ExposureMiddleware(Middleware):
     def _find(self, catalog: Catalog, call: Call, names: Names) -> None:
         args = call.params.get("arguments") or {}
         try:
-            request = find.find_request(
-                args if isinstance(args, dict) else {}, {e.server for e in catalog.tools.values()}
-            )
+            request = find.find_request(args, {e.server for e in catalog.tools.values()})
         except find.BadArguments as exc:
             call.result = text_result(str(exc), error=True)
             return

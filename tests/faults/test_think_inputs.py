@@ -11,6 +11,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from gateway.contracts import KINDS
 from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 from tests.harness import http_client, http_gateway, text_of, write_config
@@ -54,9 +55,9 @@ async def test_a_string_false_neither_forces_a_step_nor_clears_a_run(tmp_path: P
         ref = {"workflow": "sink_v1", "run_id": "r1", "step_id": "sink"}
         ok(await client.call_tool("think.next", {**ref, "result_snapshot": {"v": 1}}))
         body = invalid(await client.call_tool("think.next", {**ref, "result_snapshot": {"v": 2}, "force": "false"}))
-        assert body["details"] == ["`force` = 'false' (str): Input should be a valid boolean"]
+        assert body["details"] == ["`force` = 'false' (string): expected a boolean"]
         body = invalid(await client.call_tool("think.reset", {"workflow": "sink_v1", "run_id": "r1", "force": "no"}))
-        assert "`force` = 'no' (str)" in body["details"][0]
+        assert body["details"] == ["`force` = 'no' (string): expected a boolean"]
         state = ok(await client.call_tool("think.state.get", {"workflow": "sink_v1", "run_id": "r1"}))["state"]
         assert state["captures"]["sink"]["content"] == {"v": 1}  # neither replaced nor cleared
 
@@ -74,7 +75,7 @@ async def test_every_think_argument_of_the_wrong_type_is_refused_by_name(tmp_pat
                 wrong = "nope" if "enum" in spec else WRONG[spec["type"]]
                 body = invalid(await client.call_tool(tool.name, {**base, name: wrong}))
                 assert body["details"] == [body["details"][0]] and body["details"][0].startswith(
-                    f"`{name}` = {wrong!r} ({type(wrong).__name__})"
+                    f"`{name}` = {wrong!r} ({KINDS[type(wrong)]})"
                 ), (tool.name, body)
                 tried += 1
             body = invalid(await client.call_tool(tool.name, {**base, "forse": True}))
@@ -131,7 +132,7 @@ async def test_the_gateways_own_tools_check_their_arguments_before_acting(tmp_pa
         assert {t.name for t in served} >= {"gateway.status", "gateway.read_output"}
         result = await client.call_tool("gateway.read_output", {"id": "f" * 24, "length": True})
         assert result.is_error and text_of(result).startswith(
-            "Invalid arguments for gateway.read_output: `length` = True (bool): Input should be a valid integer."
+            "Invalid arguments for gateway.read_output: `length` = True (boolean): expected an integer."
         )
         assert f"offset (integer ≥ 0), length (integer in [1, {MAX_PAGE_BYTES}])" in text_of(result)
         for tool in served:
@@ -152,6 +153,6 @@ async def test_both_eras_over_http_get_the_same_refusals(tmp_path: Path) -> None
         for mode in ("auto", "legacy"):
             async with http_client(base, mode=mode) as client:
                 body = invalid(await client.call_tool("think.reset", {"workflow": "sink_v1", "force": "false"}))
-                assert body["details"] == ["`force` = 'false' (str): Input should be a valid boolean"], mode
+                assert body["details"] == ["`force` = 'false' (string): expected a boolean"], mode
                 result = await client.call_tool("gateway.read_output", {"id": "f" * 24, "length": True})
-                assert result.is_error and "`length` = True (bool)" in text_of(result), mode
+                assert result.is_error and "`length` = True (boolean)" in text_of(result), mode
