@@ -12,7 +12,6 @@ import pytest
 from mcp import Client
 
 from gateway.contracts import KINDS
-from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 from tests.harness import http_client, http_gateway, text_of, write_config
 from tests.think import harness
@@ -134,7 +133,7 @@ async def test_the_gateways_own_tools_check_their_arguments_before_acting(tmp_pa
         assert result.is_error and text_of(result).startswith(
             "Invalid arguments for gateway.read_output: `length` = True (boolean): expected an integer."
         )
-        assert f"offset (integer ≥ 0), length (integer in [1, {MAX_PAGE_BYTES}])" in text_of(result)
+        assert "offset (integer ≥ 0), length (integer ≥ 1)" in text_of(result)  # a longer length is clamped
         for tool in served:
             base = dict.fromkeys(tool.input_schema.get("required", []), "f" * 24)
             for name, spec in tool.input_schema["properties"].items():
