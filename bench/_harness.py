@@ -173,7 +173,10 @@ async def blob_call(client: Client, tool: str, n: int, proc: psutil.Process | No
         del result
         return Blob(wall, received, None if rss is None else rss.extra, error)
     except Exception as exc:  # noqa: BLE001 -- a failing call is a finding to report, not a reason to stop
-        return Blob(None, None, None, f"{type(exc).__name__}: {exc}")
+        while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]  # the task group's wrapping says nothing: name what failed
+        what = "no answer within the time limit" if isinstance(exc, TimeoutError) else str(exc)
+        return Blob(None, None, None, f"{type(exc).__name__}: {what}")
 
 
 def kill_leftover_children() -> str | None:
