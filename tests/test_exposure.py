@@ -118,8 +118,14 @@ async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_
     async with Client(gateway_params(small), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         assert len(tools) == OWN and all(len(t.description or "") <= 60 for t in tools)
-        found = await client.call_tool("gateway.find_tools", {"query": "think plan workflow", "limit": 1})
-        assert len(found.structured_content["tools"][0]["description"]) > 60
+        plan = next(t for t in tools if t.name == "think.plan")
+        assert "pattern" not in json.dumps(plan.input_schema)  # listed slim: the server checks it anyway
+        found = await client.call_tool(
+            "gateway.find_tools", {"query": "think plan workflow", "limit": 1, "detail": True}
+        )
+        top = found.structured_content["tools"][0]
+        assert top["name"] == "think.plan" and len(top["description"]) > 60
+        assert "pattern" in json.dumps(top["inputSchema"])  # the whole contract, one search away
         assert text_of(await client.call_tool("k.echo", {"text": "hidden"})) == "hidden"
         measure = await client.call_tool("gateway.find_tools", {"query": "report the length of the text"})
         assert "k.measure" not in {t["name"] for t in measure.structured_content["tools"]}
@@ -294,3 +300,16 @@ async def test_the_think_review_workflow_completes_in_search_mode_under_undersco
                 ins = (await client.call_tool("think_next", args)).structured_content
     assert ins is not None and ins["done"] is True, ins
     assert taken == ["__driver_bootstrap", "__driver_announce", "status", "branches", "log", "diff", "review", "report"]
+
+
+async def test_a_2026_stdio_client_hears_of_its_promotion_through_listen(tmp_path: Path) -> None:
+    config = big(tmp_path, n=40)
+    async with Client(gateway_params(config)) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert "k.frobnicate_widgets" not in await names_of(client)
+        async with client.listen(tools_list_changed=True) as subscription:
+            await client.call_tool("gateway.find_tools", {"query": "frobnicate widgets", "limit": 1})
+            with anyio.fail_after(10):
+                event = await anext(aiter(subscription))
+        assert type(event).__name__ == "ToolsListChanged"
+        assert "k.frobnicate_widgets" in await names_of(client)

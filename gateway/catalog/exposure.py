@@ -62,6 +62,22 @@ class View:
     """Canonical names of found tools, least recently used first."""
 
 
+CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
+"""Schema keywords of the own tools that only the server needs: it checks them and names a failing value."""
+
+
+def slim(schema: Any) -> Any:
+    """An input schema without CHECK_ONLY keywords (the listed copy of an own tool: ~1,700 chars less)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in CHECK_ONLY}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: slim(sub) for name, sub in out["properties"].items()}
+    if "items" in out:
+        out["items"] = slim(out["items"])
+    return out
+
+
 def definition_chars(tool: types.Tool) -> int:
     """What a listed tool costs the client's window: the characters of its JSON definition."""
     return len(tool.model_dump_json(by_alias=True, exclude_none=True))
@@ -130,6 +146,7 @@ class Exposure:
         description = tool.description or ""
         if entry.server in OWN_SERVERS:
             description = names.text(description)
+            update["input_schema"] = slim(tool.input_schema)
         cap = rule.description_chars
         if cap is not None and len(description) > cap:
             description = description[: cap - 1].rstrip() + "…"

@@ -123,10 +123,19 @@ class Front:
         await self.bus.publish(_EVENTS[kind]())
 
     def tools_changed(self, key: str) -> None:
-        """Tell one session (not the others) that its tool list changed, e.g. after a promotion."""
+        """Tell one session that its tool list changed, e.g. after a promotion.
+
+        A handshake-era session is told alone. A 2026-era one listens on `subscriptions/listen`, whose bus
+        has no per-session address: the event goes to every listener (on stdio that is the one client;
+        over HTTP the others re-list and find their lists unchanged).
+        """
+        if self._tg is None:
+            return
         listener = self._listeners.get(key)
-        if listener is not None and self._tg is not None:
+        if listener is not None:
             self._tg.start_soon(self._notify_one, key, listener)
+        else:
+            self._tg.start_soon(self.bus.publish, ToolsListChanged())
 
     async def _notify_one(self, key: str, listener: Any) -> None:
         try:
