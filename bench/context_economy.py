@@ -98,8 +98,8 @@ async def example_figures(iterations: int) -> tuple[list[dict[str, Any]], list[t
     down = [name for name, s in status.items() if s["state"] != "up"]
     if down:
         raise SystemExit(f"servers not up: {down}; run ./scripts/server-envs and retry")
-    entries = [(e.exposed, e.server, e.item) for e in catalog.tools.values()]
-    return figures.rows(gateway.exposure, catalog), entries  # type: ignore[return-value]
+    entries = [(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
+    return figures.rows(gateway.exposure, catalog), entries
 
 
 async def quality_and_round_trips(iterations: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, cast
 
 import mcp.types as types
 
@@ -127,7 +127,9 @@ class Exposure:
     def _follow(self, catalog: Catalog) -> None:
         if catalog is not self._catalog:
             self._catalog, self._names, self._fits = catalog, {}, {}
-            self.index.build((e.exposed, e.server, e.item) for e in catalog.tools.values())  # type: ignore[misc]
+            self.index.build(
+                (e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)
+            )
 
     def names(self, catalog: Catalog, separator: str) -> Names:
         self._follow(catalog)
@@ -141,7 +143,7 @@ class Exposure:
         return self.names(catalog, self.view(session).rule.separator)
 
     def _present(self, entry: Entry, names: Names, rule: Rule) -> types.Tool:
-        tool: types.Tool = entry.item  # type: ignore[assignment]
+        tool = cast(types.Tool, entry.item)  # catalog.tools holds tools
         update: dict[str, Any] = {"name": names.to_session(entry.exposed)}
         description = tool.description or ""
         if entry.server in OWN_SERVERS:
