@@ -110,7 +110,12 @@ class Gateway:
         self.policy = policy.from_config(config.policy, config.namespace.separator)
         self.audit = audit.sink(config.audit)
         # The policy's hook into listing and search: a tool it denies is neither listed nor found.
-        self.exposure = Exposure(config.exposure, config.namespace, visible=self._allowed if self.policy else None)
+        self.exposure = Exposure(
+            config.exposure,
+            config.namespace,
+            visible=self._allowed if self.policy else None,
+            bare=frozenset({bare} if bare else ()),
+        )
         exposure = ExposureMiddleware(
             self.exposure,
             self.registry.catalog,

@@ -122,3 +122,9 @@ def test_session_names_under_underscore_rewrite_the_gateways_text() -> None:
 def test_session_names_under_the_dot_separator_change_nothing() -> None:
     names = Names(TRIPLES, ".", 64)
     assert names.identity and names.text("think.workflows.list") == "think.workflows.list"
+
+
+def test_session_names_keep_an_unprefixed_servers_own_names() -> None:
+    names = Names([("fs", "read_file", "read_file"), *TRIPLES], "_", 64, frozenset({"fs"}))
+    assert names.to_session("read_file") == "read_file" and names.resolve("read_file") == "read_file"
+    assert names.text("Next: fs.read_file, then gateway.read_output.") == "Next: read_file, then gateway_read_output."

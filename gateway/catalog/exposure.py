@@ -84,9 +84,17 @@ def definition_chars(tool: types.Tool) -> int:
 
 
 class Exposure:
-    def __init__(self, config: ExposureConfig, namespace: NamespaceConfig, visible: Visible | None = None) -> None:
+    def __init__(
+        self,
+        config: ExposureConfig,
+        namespace: NamespaceConfig,
+        visible: Visible | None = None,
+        bare: frozenset[str] = frozenset(),
+    ) -> None:
         self.config = config
         self.namespace = namespace
+        self.bare = bare
+        """Servers named without prefix (`prefix: false`), as the registry names them."""
         self.visible = visible or _everyone
         """The policy hook (see `Visible`); everyone sees everything without one."""
         self._catalog: Catalog | None = None
@@ -136,7 +144,7 @@ class Exposure:
         found = self._names.get(separator)
         if found is None:
             triples = ((e.server, e.original, e.exposed) for e in catalog.tools.values())
-            found = self._names[separator] = Names(triples, separator, self.namespace.max_name_length)
+            found = self._names[separator] = Names(triples, separator, self.namespace.max_name_length, self.bare)
         return found
 
     def session_names(self, catalog: Catalog, session: Session) -> Names:

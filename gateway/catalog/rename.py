@@ -24,9 +24,15 @@ def reference(server: str, original: str) -> str:
 class Names:
     """One separator's names for one catalog: (server, original, canonical) triples in, lookups out."""
 
-    def __init__(self, entries: Iterable[tuple[str, str, str]], separator: str, max_length: int) -> None:
+    def __init__(
+        self,
+        entries: Iterable[tuple[str, str, str]],
+        separator: str,
+        max_length: int,
+        bare: frozenset[str] = frozenset(),
+    ) -> None:
         triples = list(entries)
-        assigned = names.assign(((s, o) for s, o, _c in triples), separator, max_length)
+        assigned = names.assign(((s, o) for s, o, _c in triples), separator, max_length, bare)
         self.separator = separator
         self.session = {canonical: assigned[s, o] for s, o, canonical in triples}
         """canonical name -> this session's name."""
