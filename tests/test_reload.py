@@ -28,7 +28,8 @@ pytestmark = pytest.mark.anyio
 
 
 def write(path: Path, servers: dict[str, Any], **sections: Any) -> Path:
-    path.write_text(yaml.safe_dump({"servers": servers, **sections}), encoding="utf-8")
+    # Exposure `all`: these tests watch every tool come and go in listings, past the 40 tools of `auto`.
+    path.write_text(yaml.safe_dump({"servers": servers, "exposure": {"mode": "all"}, **sections}), encoding="utf-8")
     return path
 
 
