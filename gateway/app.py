@@ -118,7 +118,7 @@ class Gateway:
         )
         exposure = ExposureMiddleware(
             self.exposure,
-            self.registry.catalog_for,
+            self.registry.catalog,
             notify=self._session_tools_changed,
             answer_budget=config.limits.max_inline_bytes,
         )

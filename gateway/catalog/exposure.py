@@ -67,10 +67,11 @@ CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
 
 
 def slim(schema: Any) -> Any:
-    """An input schema without CHECK_ONLY keywords (the listed copy of an own tool: ~1,700 chars less)."""
+    """An input schema without CHECK_ONLY keywords nor a default `additionalProperties` (an own tool's listed copy)."""
     if not isinstance(schema, dict):
         return schema
-    out = {k: v for k, v in schema.items() if k not in CHECK_ONLY}
+    # `additionalProperties: true` is JSON Schema's default: dropping it changes nothing but the size.
+    out = {k: v for k, v in schema.items() if k not in CHECK_ONLY and not (k == "additionalProperties" and v is True)}
     if isinstance(out.get("properties"), dict):
         out["properties"] = {name: slim(sub) for name, sub in out["properties"].items()}
     if "items" in out:

@@ -240,17 +240,6 @@ class Registry:
                 prompt = self._resolve_prompt(catalog)
                 await self.features.forward(call, Owners(prompt, lambda uri: self.resource_owner(uri, catalog)))
 
-    async def catalog_for(self, call: Call) -> Catalog:
-        """The catalog as `call` sees it: per-user servers with no process yet start the caller's first
-        (for a listing, or a call to a name not known yet), as the forward does."""
-        if call.method.endswith("/list"):
-            await self._wake_pools(call)
-            return await self.catalog()
-        catalog = await self.catalog()
-        if call.name and call.name not in catalog.tools and await self._wake_pools(call, call.name):
-            catalog = await self.catalog()
-        return catalog
-
     def _resolve_prompt(self, catalog: Catalog) -> Callable[[str], tuple[str, str]]:
         def owner(name: str) -> tuple[str, str]:
             entry = self._resolve(catalog.prompts, "prompt", name)

@@ -23,29 +23,27 @@ SHORT_DESCRIPTION = 200
 
 
 class FindTools(Arguments):
-    query: Annotated[str, Field(description="The task in a few words, e.g. 'merge request comments'.")]
+    query: Annotated[str, Field(description="The task in a few words.")]
     # Out of range is clamped and said (not refused): the bounds are advertised, not enforced by the model.
     limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = DEFAULT_LIMIT
-    server: Annotated[str | None, Field(description="Only this server's tools, e.g. 'gitlab'.")] = None
-    detail: Annotated[bool, Field(description="Include each input schema.")] = False
+    server: Annotated[str | None, Field(description="Only this server's tools.")] = None
+    detail: bool = False
 
 
 class CallTool(Arguments):
-    name: Annotated[str, Field(min_length=1, description="Exact tool name from gateway.find_tools.")]
-    arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments, per its inputSchema.")] = None
+    name: Annotated[str, Field(min_length=1)]
+    arguments: dict[str, Any] | None = None
 
 
 FIND_TOOLS = tool(
     "find_tools",
-    "Search every tool behind this gateway, listed or not, by what you want to do. Returns the best "
-    "matches {name, server, description, required, score}; detail: true adds each inputSchema. Then call "
-    "a match by its exact name (or through gateway.call_tool).",
+    "Find any tool behind this gateway, listed or not, by what you want to do: the best matches, best "
+    "first. detail: true adds their input schemas. Then call one by its exact name.",
     FindTools,
 )
 CALL_TOOL = tool(
     "call_tool",
-    "Call any tool behind this gateway by its exact name, listed or not, exactly as a direct call "
-    "(same checks, hints and size limits). Find names with gateway.find_tools.",
+    "Call any tool by its exact name, listed or not, as a direct call would. For clients that only call listed tools.",
     CallTool,
 )
 

@@ -39,20 +39,19 @@ class ExposureMiddleware(Middleware):
     def __init__(
         self,
         exposure: Exposure,
-        catalog: Callable[[Call], Awaitable[Catalog]],
+        catalog: Callable[[], Awaitable[Catalog]],
         *,
         notify: Callable[[str], None] = lambda key: None,
         answer_budget: int = 20_000,
     ) -> None:
         self.exposure = exposure
         self.catalog = catalog
-        """The catalog as a call sees it (the registry's `catalog_for`: per-user servers woken for the caller)."""
         self.notify = notify
         """Sends `notifications/tools/list_changed` to one session (by key)."""
         self.answer_budget = answer_budget
 
     async def on_request(self, call: Call) -> None:
-        catalog = await self.catalog(call)
+        catalog = await self.catalog()
         if call.method == "tools/list":
             call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
             return
@@ -65,13 +64,11 @@ class ExposureMiddleware(Middleware):
                 call.result = text_result(str(exc), error=True)
                 return
             call.hints.extend(Hint("exposure", note) for note in notes)
-            call.params = {"name": inner, "arguments": arguments}
-            catalog = await self.catalog(call)  # the inner tool may be a per-user server's not started yet
-            names = self.exposure.session_names(catalog, call.session)
             canonical = names.resolve(inner)
             if canonical == names.by_original.get(CALL):
                 call.result = text_result("gateway.call_tool cannot call itself; name the tool to call.", error=True)
                 return
+            call.params = {"name": canonical, "arguments": arguments}
         entry = catalog.tools.get(canonical)
         if entry is None:  # a tool the policy denies is refused by the policy check, naming its rule
             raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
