@@ -91,6 +91,13 @@ async def test_a_server_error_32000_is_an_error_result_and_not_a_lost_connection
     assert servers["f"]["state"] == "up" and servers["f"]["restarts"] == 0
 
 
+async def test_a_quick_32001_answer_is_the_servers_error_and_not_a_timeout(client: Client) -> None:
+    result = await call(client, "server_error", {"code": -32001})
+    assert (
+        result.is_error and "backend said no (error -32001)" in text_of(result) and "timeout_s" not in text_of(result)
+    )
+
+
 async def test_an_is_error_result_passes_through_unchanged(client: Client) -> None:
     result = await call(client, "error_result")
     assert result.is_error and text_of(result) == "tool failed"

@@ -104,6 +104,39 @@ async def test_a_huge_chunked_body_is_refused_before_it_is_buffered(gateway: tup
     assert peak_rss_bytes(pid) - before < 16 * LIMIT, f"peak memory grew while {sent:,} bytes were sent"
 
 
+# -- malformed requests: a 4xx with a JSON-RPC error, never a 500 ----------------------------------
+
+LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{}}', MODERN),
+        (b'{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{}}', MODERN),
+        (b'{"jsonrpc":"2.0","id":1,"method":', MODERN),
+        (b'{"jsonrpc":"2.0","id":1,"method":', LEGACY),
+        (b"[1, 2, 3]", LEGACY),
+        (b"", LEGACY),
+    ],
+    ids=["object-id", "boolean-id", "cut-json-modern", "cut-json-legacy", "array", "empty"],
+)
+async def test_a_malformed_request_gets_a_4xx_with_a_json_rpc_error(
+    gateway: tuple[str, int, Path], body: bytes, headers: dict[str, str]
+) -> None:
+    response = await post(gateway[0], body, headers)
+    assert 400 <= response.status_code < 500, response.text
+    assert "error" in response.json()
+
+
+async def test_requests_for_an_unknown_session_get_404(gateway: tuple[str, int, Path]) -> None:
+    unknown = {**LEGACY, "mcp-session-id": "no-such-session", "mcp-protocol-version": "2025-11-25"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        deleted = await http.delete(f"{gateway[0]}/mcp", headers=unknown)
+        posted = await http.post(f"{gateway[0]}/mcp", content=call_body({}), headers=unknown)
+    assert deleted.status_code == 404 and posted.status_code == 404
+
+
 # -- expected client behaviour is not an error in the log ------------------------------------------
 
 

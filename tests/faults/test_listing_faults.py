@@ -24,4 +24,5 @@ async def test_a_tool_with_a_bad_or_missing_input_schema_is_repaired_alone_and_s
     problems = servers["f"]["problems"]
     assert any("string_schema" in p and "inputSchema" in p for p in problems)
     assert any("no_schema" in p and "no inputSchema" in p for p in problems)
+    assert any("a tool entry: left out, name" in p for p in problems)
     assert servers["f"]["tools"] == sum(1 for n in names if n.startswith("f."))

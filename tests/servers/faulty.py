@@ -8,7 +8,7 @@ Tools (each does exactly one thing wrong, or nothing wrong):
   echo {text}                 answers normally
   slow_echo {text, delay_s}   answers normally after delay_s (another call can run meanwhile)
   pid                         answers with the process id
-  server_error                a JSON-RPC error -32000 (an ordinary server error, not a lost connection)
+  server_error {code}         a JSON-RPC error, -32000 by default (an ordinary server error, not a lost connection)
   error_result                an isError result (the tool failed, the protocol did not)
   oversized {n}               an answer line of about n bytes
   null_result                 `"result": null`
@@ -20,8 +20,8 @@ Tools (each does exactly one thing wrong, or nothing wrong):
   hang                        never answers
 
 Options: --no-handshake (read everything, answer nothing), --handshake-delay S (answer `initialize`
-S seconds late), --bad-tools (the listing also holds a tool whose inputSchema is a string schema and
-one with no inputSchema at all).
+S seconds late), --bad-tools (the listing also holds a tool whose inputSchema is a string schema, one
+with no inputSchema at all and one without a name).
 """
 
 import argparse
@@ -44,7 +44,7 @@ TOOLS = [
     tool("echo", "Return the text unchanged.", text={"type": "string"}),
     tool("slow_echo", "Return the text after delay_s.", text={"type": "string"}, delay_s={"type": "number"}),
     tool("pid", "Return the process id."),
-    tool("server_error", "Answer with JSON-RPC error -32000."),
+    tool("server_error", "Answer with JSON-RPC error `code` (default -32000).", code={"type": "integer"}),
     tool("error_result", "Answer with an isError result."),
     tool("oversized", "Answer with a line of about n bytes.", n={"type": "integer"}),
     tool("null_result", "Answer with result null."),
@@ -58,6 +58,7 @@ TOOLS = [
 BAD_TOOLS = [
     {"name": "string_schema", "description": "inputSchema is not an object schema.", "inputSchema": {"type": "string"}},
     {"name": "no_schema", "description": "No inputSchema at all."},
+    {"description": "No name.", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -113,7 +114,7 @@ class Faulty:
             case "pid":
                 text(str(os.getpid()))
             case "server_error":
-                self.error(request_id, -32000, "backend said no")
+                self.error(request_id, int(args.get("code", -32000)), "backend said no")
             case "error_result":
                 self.answer(request_id, {"content": [{"type": "text", "text": "tool failed"}], "isError": True})
             case "oversized":
