@@ -18,6 +18,8 @@ from pydantic_core import core_schema
 A = TypeVar("A", bound="Arguments")
 SHOWN = 60
 """Characters of an offending value quoted in an error (its full length is given when cut)."""
+PROBLEMS = 10
+"""Problems named in one refusal, at most."""
 KINDS = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
 """A value's kind as JSON names it (the client sent JSON: `str` and `dict` would be Python's words)."""
 EXPECTED = {
@@ -129,5 +131,8 @@ def parse(tool: str, model: type[A], arguments: Mapping[str, Any] | None) -> A:
     try:
         return model.model_validate(dict(arguments or {}))
     except ValidationError as exc:
-        problems = [_problem(tool, e) for e in exc.errors(include_url=False)]
+        errors = exc.errors(include_url=False)
+        problems = [_problem(tool, e) for e in errors[:PROBLEMS]]
+        if len(errors) > PROBLEMS:  # e.g. thousands of unknown names: the answer stays short
+            problems.append(f"… and {len(errors) - PROBLEMS} more problems")
         raise ArgumentsError(tool, problems, summary(tool, model)) from None

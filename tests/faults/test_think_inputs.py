@@ -155,3 +155,11 @@ async def test_both_eras_over_http_get_the_same_refusals(tmp_path: Path) -> None
                 assert body["details"] == ["`force` = 'false' (string): expected a boolean"], mode
                 result = await client.call_tool("gateway.read_output", {"id": "f" * 24, "length": True})
                 assert result.is_error and "`length` = True (boolean)" in text_of(result), mode
+
+
+async def test_thousands_of_unknown_arguments_get_a_short_answer(tmp_path: Path) -> None:
+    async with harness.think_client(tmp_path) as client:
+        junk = {f"junk{i}": i for i in range(5000)}
+        body = invalid(await client.call_tool("think.state.list", {"workflow": "sink_v1", **junk}))
+        assert body["details"][0] == "`junk0` is not an argument of think.state.list"
+        assert body["details"][-1] == "… and 4990 more problems" and len(body["details"]) == 11
