@@ -117,7 +117,9 @@ backend gateways
     stick-table type string len 64 size 100k expire 1h
     stick store-response res.hdr(mcp-session-id)
     stick match req.hdr(mcp-session-id)
-    option httpchk GET /healthz
+    option httpchk
+    # HTTP/1.1 with a Host the gateway accepts (its DNS-rebinding check refuses requests without one)
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost:80
     default-server inter 300ms fall 2 rise 1
 {servers}
 """
