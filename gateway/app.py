@@ -159,7 +159,8 @@ class Gateway:
     def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
         target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
         if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
-            return Pool(name, server, self._secrets, target, on_list_changed=self._list_changed)
+            relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s)
+            return Pool(name, server, self._secrets, target, on_list_changed=self._list_changed, callbacks_for=relayed)
         return Downstream(
             name,
             partial(target, server),

@@ -17,13 +17,8 @@ from gateway.downstreams.relay import Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
 
 FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
-SERVER = {
-    "transport": "stdio",
-    "command": PYTHON,
-    "args": [FIXTURE],
-    "env": {"PYTHONPATH": str(ROOT)},
-    "cwd": str(ROOT),
-}
+ENV = {"PYTHONPATH": str(ROOT)}
+SERVER: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": [FIXTURE], "env": ENV, "cwd": str(ROOT)}
 WATCHED = "test://watched-resource"
 
 pytestmark = pytest.mark.anyio
@@ -107,7 +102,7 @@ async def test_an_elicitation_reaches_the_session_whose_call_caused_it_and_no_ot
 async def test_content_passes_unchanged_and_gateway_blocks_are_only_appended(gateway: str) -> None:
     async with (
         http_client(gateway, mode="legacy") as through,
-        Client(StdioServerParameters(command=PYTHON, args=[FIXTURE], env=SERVER["env"], cwd=str(ROOT))) as direct,
+        Client(StdioServerParameters(command=PYTHON, args=[FIXTURE], env=ENV, cwd=str(ROOT))) as direct,
     ):
         want = await direct.session.send_request(
             types.CallToolRequest(params=types.CallToolRequestParams(name="fidelity")), types.CallToolResult
@@ -283,3 +278,30 @@ def test_two_unprefixed_servers_are_a_config_error_naming_both(tmp_path: Path) -
     config = write_config(tmp_path, {"a": {**SERVER, "prefix": False}, "b": {**SERVER, "prefix": False}})
     with pytest.raises(ConfigError, match="'a' and 'b' both set prefix: false"):
         load_config(config)
+
+
+async def test_a_per_user_servers_elicitation_reaches_that_users_call(tmp_path: Path) -> None:
+    tokens = {"ann": "ann-token-0123456789", "bob": "bob-token-0123456789"}
+    server = {**SERVER, "env": {**ENV, "X": "${user:X}"}, "protocol": "legacy"}
+    config = write_config(
+        tmp_path,
+        {"p": server},
+        auth={"tokens": [{"name": n, "token": t} for n, t in tokens.items()]},
+        secrets={"sources": ["header"]},
+    )
+    people = {name: Person(name) for name in tokens}
+    results: dict[str, types.CallToolResult] = {}
+
+    async def call(base: str, name: str) -> None:
+        headers = {"authorization": f"Bearer {tokens[name]}", "x-gateway-secret-x": f"{name}-x"}
+        async with http_client(base, mode="legacy", headers=headers, **people[name].callbacks()) as client:
+            results[name] = await client.call_tool("p.test_elicitation", {"message": f"for {name}"})
+
+    async with http_gateway(config) as base:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:  # one process each: concurrent calls are exact
+                for name in tokens:
+                    tg.start_soon(call, base, name)
+    for name, person in people.items():
+        assert person.asked == [f"for {name}"]
+        assert f'"response": "{name}"' in text_of(results[name])

@@ -58,8 +58,11 @@ class Pool:
         *,
         on_list_changed: ListChanged | None = None,
         timer: Callable[[], float] = time.monotonic,
+        callbacks_for: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         self.name = name
+        # The relay's callbacks for one member (by its downstream name): what its process asks reaches the caller.
+        self._callbacks_for = callbacks_for or (lambda member: {})
         self.settings = settings
         self.needs = references(settings)
         self.secrets = secrets
@@ -143,6 +146,7 @@ class Pool:
                 downstream = Downstream(
                     f"{self.name}@{who}",
                     lambda: self._make_target(settings),
+                    callbacks=self._callbacks_for(f"{self.name}@{who}"),
                     protocol=self.settings.protocol,
                     timeout_s=self.settings.timeout_s,
                     connect_timeout_s=self.settings.connect_timeout_s,

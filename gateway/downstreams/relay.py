@@ -71,6 +71,16 @@ class Peer:
     """What went wrong relaying for this request, for the client's hint."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Recent:
+    """The last call that ended on a downstream: whose it was, and when."""
+
+    key: str
+    log_level: types.LoggingLevel | None
+    modern: bool
+    ended: float
+
+
 def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
     return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
 
@@ -84,7 +94,7 @@ class Relay:
         self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         """The SDK's connections of handshake-era clients by session key, for pushes outside any call (the front
         fills it; an entry goes with its connection)."""
-        self._recent: dict[str, tuple[Peer, float]] = {}
+        self._recent: dict[str, _Recent] = {}
         """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
         self.levels: dict[str, types.LoggingLevel] = {}
         """Logging level per client session key (set by `logging/setLevel`)."""
@@ -104,7 +114,8 @@ class Relay:
             self._inflight[server].remove(peer)
             if not self._inflight[server]:
                 del self._inflight[server]
-            self._recent[server] = (peer, time.monotonic())
+            # Not the peer itself: its session would keep the client's connection alive after it closes.
+            self._recent[server] = _Recent(peer.key, peer.log_level, peer.modern, time.monotonic())
 
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
@@ -208,8 +219,8 @@ class Relay:
                 else:
                     await _quietly(peer.session.send_notification, renamed, peer.request_id)
             return
-        recent, ended = self._recent.get(server, (None, 0.0))
-        if recent is not None and time.monotonic() - ended < TRAILING_S:
+        recent = self._recent.get(server)
+        if recent is not None and time.monotonic() - recent.ended < TRAILING_S:
             # A log that crossed its call's answer (stdio delivers them on different paths): still that session's.
             connection = self.connections.get(recent.key)
             if connection is not None and passes(params.level, recent.log_level) and not recent.modern:
