@@ -13,7 +13,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 from mcp.server.subscriptions import ResourceUpdated
 
-from gateway.downstreams.relay import Relay
+from gateway.downstreams.relay import Peer, Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
 
 FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
@@ -305,3 +305,15 @@ async def test_a_per_user_servers_elicitation_reaches_that_users_call(tmp_path: 
     for name, person in people.items():
         assert person.asked == [f"for {name}"]
         assert f'"response": "{name}"' in text_of(results[name])
+
+
+async def test_a_pushed_request_with_calls_of_two_sessions_in_flight_is_refused_naming_the_way_out() -> None:
+    relay = Relay(logger_name=lambda server, name: server)
+    elicit = relay.callbacks("git", 5.0)["elicitation_callback"]
+    params = types.ElicitRequestFormParams(message="?", requested_schema={"type": "object", "properties": {}})
+    ann, bob = (Peer(key, None, None, None, modern=False) for key in ("ann", "bob"))
+    with relay.calling("git", ann), relay.calling("git", bob):
+        answer = await elicit(None, params)
+    assert isinstance(answer, types.ErrorData)
+    assert "calls of 2 client sessions are in flight on server 'git'" in answer.message
+    assert "protocol: modern" in answer.message
