@@ -72,7 +72,9 @@ async def client(forge: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncI
         },
     }
     think = {"state_dir": str(folder / "state")}
-    config = write_config(folder, servers, think=think, limits={"max_inline_bytes": 1_000_000})
+    # Real servers start slowly on a busy machine: the gateway waits for them instead of failing open at 10 s.
+    limits = {"max_inline_bytes": 1_000_000, "startup_wait_s": 100}
+    config = write_config(folder, servers, think=think, limits=limits)
     gateway = Gateway(load_config(config))
     with anyio.fail_after(120):
         async with gateway.running(), Client(gateway.front.server, mode="legacy") as connected:
