@@ -1,0 +1,101 @@
+"""The conformance fixture with what the suite does not ask for but the relay must carry: legacy SSE serving
+and URL-mode elicitation followed by `notifications/elicitation/complete` (handshake era).
+
+`--transport sse` serves `/sse` (+ `/messages/`) next to Streamable HTTP `/mcp`; `stdio` as the fixture does.
+"""
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import AsyncIterator
+
+import anyio
+import mcp.types as types
+import uvicorn
+from mcp.server.sse import SseServerTransport
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.shared.message import ServerMessageMetadata
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from tests.servers.conformance import Ctx, Fixtures, string_args, text, tool
+from tests.servers.kitchen import PortReportingServer
+
+URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
+
+
+class Relaying(Fixtures):
+    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        listed = await super().list_tools(ctx, params)
+        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL])
+
+    async def call_tool(
+        self, ctx: Ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.name != URL_TOOL.name:
+            return await super().call_tool(ctx, params)
+        ident = str((params.arguments or {}).get("id", "e-1"))
+        request = types.ElicitRequest(
+            params=types.ElicitRequestURLParams(
+                message="Sign in to continue", url=f"https://example.test/auth/{ident}", elicitation_id=ident
+            )
+        )
+        related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        answer = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
+        # The out-of-band step finished: say so (the client may retry or update its UI).
+        done = types.ElicitCompleteNotification(params=types.ElicitCompleteNotificationParams(elicitation_id=ident))
+        await ctx.session.send_notification(done, related_request_id=ctx.request_id)
+        return types.CallToolResult(content=[text(f"url elicitation {ident}: action={answer.action}")])
+
+
+def build_app(fixtures: Fixtures) -> Starlette:
+    server = fixtures.server
+    manager = StreamableHTTPSessionManager(app=server)
+    sse = SseServerTransport("/messages/")
+
+    async def sse_endpoint(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    routes = [
+        Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
+        Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
+        Mount("/messages/", app=sse.handle_post_message),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def serve(transport: str, port: int, port_file: str | None) -> None:
+    fixtures = Relaying()
+    if transport == "stdio":
+        async with stdio_server() as (read, write):
+            await fixtures.server.run(read, write, fixtures.server.create_initialization_options())
+        return
+    config = uvicorn.Config(
+        build_app(fixtures), host="127.0.0.1", port=port, log_config=None, access_log=False, timeout_graceful_shutdown=1
+    )
+    await PortReportingServer(config, port_file).serve()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--transport", choices=["stdio", "sse"], default="stdio")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port (0: any free one, written to --port-file)")
+    parser.add_argument("--port-file")
+    args = parser.parse_args()
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    anyio.run(serve, args.transport, args.port, args.port_file)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The relay (DESIGN §15) through downstreams beyond stdio: a legacy SSE server asks the calling client for
+elicitation and sampling; URL-mode elicitation and its `notifications/elicitation/complete` pass through."""
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp.client.session import ClientRequestContext
+
+from tests.harness import PYTHON, ROOT, http_client, http_gateway, port_file_server, text_of, write_config
+
+ENV = {"PYTHONPATH": str(ROOT)}
+STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def sse_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    port_file = tmp_path_factory.mktemp("relaying") / "port"
+    argv = [sys.executable, "-m", "tests.servers.relaying", "--transport", "sse", "--port-file", str(port_file)]
+    with port_file_server(argv, port_file, cwd=str(ROOT)) as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+async def gateway(tmp_path_factory: pytest.TempPathFactory, sse_port: int) -> AsyncIterator[str]:
+    servers = {
+        "sse": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse"},
+        "std": {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": "legacy"},
+    }
+    async with http_gateway(write_config(tmp_path_factory.mktemp("gw"), servers)) as base:
+        yield base
+
+
+class Asked:
+    """A client's callbacks: accepts every elicitation and sampling, remembers what it was asked and told."""
+
+    def __init__(self) -> None:
+        self.elicitations: list[types.ElicitRequestParams] = []
+        self.samplings: list[str] = []
+        self.completed: list[str] = []
+
+    async def elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.elicitations.append(params)
+        is_form = isinstance(params, types.ElicitRequestFormParams)
+        return types.ElicitResult(action="accept", content={"response": "ann"} if is_form else None)
+
+    async def sample(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+        self.samplings.append(str(params.messages[0].content))
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="ann"), model="m")
+
+    async def message(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.append(message.params.elicitation_id)
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample, "message_handler": self.message}
+
+
+async def test_an_sse_servers_elicitation_and_sampling_reach_the_calling_client(gateway: str) -> None:
+    asked = Asked()
+    async with http_client(gateway, mode="legacy", **asked.callbacks()) as client:
+        with anyio.fail_after(30):
+            elicited = await client.call_tool("sse.test_elicitation", {"message": "over sse?"})
+            sampled = await client.call_tool("sse.test_sampling", {"prompt": "hello sse"})
+    assert [p.message for p in asked.elicitations] == ["over sse?"]
+    assert '"response": "ann"' in text_of(elicited)
+    assert text_of(sampled) == "LLM response: ann"
+    assert len(asked.samplings) == 1 and "hello sse" in asked.samplings[0]
