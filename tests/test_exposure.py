@@ -63,7 +63,8 @@ def gateway_over_http(config: Path) -> Iterator[str]:
 
     def up() -> bool:
         try:
-            return httpx2.get(f"{base}/healthz", timeout=1).status_code == 200
+            with httpx2.Client(timeout=1) as http:  # closed each time: no socket left for the GC to warn about
+                return http.get(f"{base}/healthz").status_code == 200
         except httpx2.HTTPError:
             return process.poll() is not None
 
