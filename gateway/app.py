@@ -170,6 +170,7 @@ class Gateway:
             on_list_changed=self._list_changed,
             callbacks=self.relay.callbacks(name, server.timeout_s),
             on_resource_updated=self._resource_updated,
+            on_elicitation_complete=self.relay.elicitation_complete,
         )
 
     def _think_engine(self) -> Engine:

@@ -34,7 +34,9 @@ def sse_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory, sse_port: int) -> AsyncIterator[str]:
     servers = {
-        "sse": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse"},
+        # One SSE server, connected twice: its requests pushed (handshake era), and as input-required rounds (2026).
+        "sse": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse", "protocol": "legacy"},
+        "sse26": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse", "protocol": "modern"},
         "std": {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": "legacy"},
     }
     async with http_gateway(write_config(tmp_path_factory.mktemp("gw"), servers)) as base:
@@ -66,13 +68,34 @@ class Asked:
         return {"elicitation_callback": self.elicit, "sampling_callback": self.sample, "message_handler": self.message}
 
 
-async def test_an_sse_servers_elicitation_and_sampling_reach_the_calling_client(gateway: str) -> None:
+@pytest.mark.parametrize("server", ["sse", "sse26"])
+async def test_an_sse_servers_elicitation_and_sampling_reach_the_calling_client(gateway: str, server: str) -> None:
     asked = Asked()
     async with http_client(gateway, mode="legacy", **asked.callbacks()) as client:
         with anyio.fail_after(30):
-            elicited = await client.call_tool("sse.test_elicitation", {"message": "over sse?"})
-            sampled = await client.call_tool("sse.test_sampling", {"prompt": "hello sse"})
+            elicited = await client.call_tool(f"{server}.test_elicitation", {"message": "over sse?"})
+            sampled = await client.call_tool(f"{server}.test_sampling", {"prompt": "hello sse"})
     assert [p.message for p in asked.elicitations] == ["over sse?"]
     assert '"response": "ann"' in text_of(elicited)
     assert text_of(sampled) == "LLM response: ann"
     assert len(asked.samplings) == 1 and "hello sse" in asked.samplings[0]
+
+
+@pytest.mark.parametrize("server", ["sse", "std", "sse26"])
+async def test_a_url_elicitation_and_its_completion_reach_the_calling_client(gateway: str, server: str) -> None:
+    asked = Asked()
+    async with http_client(gateway, mode="legacy", **asked.callbacks()) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool(f"{server}.test_url_elicitation", {"id": f"login-{server}"})
+            await client.list_tools()  # a round trip: a notification sent before it has arrived
+    assert len(asked.elicitations) == 1, text_of(result)
+    [params] = asked.elicitations
+    assert isinstance(params, types.ElicitRequestURLParams)
+    assert params.url == f"https://example.test/auth/login-{server}"
+    # A 2026-era server names no id; the gateway gives the one a 2025-11-25 client requires.
+    assert params.elicitation_id == f"login-{server}" or (
+        server == "sse26" and str(params.elicitation_id).startswith("gateway-")
+    )
+    assert text_of(result) == f"url elicitation login-{server}: action=accept"
+    # The 2026 era has no `notifications/elicitation/complete`: its server sends none.
+    assert asked.completed == ([] if server == "sse26" else [f"login-{server}"])

@@ -62,6 +62,7 @@ class Downstream:
         backoff: tuple[float, float] = (0.1, 30.0),
         callbacks: Mapping[str, Any] | None = None,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
+        on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
@@ -79,6 +80,7 @@ class Downstream:
         # The relay's sampling, elicitation, roots and logging callbacks (DESIGN §15).
         self._callbacks = dict(callbacks or {})
         self._on_resource_updated = on_resource_updated
+        self._on_elicitation_complete = on_elicitation_complete
         self._watches: dict[str, anyio.CancelScope] = {}
         """2026-era resource subscriptions: one listen stream per URI, by URI."""
         self._client: Client | None = None
@@ -228,6 +230,8 @@ class Downstream:
             self._on_list_changed(self.name, kind)
         elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
             await self._on_resource_updated(self.name, message.params.uri)
+        elif isinstance(message, types.ElicitCompleteNotification) and self._on_elicitation_complete is not None:
+            await self._on_elicitation_complete(self.name, message.params.elicitation_id)
 
     @property
     def capabilities(self) -> types.ServerCapabilities | None:

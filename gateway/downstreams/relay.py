@@ -15,10 +15,12 @@ each: the client's request-scoped session, its request id, its capabilities):
   there ended within `TRAILING_S`: a stdio server's last log can cross its call's answer), else to the
   sessions that set a level; filtered by each session's level, the logger named by the server.
 * `notifications/resources/updated` goes only to the sessions subscribed to that URI.
+* `notifications/elicitation/complete` goes to the session that was asked for that URL-mode elicitation.
 """
 
 import logging
 import time
+import uuid
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
@@ -100,6 +102,8 @@ class Relay:
         """Logging level per client session key (set by `logging/setLevel`)."""
         self.subscribers: dict[str, set[str]] = defaultdict(set)
         """Exposed resource URI -> keys of the client sessions subscribed to it."""
+        self._url_asks: dict[tuple[str, str], str] = {}
+        """(server, elicitation id) of a URL-mode elicitation -> the client session asked: its completion goes there."""
 
     @contextmanager
     def calling(self, server: str, peer: Peer | None) -> Iterator[None]:
@@ -120,6 +124,8 @@ class Relay:
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
         self.levels.pop(key, None)
+        for ask in [ask for ask, asked in self._url_asks.items() if asked == key]:
+            del self._url_asks[ask]
         for keys in self.subscribers.values():
             keys.discard(key)
 
@@ -170,6 +176,7 @@ class Relay:
             why = why or f"did not declare the {capability} capability"
             peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
             return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
+        request = self._url_elicitation(server, peer, request)
         try:
             if peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
                 return await peer.session.send_request(request, opts={"timeout": timeout_s})
@@ -188,6 +195,36 @@ class Relay:
                 f"the client answered {request.method} with an invalid result ({exc.error_count()} problems)",
                 types.INVALID_PARAMS,
             )
+
+    def _url_elicitation(self, server: str, peer: Peer, request: Any) -> Any:
+        """Remember whom a URL-mode elicitation asked; give it the id a 2025-11-25 client requires (a 2026-era
+        server names none)."""
+        params = request.params
+        if not isinstance(params, types.ElicitRequestURLParams):
+            return request
+        ident = params.elicitation_id
+        if ident is None:
+            ident = f"gateway-{uuid.uuid4().hex}"
+            request = request.model_copy(update={"params": params.model_copy(update={"elicitation_id": ident})})
+        self._url_asks[(server, ident)] = peer.key
+        return request
+
+    async def elicitation_complete(self, server: str, elicitation_id: str) -> None:
+        """A downstream finished a URL-mode elicitation: tell the session it asked (its call may be over)."""
+        key = self._url_asks.pop((server, elicitation_id), None)
+        if key is None:
+            logger.info("server %s completed elicitation %r, which no client session was asked", server, elicitation_id)
+            return
+        done = types.ElicitCompleteNotification(
+            params=types.ElicitCompleteNotificationParams(elicitation_id=elicitation_id)
+        )
+        for peer in self._inflight.get(server, []):
+            if peer.key == key and peer.request_id is not None:  # on its call's stream: ahead of the call's answer
+                await _quietly(peer.session.send_notification, done, peer.request_id)
+                return
+        connection = self.connections.get(key)
+        if connection is not None:
+            await _quietly(_notify, connection, done)
 
     async def answer(
         self, server: str, peer: Peer, requests: Mapping[str, Any], timeout_s: float
@@ -239,7 +276,9 @@ class Relay:
                 await _quietly(session.send_resource_updated, exposed_uri)
 
 
-async def _notify(connection: Any, notification: types.LoggingMessageNotification) -> None:
+async def _notify(
+    connection: Any, notification: types.LoggingMessageNotification | types.ElicitCompleteNotification
+) -> None:
     """On a connection's standalone stream (its `log()` helper is deprecated with the logging capability)."""
     data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
     await connection.notify(data["method"], data.get("params"))

@@ -17,6 +17,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.message import ServerMessageMetadata
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -39,10 +40,13 @@ class Relaying(Fixtures):
         if params.name != URL_TOOL.name:
             return await super().call_tool(ctx, params)
         ident = str((params.arguments or {}).get("id", "e-1"))
+        url = f"https://example.test/auth/{ident}"
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an input-required round: the era has no ids
+            modern = types.ElicitRequest(params=types.ElicitRequestURLParams(message="Sign in to continue", url=url))
+            render = lambda r: f"url elicitation {ident}: action={r.action}"  # noqa: E731
+            return await self.ask(ctx, params, modern, types.ElicitResult, render)
         request = types.ElicitRequest(
-            params=types.ElicitRequestURLParams(
-                message="Sign in to continue", url=f"https://example.test/auth/{ident}", elicitation_id=ident
-            )
+            params=types.ElicitRequestURLParams(message="Sign in to continue", url=url, elicitation_id=ident)
         )
         related = ServerMessageMetadata(related_request_id=ctx.request_id)
         answer = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
