@@ -3,6 +3,7 @@ elicitation and sampling; URL-mode elicitation and its `notifications/elicitatio
 
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ from mcp.client.session import ClientRequestContext
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, port_file_server, text_of, write_config
 
 ENV = {"PYTHONPATH": str(ROOT)}
+WATCHED = "test://watched-resource"
 STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
 
 pytestmark = pytest.mark.anyio
@@ -99,3 +101,47 @@ async def test_a_url_elicitation_and_its_completion_reach_the_calling_client(gat
     assert text_of(result) == f"url elicitation login-{server}: action=accept"
     # The 2026 era has no `notifications/elicitation/complete`: its server sends none.
     assert asked.completed == ([] if server == "sse26" else [f"login-{server}"])
+
+
+class Watcher:
+    """A client's message handler that counts the resource updates it hears."""
+
+    def __init__(self) -> None:
+        self.updated: list[str] = []
+        self._changed = anyio.Event()
+
+    async def message(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.updated.append(message.params.uri)
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def heard(self, count: int) -> None:
+        while len(self.updated) < count:
+            await self._changed.wait()
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_a_subscription_outlives_a_crash_of_its_server(tmp_path: Path, protocol: str) -> None:
+    server = {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": protocol}
+    uri, watched = f"w+{WATCHED}", WATCHED
+    ann = Watcher()
+    async with (
+        http_gateway(write_config(tmp_path, {"w": server})) as base,
+        http_client(base, mode="legacy", message_handler=ann.message) as client,
+    ):
+        with anyio.fail_after(60):
+            subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+            await client.session.send_request(subscribe, types.EmptyResult)
+            if protocol == "legacy":
+                await ann.heard(1)  # the fixture announces an update as soon as it is subscribed to
+            else:
+                await client.call_tool("w.touch", {"uri": watched})
+                await ann.heard(1)
+            assert (await client.call_tool("w.crash", {})).is_error
+            if protocol == "legacy":
+                await ann.heard(2)  # announced again: the restarted server was subscribed anew, unasked
+            else:  # the call waits for the restart; the server's updates reach a listen stream opened anew
+                await client.call_tool("w.touch", {"uri": watched})
+                await ann.heard(2)
+    assert ann.updated == [uri, uri]

@@ -81,6 +81,8 @@ class Downstream:
         self._callbacks = dict(callbacks or {})
         self._on_resource_updated = on_resource_updated
         self._on_elicitation_complete = on_elicitation_complete
+        self._subscribed: set[str] = set()
+        """The resources clients are subscribed to here: a restarted server is asked for them again."""
         self._watches: dict[str, anyio.CancelScope] = {}
         """2026-era resource subscriptions: one listen stream per URI, by URI."""
         self._client: Client | None = None
@@ -209,6 +211,10 @@ class Downstream:
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
                 self.last_error = None
+                # Before calls waiting for this connection go on: an update they cause reaches the subscribers.
+                # Bounded well inside the connect timeout (a slow subscription must not fail the connection).
+                with anyio.move_on_after(min(self.timeout_s, self._connect_timeout_s / 2)):
+                    await self._resubscribe()
                 self._attempt_ended()
                 logger.info("server %s is up (%s)", self.name, client.protocol_version)
                 task_status.started()
@@ -229,7 +235,10 @@ class Downstream:
         if kind is not None:
             self._on_list_changed(self.name, kind)
         elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
-            await self._on_resource_updated(self.name, message.params.uri)
+            # A 2026-era server's updates come on the listen streams `subscribe` holds (the SDK also hands
+            # each to this handler): relayed there once, not twice.
+            if self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await self._on_resource_updated(self.name, message.params.uri)
         elif isinstance(message, types.ElicitCompleteNotification) and self._on_elicitation_complete is not None:
             await self._on_elicitation_complete(self.name, message.params.elicitation_id)
 
@@ -243,6 +252,10 @@ class Downstream:
 
     async def subscribe(self, uri: str, on: bool) -> None:
         """Start (or stop) hearing about changes of one resource: `resources/subscribe`, or a 2026-era listen stream."""
+        if on:  # remembered first: a server down now is asked when it is back
+            self._subscribed.add(uri)
+        else:
+            self._subscribed.discard(uri)
         client, _ = await self._session()
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             request = types.SubscribeRequest if on else types.UnsubscribeRequest
@@ -254,6 +267,14 @@ class Downstream:
             watch.cancel()
         if on and self._tg is not None and self._on_resource_updated is not None:
             self._watches[uri] = await self._tg.start(changes.watch, client, self.name, uri, self._on_resource_updated)
+
+    async def _resubscribe(self) -> None:
+        """A restarted server knows nothing of the subscriptions its clients still hold: ask for each again."""
+        for uri in list(self._subscribed):
+            try:
+                await self.subscribe(uri, True)
+            except Exception as exc:  # noqa: BLE001 -- one refused URI must cost neither the connection nor the others
+                logger.warning("server %s: subscribing again to %s failed: %s", self.name, uri, describe(exc))
 
     async def notify(self, notification: types.ClientNotification) -> None:
         """Send a notification if connected (a server that is down has nothing to be told)."""

@@ -7,6 +7,7 @@ and URL-mode elicitation followed by `notifications/elicitation/complete` (hands
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 
@@ -26,17 +27,20 @@ from starlette.routing import Mount, Route
 from tests.servers.conformance import Ctx, Fixtures, string_args, text, tool
 from tests.servers.kitchen import PortReportingServer
 
+CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
 URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
 
 
 class Relaying(Fixtures):
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listed = await super().list_tools(ctx, params)
-        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL])
+        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL, CRASH_TOOL])
 
     async def call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.name == CRASH_TOOL.name:
+            os._exit(3)
         if params.name != URL_TOOL.name:
             return await super().call_tool(ctx, params)
         ident = str((params.arguments or {}).get("id", "e-1"))
