@@ -103,6 +103,23 @@ async def test_a_url_elicitation_and_its_completion_reach_the_calling_client(gat
     assert asked.completed == ([] if server == "sse26" else [f"login-{server}"])
 
 
+async def test_a_completion_after_the_call_ended_reaches_the_session_asked_and_no_other(gateway: str) -> None:
+    ann, bob = Asked(), Asked()
+    async with (
+        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
+        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
+    ):
+        with anyio.fail_after(30):
+            await ann_client.call_tool("std.test_url_elicitation_later", {"id": "later"})
+            assert ann.completed == []
+            # The server completes it while another session's call is in flight there.
+            await bob_client.call_tool("std.complete_elicitation", {"id": "later"})
+            await bob_client.call_tool("std.complete_elicitation", {"id": "later"})  # again: nobody to tell
+            await ann_client.list_tools()  # round trips: a notification sent before them has arrived
+            await bob_client.list_tools()
+    assert ann.completed == ["later"] and bob.completed == []
+
+
 class Watcher:
     """A client's message handler that counts the resource updates it hears."""
 

@@ -29,21 +29,29 @@ from tests.servers.kitchen import PortReportingServer
 
 CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
 URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
+LATER_TOOL = tool(
+    "test_url_elicitation_later", "Sends a URL-mode elicitation; completes later", string_args(id="Its id")
+)
+COMPLETE_TOOL = tool("complete_elicitation", "Announces an elicitation's completion", string_args(id="Its id"))
 
 
 class Relaying(Fixtures):
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listed = await super().list_tools(ctx, params)
-        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL, CRASH_TOOL])
+        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL])
 
     async def call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name == CRASH_TOOL.name:
             os._exit(3)
-        if params.name != URL_TOOL.name:
-            return await super().call_tool(ctx, params)
         ident = str((params.arguments or {}).get("id", "e-1"))
+        done = types.ElicitCompleteNotification(params=types.ElicitCompleteNotificationParams(elicitation_id=ident))
+        if params.name == COMPLETE_TOOL.name:  # out of band, after the asking call ended: on no request's stream
+            await ctx.session.send_notification(done)
+            return types.CallToolResult(content=[text(f"completed {ident}")])
+        if params.name not in (URL_TOOL.name, LATER_TOOL.name):
+            return await super().call_tool(ctx, params)
         url = f"https://example.test/auth/{ident}"
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an input-required round: the era has no ids
             modern = types.ElicitRequest(params=types.ElicitRequestURLParams(message="Sign in to continue", url=url))
@@ -54,9 +62,8 @@ class Relaying(Fixtures):
         )
         related = ServerMessageMetadata(related_request_id=ctx.request_id)
         answer = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
-        # The out-of-band step finished: say so (the client may retry or update its UI).
-        done = types.ElicitCompleteNotification(params=types.ElicitCompleteNotificationParams(elicitation_id=ident))
-        await ctx.session.send_notification(done, related_request_id=ctx.request_id)
+        if params.name == URL_TOOL.name:  # the out-of-band step finished: say so (the client may retry, update its UI)
+            await ctx.session.send_notification(done, related_request_id=ctx.request_id)
         return types.CallToolResult(content=[text(f"url elicitation {ident}: action={answer.action}")])
 
 
