@@ -160,7 +160,15 @@ class Gateway:
         target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
         if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
             relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s)
-            return Pool(name, server, self._secrets, target, on_list_changed=self._list_changed, callbacks_for=relayed)
+            return Pool(
+                name,
+                server,
+                self._secrets,
+                target,
+                on_list_changed=self._list_changed,
+                callbacks_for=relayed,
+                on_elicitation_complete=self.relay.elicitation_complete,
+            )
         return Downstream(
             name,
             partial(target, server),

@@ -162,3 +162,18 @@ async def test_a_subscription_outlives_a_crash_of_its_server(tmp_path: Path, pro
                 await client.call_tool("w.touch", {"uri": watched})
                 await ann.heard(2)
     assert ann.updated == [uri, uri]
+
+
+async def test_a_per_user_servers_url_elicitation_completion_reaches_that_user(tmp_path: Path) -> None:
+    token = "ann-token-0123456789"
+    server = {**STDIO, "env": {**ENV, "X": "${user:X}"}, "cwd": str(ROOT), "protocol": "legacy"}
+    auth = {"tokens": [{"name": "ann", "token": token}]}
+    config = write_config(tmp_path, {"p": server}, auth=auth, secrets={"sources": ["header"]})
+    ann = Asked()
+    headers = {"authorization": f"Bearer {token}", "x-gateway-secret-x": "ann-x"}
+    async with http_gateway(config) as base, http_client(base, mode="legacy", headers=headers, **ann.callbacks()) as c:
+        with anyio.fail_after(60):
+            result = await c.call_tool("p.test_url_elicitation", {"id": "per-user"})
+            await c.list_tools()  # a round trip: a notification sent before it has arrived
+    assert text_of(result) == "url elicitation per-user: action=accept"
+    assert ann.completed == ["per-user"]

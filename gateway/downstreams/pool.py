@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Self
@@ -59,8 +59,10 @@ class Pool:
         on_list_changed: ListChanged | None = None,
         timer: Callable[[], float] = time.monotonic,
         callbacks_for: Callable[[str], Mapping[str, Any]] | None = None,
+        on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
+        self._on_elicitation_complete = on_elicitation_complete
         # The relay's callbacks for one member (by its downstream name): what its process asks reaches the caller.
         self._callbacks_for = callbacks_for or (lambda member: {})
         self.settings = settings
@@ -151,6 +153,7 @@ class Pool:
                     timeout_s=self.settings.timeout_s,
                     connect_timeout_s=self.settings.connect_timeout_s,
                     on_list_changed=lambda _server, kind: self._changed(key, kind),
+                    on_elicitation_complete=self._on_elicitation_complete,
                 )
                 member = self._members[key] = _Member(key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
