@@ -14,12 +14,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.auth.bearer import Authenticator
 from gateway.config import AuthConfig, ListenConfig
 from gateway.fronts.http_auth import Authenticate, health_route, metadata_routes
-from gateway.fronts.http_lane import HttpLane
+from gateway.fronts.http_lane import HttpLane, replay
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         # A one-element join returns that very object: a body sent in one piece is not copied.
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        await self.app(scope, replay(b"".join(chunks), receive), send)
 
     async def _too_large(self, send: Send, size: int, *, declared: bool) -> None:
         limit = self.max_body_bytes
@@ -91,20 +91,6 @@ class BodyLimit:
         )
         logger.warning("rejected a request of %s%d bytes (limit %d)", "" if declared else "at least ", size, limit)
         await _reply(send, 413, _jsonrpc_error(-32600, message))
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """`receive` with the whole body delivered first; afterwards the client's own messages (a disconnect)."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
 
 
 def reload_route(reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware) -> Route:

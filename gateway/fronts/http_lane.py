@@ -88,7 +88,7 @@ class HttpLane:
         body = await request.body()
         call = _plain_call(body, request)
         if call is None or self._header_params_declared(call[1]["name"], call[1].get("arguments"), request):
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay(body, receive), send)
             return
         await self._serve(request, send, *call)
 
@@ -107,7 +107,7 @@ class HttpLane:
         version: str = request.headers[MCP_PROTOCOL_VERSION_HEADER]
         call = legacy.plain_call(decoded, version)
         if call is None or self.front.may_be_asked(self.front.callers.of(request).key):
-            await self.app(request.scope, _replay(body, request.receive), send)
+            await self.app(request.scope, replay(body, request.receive), send)
             return
         request_id, params = call
         message, status = await self.legacy.serve(
@@ -200,8 +200,9 @@ async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope, answ
         scope.cancel()
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """`receive` with the already-read body delivered first, for the SDK to read it again."""
+def replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the already-read body delivered first (for the next app to read it again); afterwards the
+    client's own messages (a disconnect)."""
     sent = False
 
     async def replay() -> Message:
