@@ -18,11 +18,11 @@ from gateway.text import cut, utf8_len
 
 logger = logging.getLogger(__name__)
 
-Strategy = Literal["head", "tail", "both"]
+PreviewStrategy = Literal["head", "tail", "both"]
 OUTPUT_URI = "gateway://outputs/{id}"
 
 
-def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
+def preview(text: str, budget: int, strategy: PreviewStrategy) -> tuple[str, int]:
     """The seed's marker lines around the kept part, and how many bytes of the head it shows.
 
     Byte counts refer to the UTF-8 text and are the bytes actually shown (cutting on character
@@ -51,7 +51,7 @@ def preview(text: str, budget: int, strategy: Strategy) -> tuple[str, int]:
 class SizeGuard(Middleware):
     """Last in the chain, so it measures every result other middlewares produced (hints are not counted)."""
 
-    def __init__(self, store: Outputs, limits: SizeLimits | None = None, *, strategy: Strategy = "both") -> None:
+    def __init__(self, store: Outputs, limits: SizeLimits | None = None, *, strategy: PreviewStrategy = "both") -> None:
         self.store = store
         self.limits = limits or SizeLimits()
         self.strategy = strategy

@@ -12,21 +12,21 @@ def _name(description: str) -> Any:
     return Field(description=description, min_length=1, max_length=NAME_MAX, pattern=NAME_PATTERN)
 
 
-Workflow = Annotated[str, _name("Workflow name, e.g. review_local_v1.")]
+WorkflowName = Annotated[str, _name("Workflow name, e.g. review_local_v1.")]
 RunId = Annotated[str | None, _name("Run id from think.plan; omit for the latest active run.")]
 StepId = Annotated[str, Field(min_length=1, max_length=256, description="step_id from the instruction.")]
 Text = Annotated[str | None, Field(min_length=1, max_length=1024)]
 
 
 class Plan(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     params: Annotated[dict[str, Any] | None, Field(description="Workflow inputs (see think.workflows.list).")] = None
     run_id: Annotated[str | None, _name("Optional id; planning an existing run returns its state.")] = None
     driver_version: Annotated[Text, Field(description="Driver prompt version; default: current.")] = None
 
 
 class Next(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     run_id: RunId = None
     step_id: StepId
     result_snapshot: Annotated[dict[str, Any] | None, Field(description="Compact result of the step's call.")] = None
@@ -34,7 +34,7 @@ class Next(Arguments):
 
 
 class Explain(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     run_id: RunId = None
     step_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None
     view: Annotated[
@@ -43,7 +43,7 @@ class Explain(Arguments):
 
 
 class Reset(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     run_id: RunId = None
     checkpoint: Text = None
     force: Annotated[bool, Field(description="Needed to clear the run entirely.")] = False
@@ -61,17 +61,17 @@ class ListWorkflows(Arguments):
 
 
 class ReadWorkflow(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     format: Literal["yaml", "parsed"] = "yaml"
 
 
 class RunOf(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     run_id: RunId = None
 
 
 class Runs(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
 
 
 class Validate(Arguments):
@@ -90,7 +90,7 @@ class Validate(Arguments):
 
 
 class Debug(Arguments):
-    workflow: Workflow
+    workflow: WorkflowName
     run_id: Annotated[str, _name("Run id from think.plan.")]
     action: Annotated[
         Literal["history", "diff", "replay"] | None,

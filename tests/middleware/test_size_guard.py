@@ -21,7 +21,7 @@ from gateway.app import Gateway
 from gateway.config import load_config
 from gateway.downstreams.downstream import Target
 from gateway.middleware.limits import SizeLimits
-from gateway.middleware.size_guard import SizeGuard, Strategy, preview
+from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
 from gateway.session import Session
 from gateway.store.outputs import LocalOutputs, OutputStore
@@ -72,7 +72,7 @@ def hint_texts(result: types.CallToolResult, kind: str) -> list[str]:
     return [h["text"] for h in (result.meta or {}).get("gateway/hints", []) if h["kind"] == kind]
 
 
-def parse_preview(shown: str, strategy: Strategy) -> tuple[str, str, int]:
+def parse_preview(shown: str, strategy: PreviewStrategy) -> tuple[str, str, int]:
     """(head, tail, truncated) of a preview, after checking its marker lines' byte counts against what is shown."""
     if strategy == "head":
         m = re.fullmatch(
@@ -123,7 +123,7 @@ def parse_preview(shown: str, strategy: Strategy) -> tuple[str, str, int]:
         ),
     ],
 )
-def test_preview_of_ascii_text_has_exactly_the_seeds_marker_lines(strategy: Strategy, expected: str) -> None:
+def test_preview_of_ascii_text_has_exactly_the_seeds_marker_lines(strategy: PreviewStrategy, expected: str) -> None:
     shown, head_bytes = preview("x" * 50_000, 1000, strategy)
     assert shown == expected
     assert head_bytes == {"head": 1000, "tail": 0, "both": 500}[strategy]
@@ -132,7 +132,7 @@ def test_preview_of_ascii_text_has_exactly_the_seeds_marker_lines(strategy: Stra
 @pytest.mark.parametrize("strategy", ["head", "tail", "both"])
 @pytest.mark.parametrize("budget", [1000, 1001, 1002, 1003, 19_600])
 def test_preview_of_multibyte_text_cuts_on_character_boundaries_and_counts_the_bytes_shown(
-    strategy: Strategy, budget: int
+    strategy: PreviewStrategy, budget: int
 ) -> None:
     shown, head_bytes = preview(ORIGINAL, budget, strategy)
     head, tail, _cut = parse_preview(shown, strategy)
@@ -206,7 +206,7 @@ async def test_a_page_of_gateway_read_output_is_never_spilled_again(tmp_path: Pa
 
 @pytest.mark.parametrize("strategy", ["head", "tail", "both"])
 async def test_a_result_over_the_limit_is_spilled_whole_and_the_client_gets_preview_link_and_hint(
-    tmp_path: Path, strategy: Strategy
+    tmp_path: Path, strategy: PreviewStrategy
 ) -> None:
     outputs = tmp_path / "outputs"
     limits = {"truncation_strategy": strategy, "outputs_dir": str(outputs)}
