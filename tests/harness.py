@@ -117,12 +117,17 @@ def port_file_server(argv: list[str], port_file: Path, *, cwd: str | None = None
         assert process.poll() is None, f"{argv[1]} exited with {process.returncode}"
         yield int(port_file.read_text())
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        ended(process)
+
+
+def ended(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server started for a module, give it 10 s to close its children, then kill it."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 async def stop(process: Process) -> None:

@@ -19,6 +19,7 @@ from mcp.client.session import IncomingMessage
 from tests.harness import (
     PYTHON,
     ROOT,
+    ended,
     free_port,
     gateway_params,
     hints_of,
@@ -73,12 +74,7 @@ def gateway_over_http(config: Path) -> Iterator[str]:
         assert process.poll() is None, f"gateway exited with {process.returncode}"
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        ended(process)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import anyio
 import uvicorn
+from starlette.types import ASGIApp
 
 from gateway.app import Gateway
+from gateway.auth.bearer import Authenticator
 from gateway.auth.configured import authenticator
 from gateway.config import GatewayConfig
 from gateway.fronts.http import build_app
@@ -42,10 +44,10 @@ async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
             return
 
 
-def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
-    gateway = Gateway(config, config_path=path)
-    auth = authenticator(config.auth, config.listen)
-    app = build_app(
+def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
+    """The HTTP front of `gateway` as an ASGI app (what `serve --http` runs under uvicorn)."""
+    config = gateway.config
+    return build_app(
         gateway.front,
         listen=config.listen,
         max_body_bytes=config.limits.max_message_bytes,
@@ -55,6 +57,12 @@ def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = Non
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
     )
+
+
+def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
+    gateway = Gateway(config, config_path=path)
+    auth = authenticator(config.auth, config.listen)
+    app = http_app(gateway, auth)
     kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
     required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
     logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, required)

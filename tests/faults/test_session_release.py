@@ -10,7 +10,7 @@ import uvicorn
 from gateway.app import Gateway
 from gateway.auth.configured import authenticator
 from gateway.config import load_config
-from gateway.fronts.http import build_app
+from gateway.fronts.serve import http_app
 from tests.harness import free_port, http_client, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -21,15 +21,7 @@ CYCLES = 40
 async def test_handshake_era_http_sessions_leave_no_listener_or_session_behind_once_closed(tmp_path: Path) -> None:
     gateway = Gateway(load_config(write_config(tmp_path, {"k": kitchen("k")})))
     config = gateway.config
-    app = build_app(
-        gateway.front,
-        listen=config.listen,
-        max_body_bytes=config.limits.max_message_bytes,
-        lifespan=gateway.running,
-        health=gateway.health,
-        authenticator=authenticator(config.auth, config.listen),
-        auth=config.auth,
-    )
+    app = http_app(gateway, authenticator(config.auth, config.listen))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
     async with anyio.create_task_group() as tg:
