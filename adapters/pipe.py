@@ -14,10 +14,12 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import mcp.types as types
 from anyio.abc import ByteReceiveStream, ByteSendStream
+from pydantic_core import to_json
 
 from adapters import jsonwire
 from adapters.lines import LineSplitter, Oversized, check_id, parse
@@ -148,8 +150,14 @@ class NdjsonPipe:
         if not isinstance(message, types.JSONRPCResponse) or jsonwire.text_size(message.result) <= jsonwire.STREAM_FROM:
             await self.post(message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True) + b"\n")
             return
-        body = message.model_dump(mode="json", by_alias=True, exclude_unset=True)  # shares the strings
-        for piece in jsonwire.slices(body):
+        await self.send_json(message.model_dump(mode="json", by_alias=True, exclude_unset=True))  # shares the strings
+
+    async def send_json(self, message: Any) -> None:
+        """One message given as plain JSON data, and its newline; a big one is encoded and queued in slices."""
+        if jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
+            await self.post(to_json(message) + b"\n")
+            return
+        for piece in jsonwire.slices(message):
             await self.post(piece)
         await self.post(b"\n")
 

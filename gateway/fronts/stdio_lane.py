@@ -26,9 +26,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as spec
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from pydantic_core import to_json
 
-from adapters import jsonwire
 from adapters.pipe import NdjsonPipe
 from gateway.fronts.lane_answer import answer_tool_call
 from gateway.fronts.server import Front
@@ -123,14 +121,14 @@ class StdioLane:
                 message, _ = await answer_tool_call(
                     self.front, self.front.callers.of(None), request_id, params, version
                 )
-                await _post(self.pipe, message)
+                await self.pipe.send_json(message)
         except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
         except Exception:  # a bug in one answer must not end the front's task group, nor leave the caller waiting
             logger.exception("stdio front: answering tools/call %r failed", request_id)
             error = {"code": types.INTERNAL_ERROR, "message": "The gateway failed to answer this call; see its log."}
             with suppress(anyio.BrokenResourceError):
-                await _post(self.pipe, {"jsonrpc": "2.0", "id": request_id, "error": error})
+                await self.pipe.send_json({"jsonrpc": "2.0", "id": request_id, "error": error})
         finally:
             del self._running[request_id]
 
@@ -150,13 +148,3 @@ def _plain(params: dict[str, Any], version: str) -> bool:
     except (ValidationError, KeyError):
         return False
     return True
-
-
-async def _post(pipe: NdjsonPipe, message: dict[str, Any]) -> None:
-    """One JSON-RPC message and its newline; a big one in slices (see `jsonwire`)."""
-    if jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
-        await pipe.post(to_json(message) + b"\n")
-        return
-    for piece in jsonwire.slices(message):
-        await pipe.post(piece)
-    await pipe.post(b"\n")

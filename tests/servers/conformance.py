@@ -11,7 +11,7 @@ import contextlib
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -449,31 +449,33 @@ def build_app(fixtures: Fixtures) -> Starlette:
     return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
 
 
-async def serve(transport: str, port: int, port_file: str | None) -> None:
-    fixtures = Fixtures()
+async def serve(
+    fixtures: Fixtures, app: Callable[[Fixtures], Starlette], transport: str, port: int, port_file: str | None
+) -> None:
     if transport == "stdio":
         async with stdio_server() as (read, write):
             await fixtures.server.run(read, write, fixtures.server.create_initialization_options())
         return
     config = uvicorn.Config(
-        build_app(fixtures),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=1,
+        app(fixtures), host="127.0.0.1", port=port, log_config=None, access_log=False, timeout_graceful_shutdown=1
     )
     await PortReportingServer(config, port_file).serve()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+def main(
+    make: Callable[[], Fixtures] = Fixtures,
+    app: Callable[[Fixtures], Starlette] = build_app,
+    transports: tuple[str, ...] = ("stdio", "http"),
+    doc: str | None = __doc__,
+) -> None:
+    """The command line of a fixture server (this one, or one built on its `Fixtures`)."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--transport", choices=transports, default="stdio")
     parser.add_argument("--port", type=int, default=0, help="HTTP port (0: any free one, written to --port-file)")
     parser.add_argument("--port-file")
     args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    anyio.run(serve, args.transport, args.port, args.port_file)
+    anyio.run(serve, make(), app, args.transport, args.port, args.port_file)
 
 
 if __name__ == "__main__":

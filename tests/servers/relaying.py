@@ -4,18 +4,12 @@ and URL-mode elicitation followed by `notifications/elicitation/complete` (hands
 `--transport sse` serves `/sse` (+ `/messages/`) next to Streamable HTTP `/mcp`; `stdio` as the fixture does.
 """
 
-import argparse
 import contextlib
-import logging
 import os
-import sys
 from collections.abc import AsyncIterator
 
-import anyio
 import mcp.types as types
-import uvicorn
 from mcp.server.sse import SseServerTransport
-from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -24,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from tests.servers import conformance
 from tests.servers.conformance import Ctx, Fixtures, string_args, text, tool
-from tests.servers.kitchen import PortReportingServer
 
 CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
 URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
@@ -90,27 +84,5 @@ def build_app(fixtures: Fixtures) -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def serve(transport: str, port: int, port_file: str | None) -> None:
-    fixtures = Relaying()
-    if transport == "stdio":
-        async with stdio_server() as (read, write):
-            await fixtures.server.run(read, write, fixtures.server.create_initialization_options())
-        return
-    config = uvicorn.Config(
-        build_app(fixtures), host="127.0.0.1", port=port, log_config=None, access_log=False, timeout_graceful_shutdown=1
-    )
-    await PortReportingServer(config, port_file).serve()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--transport", choices=["stdio", "sse"], default="stdio")
-    parser.add_argument("--port", type=int, default=0, help="HTTP port (0: any free one, written to --port-file)")
-    parser.add_argument("--port-file")
-    args = parser.parse_args()
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    anyio.run(serve, args.transport, args.port, args.port_file)
-
-
 if __name__ == "__main__":
-    main()
+    conformance.main(Relaying, build_app, ("stdio", "sse"), __doc__)
