@@ -1,7 +1,7 @@
 """Composition root: config -> downstreams -> registry -> pipeline -> front."""
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -103,25 +103,58 @@ class Gateway:
             bare=bare,
             relay=self.relay,
         )
-        driver = self.prompts.get(config.bootstrap.driver_version)
-        full_text = f"read the resource gateway://prompts/{driver.version}"
-        if self.engine is not None:
-            full_text = f'call think.driver_prompt {{"version": "{driver.version}"}} or {full_text}'
+        self._chain = chain
+        """A chain given here (tests, benches) stays the chain across reloads; else `default_chain(config)`."""
         self.policy = policy.from_config(config.policy, config.namespace.separator)
-        self.audit = audit.sink(config.audit)
         # The policy's hook into listing and search: a tool it denies is neither listed nor found.
         self.exposure = Exposure(
-            config.exposure,
-            config.namespace,
-            visible=self._allowed if self.policy else None,
-            bare=frozenset({bare} if bare else ()),
+            config.exposure, config.namespace, visible=self._allowed, bare=frozenset({bare} if bare else ())
         )
+        self.reloader = (
+            None
+            if config_path is None
+            else Reloader(config_path, config, self.registry, self._downstream, self._front_changed, self.reconfigure)
+        )
+        self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
+        middlewares = self._middlewares(config, self.policy)
+        self.audit = audit.sink(config.audit)
+        self.pipeline = Pipeline(
+            self.registry, [*middlewares, *([] if self.audit is None else [audit.Audit(self.audit)])]
+        )
+        self.front = Front(
+            self.pipeline,
+            self.registry,
+            self.sessions,
+            instructions=self._instructions(config),
+            hint_budget=config.limits.hint_budget_chars,
+            callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
+            exposure=self.exposure,
+        )
+
+    def _driver_full_text(self, config: GatewayConfig) -> str:
+        version = self.prompts.get(config.bootstrap.driver_version).version
+        full_text = f"read the resource gateway://prompts/{version}"
+        if self.engine is not None:
+            full_text = f'call think.driver_prompt {{"version": "{version}"}} or {full_text}'
+        return full_text
+
+    def _instructions(self, config: GatewayConfig) -> str:
+        driver = self.prompts.get(config.bootstrap.driver_version)
+        return self._own.text(summary(driver, self._driver_full_text(config)))
+
+    def _middlewares(self, config: GatewayConfig, rules: policy.Policy) -> list[Middleware]:
+        """The request pipeline `config` asks for, all but the audit (at start, and again at each reload).
+
+        Raises:
+            PromptNotFound: `bootstrap.driver_version` names no driver prompt.
+        """
         exposure = ExposureMiddleware(
             self.exposure,
             self.registry.catalog,
             notify=self._session_tools_changed,
             answer_budget=config.limits.max_inline_bytes,
         )
+        chain = self._chain
         if chain is None:
             chain = default_chain(
                 config,
@@ -129,32 +162,44 @@ class Gateway:
                 cache=self.cache,
                 prompts=self.prompts,
                 call_tool=self.registry.call_tool,
-                driver_full_text=full_text,
+                driver_full_text=self._driver_full_text(config),
                 engine=self.engine,
                 loads=self.stores.loads,
             )
-        self.reloader = (
-            None
-            if config_path is None
-            else Reloader(config_path, config, self.registry, self._downstream, self._front_changed)
-        )
         # Exposure first (every other middleware sees the registry's name of a direct call, gateway.call_tool
         # unwrapped), then policy (a refused call goes no further), audit last (it sees every other decision).
-        guard: list[Middleware] = [policy.PolicyCheck(self.policy, self._tool)] if self.policy else []
-        record: list[Middleware] = [audit.Audit(self.audit)] if self.audit is not None else []
+        guard: list[Middleware] = [policy.PolicyCheck(rules, self._tool)] if rules else []
         # Before exposure reads the catalog: per-user servers start the caller's process (a reload may add one).
         wake = WakePools(self.registry.wake_pools)
-        self.pipeline = Pipeline(self.registry, [wake, exposure, *guard, *chain, *record])
-        own = own_names(config.namespace.separator, config.namespace.max_name_length)
-        self.front = Front(
-            self.pipeline,
-            self.registry,
-            self.sessions,
-            instructions=own.text(summary(driver, full_text)),
-            hint_budget=config.limits.hint_budget_chars,
-            callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
-            exposure=self.exposure,
-        )
+        return [wake, exposure, *guard, *chain]
+
+    def reconfigure(self, config: GatewayConfig) -> Callable[[], Coroutine[Any, Any, None]]:
+        """Apply a reloaded config's pipeline sections: calls that start from now on go through a pipeline built
+        from `config` (policy, exposure, limits, steering, versions, bootstrap, audit); calls in flight finish on
+        theirs. Returns what retires the old pipeline once its calls are done (closing a replaced audit file).
+
+        Raises:
+            PromptNotFound, OSError: the new pipeline cannot be built (an unknown driver version, an audit file
+                that cannot be opened); nothing was changed.
+        """
+        rules = policy.from_config(config.policy, config.namespace.separator)
+        middlewares = self._middlewares(config, rules)
+        instructions = self._instructions(config)
+        sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)  # opened last
+        for name in {n for n, c in config.versions.catalogs.items() if c != self.config.versions.catalogs.get(n)}:
+            self.cache.invalidate(f"versions:{name}")  # a changed source is read again, not served from cache
+        retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
+        self.exposure.reconfigure(config.exposure)
+        self.front.hint_budget = config.limits.hint_budget_chars
+        self.front.server.instructions = instructions  # for sessions that initialize from now on
+        retired = self.pipeline.replace([*middlewares, *([] if sink is None else [audit.Audit(sink)])])
+
+        async def retire() -> None:
+            await retired.calls.idle()
+            if retired_sink is not None and retired_sink is not sink:
+                retired_sink.close()
+
+        return retire
 
     def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
         target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
@@ -205,6 +250,8 @@ class Gateway:
         return config.secrets.header_prefix if "header" in config.secrets.sources else None
 
     def _allowed(self, session: Session, entry: Entry) -> bool:
+        if not self.policy:  # read per call: a reload may bring rules in or take them out
+            return True
         tool = entry.item if isinstance(entry.item, types.Tool) else None
         return self.policy.denial(session.identity, entry.exposed, tool) is None
 
@@ -232,6 +279,10 @@ class Gateway:
             return  # a reload compares the whole catalog before and after, and tells clients once
         self.front.list_changed(kind)
 
+    def _close_audit(self) -> None:
+        if self.audit is not None:  # the one in use at shutdown (a reload may have replaced the first)
+            self.audit.close()
+
     def health(self) -> dict[str, Any]:
         servers = self.registry.status()
         ok = all(s["state"] in ("up", "idle") for s in servers.values())
@@ -249,8 +300,7 @@ class Gateway:
         async with AsyncExitStack() as stack:
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
-            if self.audit is not None:
-                stack.callback(self.audit.close)
+            stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
             self.front.bind(tg)
             for downstream in self.registry.downstreams.values():

@@ -9,7 +9,8 @@ Rules of the pipeline:
 * A hook refuses a call by raising `GatewayError`; it is stored in `call.error`. Any other exception
   escaping a hook is a bug: it is logged, that hook is skipped, and the call completes.
 * A middleware only sees calls whose method is in its `methods`.
-* Configuration is constructor arguments; the chain is a plain list built in `app.py`.
+* Configuration is constructor arguments; the chain is a plain list built in `app.py`. A config reload
+  replaces the whole list (`Pipeline.replace`): a call keeps the chain it started with to its end.
 """
 
 import logging
@@ -22,6 +23,7 @@ import mcp.types as types
 
 from gateway.downstreams.relay import Peer
 from gateway.errors import GatewayError
+from gateway.inflight import InFlight
 from gateway.results import Hint, result_bytes
 from gateway.session import Session
 from gateway.types import JsonObject, ProgressFn
@@ -107,13 +109,35 @@ class Forwarder(Protocol):
         """Send the call to its downstream; sets `call.result` or raises `GatewayError`."""
 
 
+class Chain:
+    """One generation of the middleware list, and the calls in flight through it."""
+
+    def __init__(self, middlewares: Sequence[Middleware]) -> None:
+        self.middlewares = list(middlewares)
+        self.calls = InFlight()
+
+
 class Pipeline:
     def __init__(self, forwarder: Forwarder, chain: Sequence[Middleware]) -> None:
         self._forwarder = forwarder
-        self.chain = list(chain)
+        self._current = Chain(chain)
+
+    @property
+    def chain(self) -> list[Middleware]:
+        return self._current.middlewares
+
+    def replace(self, chain: Sequence[Middleware]) -> Chain:
+        """Calls that start from now on go through `chain`; calls in flight finish on the one they started with,
+        which is returned (`.calls.idle()` waits for them, e.g. before closing what only that one used)."""
+        retired, self._current = self._current, Chain(chain)
+        return retired
 
     async def handle(self, call: Call) -> None:
-        chain = [mw for mw in self.chain if call.method in mw.methods]
+        current = self._current
+        with current.calls.counted():
+            await self._through([mw for mw in current.middlewares if call.method in mw.methods], call)
+
+    async def _through(self, chain: list[Middleware], call: Call) -> None:
         for mw in chain:
             await self._run(mw.on_request, call)
             if call.result is not None or call.error is not None:

@@ -3,8 +3,10 @@
 The new file is validated first; an invalid one is refused and logged, and the running config stays. Then only the
 servers whose definition changed are restarted (the new process starts, is swapped in, and the old one gets its
 `timeout_s` to finish the calls in flight before it is closed), added ones start, removed ones close the same way.
-Clients hear `list_changed` only for the kinds whose exposed catalog actually changed. Sections other than `servers`
-take effect at the next start; a reload that changes them says so.
+Clients hear `list_changed` only for the kinds whose exposed catalog actually changed (and `tools` when the
+`exposure` or `policy` section did: what a session is listed may differ). The request pipeline is rebuilt from
+the new config for calls that start afterwards (`Gateway.reconfigure`); the few keys that only a restart applies
+are named in the report with why (`gateway.reloadable`).
 """
 
 import hashlib
@@ -12,7 +14,7 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,7 +30,8 @@ from gateway.config import GatewayConfig, ServerConfig, load_config
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.secrets import references
-from gateway.errors import ConfigError
+from gateway.errors import ConfigError, GatewayError, describe
+from gateway.reloadable import POOLED, split
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +51,10 @@ class Report:
     unchanged: list[str] = field(default_factory=list[str])
     notified: list[str] = field(default_factory=list[str])
     """Kinds (`tools`, `resources`, `prompts`) whose list changed, so clients were told."""
-    at_next_start: list[str] = field(default_factory=list[str])
-    """Changed sections that only a restart applies."""
+    applied: list[str] = field(default_factory=list[str])
+    """Changed sections other than `servers` (`limits` by key) that now apply to calls that start."""
+    needs_restart: dict[str, str] = field(default_factory=dict[str, str])
+    """Changed keys that only a restart applies, each with why; their running value stays."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,12 +87,14 @@ class Reloader:
         registry: Registry,
         make: Callable[[str, ServerConfig], Downstream | Pool],
         notify: Callable[[str], None],
+        reconfigure: Callable[[GatewayConfig], Callable[[], Coroutine[Any, Any, None]]],
     ) -> None:
         self.path = path
         self.config = config
         self.registry = registry
         self._make = make
         self._notify = notify
+        self._reconfigure = reconfigure
         self.quiet = False
         """True while servers are swapped: their start-up list announcements are not passed on to clients."""
         self._send, self._receive = anyio.create_memory_object_stream[MemoryObjectSendStream[Report]](16)
@@ -148,6 +155,7 @@ class Reloader:
         except ConfigError as exc:
             logger.error("reload refused, the running config stays:\n%s", exc)
             return Report(ok=False, error=str(exc))
+        fresh, applied, needs_restart = split(self.config, fresh)
         old, new = self.config.servers, dict(fresh.servers)
         # A per-identity pool (`${user:…}` secrets) is not swapped live (yet): its change waits for a restart.
         pooled = {
@@ -161,23 +169,26 @@ class Reloader:
                 new[name] = old[name]
             else:
                 del new[name]
+        needs_restart.update({f"servers.{n}": POOLED for n in sorted(pooled)})
+        fresh = fresh.model_copy(update={"servers": new})
         report = Report(
             ok=True,
             added=[n for n in new if n not in old],
             removed=[n for n in old if n not in new],
             restarted=[n for n in new if n in old and new[n] != old[n]],
             unchanged=[n for n in new if n in old and new[n] == old[n] and n not in pooled],
-            at_next_start=[
-                *(
-                    k
-                    for k in type(fresh).model_fields
-                    if k != "servers" and getattr(fresh, k) != getattr(self.config, k)
-                ),
-                *(f"servers.{n}" for n in sorted(pooled)),
-            ],
+            applied=applied,
+            needs_restart=needs_restart,
         )
-        if report.at_next_start:
-            logger.warning("reload: %s changed; applied at the next start", ", ".join(report.at_next_start))
+        if applied:
+            try:
+                retire = self._reconfigure(fresh)
+            except (GatewayError, OSError, ValueError) as exc:  # an unknown driver version, an audit file unopenable
+                logger.error("reload refused, the running config stays: %s", describe(exc))
+                return Report(ok=False, error=f"the new config could not be applied ({describe(exc)}); nothing changed")
+            tg.start_soon(retire)
+        for key, why in needs_restart.items():
+            logger.warning("reload: %s changed but needs a restart: %s; the running value stays", key, why)
         before = fingerprint(await self.registry.catalog())
         self.quiet = True
         try:
@@ -196,14 +207,15 @@ class Reloader:
                 self.registry.replace(name, downstream, new[name].tools)
             for name in report.removed:
                 self.registry.replace(name, None)
-            self.config = self.config.model_copy(update={"servers": new})
+            self.config = fresh
             after = fingerprint(await self.registry.catalog())
         finally:
             self.quiet = False
         for retired in retiring:
             if isinstance(retired, Downstream):
                 tg.start_soon(_retire, retired)
-        report.notified = [kind for kind in before if before[kind] != after[kind]]
+        listing = {"exposure", "policy"} & set(applied)  # what each session is listed may differ
+        report.notified = [kind for kind in before if before[kind] != after[kind] or (kind == "tools" and listing)]
         for kind in report.notified:
             self._notify(kind)
         logger.info("reload: %s", {k: v for k, v in report.as_dict().items() if v and k != "ok"})

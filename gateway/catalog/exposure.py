@@ -60,6 +60,8 @@ class View:
     client: str | None
     promoted: OrderedDict[str, None] = field(default_factory=OrderedDict[str, None])
     """Canonical names of found tools, least recently used first."""
+    settings: int = 0
+    """The `Exposure.settings` generation `rule` was resolved under (a reload may change the rules)."""
 
 
 CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
@@ -102,6 +104,13 @@ class Exposure:
         self._names: dict[str, Names] = {}
         self._fits: dict[Rule, tuple[int, int]] = {}
         self.index = SearchIndex()
+        self.settings = 0
+        """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
+
+    def reconfigure(self, config: ExposureConfig) -> None:
+        """A reloaded `exposure` section: sessions get their rule under it at their next request."""
+        if config != self.config:
+            self.config, self._fits, self.settings = config, {}, self.settings + 1
 
     # -- rules and per-session state -----------------------------------------------------------
 
@@ -124,10 +133,10 @@ class Exposure:
     def view(self, session: Session) -> View:
         state = session.data.get(STATE_KEY)
         client = session.data.get(CLIENT_KEY)
-        if not isinstance(state, View) or state.client != client:
-            # First sight, or the client's name arrived after a first call (a lane call carries none).
+        if not isinstance(state, View) or state.client != client or state.settings != self.settings:
+            # First sight, the client's name arrived after a first call (a lane call carries none), or a reload.
             promoted = state.promoted if isinstance(state, View) else OrderedDict[str, None]()
-            state = View(self.rule_for(client), client, promoted)
+            state = View(self.rule_for(client), client, promoted, self.settings)
             session.data[STATE_KEY] = state
         return state
 

@@ -21,6 +21,7 @@ from gateway import __version__, sdk
 from gateway.downstreams import changes, listing
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
+from gateway.inflight import InFlight
 from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
@@ -95,9 +96,8 @@ class Downstream:
         # Nothing here may need a running event loop: the HTTP front builds the gateway before uvicorn starts one.
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
-        self._busy = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._calls = InFlight()
+        """Calls in flight, so `close` can let them finish."""
         self._closed = anyio.Event()
         self._owner: anyio.CancelScope | None = None
 
@@ -121,25 +121,13 @@ class Downstream:
         """Stop this server now (a reload dropped or replaced it): calls in flight get up to `drain_s` to finish,
         then the connection (and a stdio server's process group) is closed. `async with`'s exit still runs later."""
         with anyio.move_on_after(drain_s):
-            await self._idle.wait()
+            await self._calls.idle()
         self._stopping = True
         # The owner task's own scope: the task group's would also cancel whatever task entered it.
         if self._owner is not None:
             self._owner.cancel()
         if self._tg is not None:
             await self._closed.wait()
-
-    @contextmanager
-    def _counted(self) -> Iterator[None]:
-        """Calls in flight, so `close` can let them finish."""
-        self._busy += 1
-        self._idle = anyio.Event() if self._busy == 1 else self._idle
-        try:
-            yield
-        finally:
-            self._busy -= 1
-            if self._busy == 0:
-                self._idle.set()
 
     # -- the owner task ------------------------------------------------------------------------
 
@@ -323,7 +311,7 @@ class Downstream:
     ) -> R:
         """Send one request with this server's timeout; failures come back as `DownstreamError`."""
         client, session = await self._session()
-        with self._counted(), self._failures(client):
+        with self._calls.counted(), self._failures(client):
             return await session.send_request(
                 request, result_type, request_read_timeout_seconds=self.timeout_s, progress_callback=progress
             )
@@ -338,7 +326,7 @@ class Downstream:
         """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
         caller = self._caller or SessionCaller(session)
-        with self._counted(), self._failures(client):
+        with self._calls.counted(), self._failures(client):
             result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress, extra=extra)
         if isinstance(result, types.InputRequiredResult):
             return result  # the relay answers it, or hands it to a 2026-era client
