@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
@@ -35,10 +36,10 @@ from gateway.reloadable import POOLED, split
 
 logger = logging.getLogger(__name__)
 
-WATCH_S = 1.0
-"""How often the config file's hash is compared with the last one."""
-SETTLE_S = 0.2
-"""A changed file is reloaded once its content is the same twice this far apart (not half-written)."""
+WATCH_S = 0.25
+"""How often the config file is stat'ed (mtime, size, inode); only a changed stat reads and hashes it."""
+SETTLE_S = 0.1
+"""A changed file is reloaded once its stat held still this long (an editor may be mid-write)."""
 
 
 @dataclass(slots=True)
@@ -49,6 +50,9 @@ class Report:
     removed: list[str] = field(default_factory=list[str])
     restarted: list[str] = field(default_factory=list[str])
     unchanged: list[str] = field(default_factory=list[str])
+    timings: dict[str, float] = field(default_factory=dict[str, float])
+    """Seconds from the reload's start to the end of each step: `validated`, `up:<server>` (started, initialized and
+    taking calls), `listed` (the new catalog read; clients told next). Retiring old servers is not waited for."""
     notified: list[str] = field(default_factory=list[str])
     """Kinds (`tools`, `resources`, `prompts`) whose list changed, so clients were told."""
     applied: list[str] = field(default_factory=list[str])
@@ -70,6 +74,14 @@ def fingerprint(catalog: Catalog) -> dict[str, Any]:
 
 
 _EMPTY = hashlib.sha256(b"").hexdigest()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
 def _digest(path: Path) -> str | None:
@@ -130,23 +142,26 @@ class Reloader:
                 await self.reload()
 
     async def _watch_file(self) -> None:
-        seen = _digest(self.path)
+        stamp, seen = _stamp(self.path), _digest(self.path)
         while True:
-            await anyio.sleep(WATCH_S)  # a stat per second; no inotify dependency for one file
-            now = await anyio.to_thread.run_sync(_digest, self.path)
-            if now is None or now == seen:
+            await anyio.sleep(WATCH_S)  # a stat is microseconds; no inotify dependency for one file
+            if (now := _stamp(self.path)) == stamp:
                 continue
-            while True:  # an editor may be mid-write: wait until the content holds still
+            while True:  # an editor may be mid-write: wait until the file holds still
+                stamp = now
                 await anyio.sleep(SETTLE_S)
-                settled = await anyio.to_thread.run_sync(_digest, self.path)
-                if settled == now:
+                if (now := _stamp(self.path)) == stamp:
                     break
-                now = settled
-            seen = now
-            logger.info("reload: %s changed", self.path)
+            digest = await anyio.to_thread.run_sync(_digest, self.path)
+            if digest is None or digest == seen:  # gone, or touched without a change
+                continue
+            seen = digest
+            written = f"{time.time() - stamp[0] / 1e9:.2f} s after its last write" if stamp else "removed"
+            logger.info("reload: %s changed (seen %s)", self.path, written)
             await self.reload()
 
     async def _apply(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> Report:
+        started = time.perf_counter()
         try:
             if _digest(self.path) == _EMPTY:
                 # Almost surely a file caught mid-write; as a config it would stop every server.
@@ -179,6 +194,7 @@ class Reloader:
             unchanged=[n for n in new if n in old and new[n] == old[n] and n not in pooled],
             applied=applied,
             needs_restart=needs_restart,
+            timings={"validated": round(time.perf_counter() - started, 3)},
         )
         if applied:
             try:
@@ -192,23 +208,20 @@ class Reloader:
         before = fingerprint(await self.registry.catalog())
         self.quiet = True
         try:
-            started: list[tuple[str, Downstream]] = []
+            retiring = [self.registry.downstreams[n] for n in [*report.restarted, *report.removed]]
+            for name in report.removed:
+                self.registry.replace(name, None)
+            fresh_servers: list[tuple[str, Downstream]] = []
             for name in [*report.added, *report.restarted]:
                 made = self._make(name, new[name])
                 assert isinstance(made, Downstream)  # pooled servers were set aside above
-                started.append((name, made))
-            for _, downstream in started:
-                await stack.enter_async_context(downstream)
-            async with anyio.create_task_group() as waiting:
-                for _, downstream in started:
-                    waiting.start_soon(downstream.settled)
-            retiring = [self.registry.downstreams[n] for n in [*report.restarted, *report.removed]]
-            for name, downstream in started:
-                self.registry.replace(name, downstream, new[name].tools)
-            for name in report.removed:
-                self.registry.replace(name, None)
+                fresh_servers.append((name, await stack.enter_async_context(made)))  # starts it
+            async with anyio.create_task_group() as waiting:  # each takes calls as soon as it is up
+                for name, made in fresh_servers:
+                    waiting.start_soon(self._swap_in, name, made, new[name], report, started)
             self.config = fresh
             after = fingerprint(await self.registry.catalog())
+            report.timings["listed"] = round(time.perf_counter() - started, 3)
         finally:
             self.quiet = False
         for retired in retiring:
@@ -220,6 +233,11 @@ class Reloader:
             self._notify(kind)
         logger.info("reload: %s", {k: v for k, v in report.as_dict().items() if v and k != "ok"})
         return report
+
+    async def _swap_in(self, name: str, new: Downstream, server: ServerConfig, report: Report, since: float) -> None:
+        await new.settled()  # up, or failed once (then it retries in the background, as at start)
+        self.registry.replace(name, new, server.tools)
+        report.timings[f"up:{name}"] = round(time.perf_counter() - since, 3)
 
 
 async def _retire(downstream: Downstream) -> None:
