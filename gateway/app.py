@@ -286,7 +286,8 @@ class Gateway:
     def health(self) -> dict[str, Any]:
         servers = self.registry.status()
         ok = all(s["state"] in ("up", "idle") for s in servers.values())
-        return {"status": "ok" if ok else "degraded", "servers": servers}
+        last = None if self.reloader is None or self.reloader.last is None else self.reloader.last.as_dict()
+        return {"status": "ok" if ok else "degraded", "servers": servers, **({"last_reload": last} if last else {})}
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Gateway"]:

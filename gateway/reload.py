@@ -107,6 +107,8 @@ class Reloader:
         self._make = make
         self._notify = notify
         self._reconfigure = reconfigure
+        self.last: Report | None = None
+        """The last reload's report (`/healthz` shows it: whether an edit of the file applied, and how fast)."""
         self.quiet = False
         """True while servers are swapped: their start-up list announcements are not passed on to clients."""
         self._send, self._receive = anyio.create_memory_object_stream[MemoryObjectSendStream[Report]](16)
@@ -130,7 +132,8 @@ class Reloader:
                 task_status.started()
                 async for reply in self._receive:
                     with reply:
-                        reply.send_nowait(await self._apply(stack, tg))
+                        self.last = await self._apply(stack, tg)
+                        reply.send_nowait(self.last)
         finally:
             self._send.close()
             self._receive.close()

@@ -64,25 +64,31 @@ async def test_a_reload_rebuilds_the_pipeline_for_new_calls_while_a_call_in_flig
         assert "a.measure" not in {t.name for t in (await client.list_tools(cache_mode="bypass")).tools}
 
 
-async def test_a_reload_names_each_change_that_needs_a_restart_and_keeps_its_running_value(tmp_path: Path) -> None:
+async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running_value_and_reports_its_timings(
+    tmp_path: Path,
+) -> None:
     servers = {"a": kitchen("a")}
     path = write(tmp_path / "gateway.yaml", servers)
     async with reloading(path) as (gateway, client, _):
         port = gateway.config.listen.port
         write(
             path,
-            servers,
+            {**servers, "b": kitchen("b")},
             listen={"port": port + 1},
             store={"prefix": "other:"},
             limits={"max_message_bytes": 2**20, "hint_budget_chars": 500},
         )
-        for _ in range(2):  # applied or not, a pending restart is named at each reload until it happens
+        for attempt in range(2):  # applied or not, a pending restart is named at each reload until it happens
             report = await reload(gateway)
+            assert report.added == ([] if attempt else ["b"])
+            assert gateway.health()["last_reload"] == report.as_dict()  # what an edit of the file did, and when
             assert report.ok and report.needs_restart == {
                 key: RESTART_ONLY[key] for key in ("listen", "store", "limits.max_message_bytes")
             }
             assert gateway.config.listen.port == port and gateway.config.limits.max_message_bytes != 2**20
             assert gateway.front.hint_budget == 500 and gateway.config.limits.hint_budget_chars == 500
+            if not attempt:
+                assert list(report.timings) == ["validated", "up:b", "listed"]
         assert report.applied == []  # the hint budget already applied at the first reload
         assert text_of(await client.call_tool("a.echo", {"text": "on"})) == "on"
 
