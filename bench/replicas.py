@@ -7,7 +7,9 @@ Usage, from the repository root: `.venv/bin/python -m bench.replicas [--calls 30
    sequential calls, and calls/s with 16 concurrent callers (4 clients x 4), one replica (local backend, no
    balancer) and three (Redis backend, HAProxy round-robin) interleaved round by round. Targets: p50 <= 1.15x,
    calls/s >= 2x. On a 2-core machine the three replicas, their servers, Redis, HAProxy and this client share
-   two cores: the calls/s figure there measures the machine, not the design (see the CPU note printed).
+   two cores: the calls/s figure there measures the machine, not the design. So the CPU each kind of process
+   spent per call during the calls/s measure is printed too (gateways, their stdio servers, HAProxy, Redis, this
+   load generator): one replica is bound by its own core, three by what all of them together cost on two.
 2. `engine.plan` + `engine.next` over a 10-step client-side workflow, state on local files (fsync) vs Redis.
 3. Reload under load: 8 callers echo through one replica while its config gains a server and changes the
    kitchen's definition (so it is restarted); failed calls (target 0) and the time from the write of the file until
@@ -22,16 +24,17 @@ import statistics
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
+import psutil
 import yaml
 from mcp import Client
 
-from bench._harness import echo_once, percentile, table, throughput
+from bench._harness import cpu_seconds, echo_once, percentile, table, throughput
 from gateway.prompts import PromptLibrary
 from gateway.store.backends import open_stores
 from gateway.think.engine import Engine
@@ -58,18 +61,40 @@ async def clients(url: str, n: int) -> AsyncIterator[list[Client]]:
         yield [await stack.enter_async_context(http_client(url)) for _ in range(n)]
 
 
-async def echo_side(url: str, calls: int) -> tuple[float, float]:
-    """(p50 ms of sequential calls, calls/s with 4 clients x 4 callers)."""
+ROLES = ("gateway", "servers", "haproxy", "redis", "load generator")
+
+
+def role(proc: psutil.Process) -> str:
+    name: str = proc.name()
+    if name.startswith(("haproxy", "redis")):
+        return name.removesuffix("-server")
+    return "gateway" if "gateway serve" in " ".join(proc.cmdline()) else "servers"
+
+
+def cpu_by_role() -> dict[str, float]:
+    """CPU seconds used so far by this process (the load generator) and by each kind of process it started."""
+    me = psutil.Process()
+    totals = dict.fromkeys(ROLES, 0.0)
+    totals["load generator"] = cpu_seconds(me)
+    for proc in me.children(recursive=True):
+        with suppress(psutil.Error):  # a process may end between the listing and the reading
+            totals[role(proc)] += cpu_seconds(proc)
+    return totals
+
+
+async def echo_side(url: str, calls: int) -> tuple[float, float, dict[str, float]]:
+    """(p50 ms of sequential calls, calls/s with 4 clients x 4 callers, CPU ms per call of those by role)."""
     async with clients(url, 4) as group:
         for client in group:
             await echo_once(client, "kitchen.echo")  # warm
         times = [await echo_once(group[0], "kitchen.echo") for _ in range(calls)]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_by_role()
         async with anyio.create_task_group() as tg:
             for client in group:
                 tg.start_soon(throughput, client, "kitchen.echo", calls, 4)
         rate = 4 * calls / (time.perf_counter() - started)
-    return (percentile(times, 0.5) or 0) * 1000, rate
+        spent = {k: (v - cpu[k]) * 1000 / (4 * calls) for k, v in cpu_by_role().items()}
+    return (percentile(times, 0.5) or 0) * 1000, rate, spent
 
 
 async def part_echo(folder: Path, deploy: Deployment, calls: int, rounds: int) -> None:
@@ -78,7 +103,10 @@ async def part_echo(folder: Path, deploy: Deployment, calls: int, rounds: int) -
     config = replica_config(folder / "single-config", "", store={"backend": "local"})
     one = Deployment(folder, config, deploy.redis, [single])  # its config uses the local backend
     await anyio.to_thread.run_sync(one.restart, single)
-    results: dict[str, list[tuple[float, float]]] = {"1 replica, local": [], "3 replicas, Redis, HAProxy": []}
+    results: dict[str, list[tuple[float, float, dict[str, float]]]] = {
+        "1 replica, local": [],
+        "3 replicas, Redis, HAProxy": [],
+    }
     try:
         for _ in range(rounds):
             results["1 replica, local"].append(await echo_side(single.url, calls))
@@ -92,6 +120,16 @@ async def part_echo(folder: Path, deploy: Deployment, calls: int, rounds: int) -
         rows.append([label, f"{p50:.2f}", f"{p50 / base[0]:.2f}×", f"{rate:.0f}", f"{rate / base[1]:.2f}×"])
     print(f"\nEcho over HTTP ({calls} calls per measure, median of {rounds} interleaved rounds)")
     table(["side", "p50 ms", "p50 ratio", "calls/s ×16", "calls/s ratio"], rows, {1, 2, 3, 4})
+    print(
+        "\nCPU ms per call during calls/s, by process kind (median of the rounds; the idle side's processes count too)"
+    )
+    cpu = [
+        [label, *(f"{statistics.median(v[2][r] for v in values):.2f}" for r in ROLES)]
+        for label, values in results.items()
+    ]
+    for row, values in zip(cpu, results.values(), strict=True):
+        row.append(f"{statistics.median(sum(v[2].values()) for v in values):.2f}")
+    table(["side", *ROLES, "total"], cpu, set(range(1, len(ROLES) + 2)))
 
 
 async def think_side(store: StateStore, folder: Path, runs: int) -> tuple[list[float], list[float]]:

@@ -101,8 +101,14 @@ def redis_server(folder: Path) -> Iterator[RedisServer]:
 HAPROXY = """\
 global
     maxconn 2000
+    # One thread carries thousands of requests a second; more would only contend with the replicas for the cores.
+    nbthread 1
 defaults
     mode http
+    option http-keep-alive
+    # An idle connection to a replica serves any client's next request (an MCP request carries no connection
+    # state: a 2025-era session is its header), so replicas are not handed a new connection per client.
+    http-reuse always
     timeout connect 2s
     timeout client 300s
     timeout server 300s
