@@ -201,6 +201,7 @@ async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n
         await anyio.Path(path).write_text(yaml.safe_dump({"servers": servers}), encoding="utf-8")
         started = time.perf_counter()
         async with httpx2.AsyncClient() as http:
+            answer: Any = None
             if trigger == "POST /reload":
                 answer = (await http.post(f"{replica.url}/reload", timeout=60)).json()
                 # The watcher (a stat every 0.25 s) may have seen the write first: then this reload changed nothing.
@@ -208,11 +209,12 @@ async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n
             while (await group[0].call_tool(f"{extra}.echo", {"text": "x"})).is_error:  # noqa: ASYNC110
                 await anyio.sleep(0.02)  # another process: no event to wait on
             usable = time.perf_counter() - started
-            last = (await http.get(f"{replica.url}/healthz")).json()["last_reload"]
+            if answer is None:  # the watcher's reload: its report is the last one
+                answer = (await http.get(f"{replica.url}/healthz")).json()["last_reload"]
         await anyio.sleep(1)
         done.set()
-    # A dash when the last reload was a second one that found nothing left to do (the watcher's came first).
-    timings = [last["timings"].get(k) for k in ("validated", f"up:{extra}", "listed")]
+    # Dashes when the reload answered was a second one that found nothing left to do.
+    timings = [answer["timings"].get(k) for k in ("validated", f"up:{extra}", "listed")]
     verdict = "PASS" if failed == 0 and usable <= 2 else "MISS"
     return [
         trigger,
