@@ -10,6 +10,7 @@ are named in the report with why (`gateway.reloadable`).
 """
 
 import hashlib
+import itertools
 import json
 import logging
 import signal
@@ -38,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 WATCH_S = 0.25
 """How often the config file is stat'ed (mtime, size, inode); only a changed stat reads and hashes it."""
+HASH_EVERY = 4
+"""Every this many stats the file is hashed even if its stat did not move."""
 SETTLE_S = 0.1
 """A changed file is reloaded once its stat held still this long (an editor may be mid-write)."""
 
@@ -146,15 +149,16 @@ class Reloader:
 
     async def _watch_file(self) -> None:
         stamp, seen = _stamp(self.path), _digest(self.path)
-        while True:
-            await anyio.sleep(WATCH_S)  # a stat is microseconds; no inotify dependency for one file
-            if (now := _stamp(self.path)) == stamp:
+        for tick in itertools.count(1):
+            await anyio.sleep(WATCH_S)  # no inotify dependency for one file
+            # The content is hashed when the stat moved, and once a second anyway: a same-size rewrite within the
+            # filesystem's timestamp granularity leaves the stat as it was.
+            if (now := _stamp(self.path)) == stamp and tick % HASH_EVERY:
                 continue
-            while True:  # an editor may be mid-write: wait until the file holds still
+            while now != stamp:  # an editor may be mid-write: wait until the file holds still
                 stamp = now
                 await anyio.sleep(SETTLE_S)
-                if (now := _stamp(self.path)) == stamp:
-                    break
+                now = _stamp(self.path)
             digest = await anyio.to_thread.run_sync(_digest, self.path)
             if digest is None or digest == seen:  # gone, or touched without a change
                 continue

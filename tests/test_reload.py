@@ -178,3 +178,18 @@ async def test_sighup_a_file_change_and_gateway_reload_url_each_reload_a_running
             assert text_of(await client.call_tool("a.echo", {"text": "alive"})) == "alive"
     finally:
         await stop(process)
+
+
+async def test_the_file_watcher_catches_a_rewrite_that_leaves_the_files_stat_as_it_was(tmp_path: Path) -> None:
+    path = write(tmp_path / "gateway.yaml", {"a": kitchen("a"), "b": kitchen("b")})
+    async with reloading(path) as (gateway, client, heard):
+        heard.mark()
+        before = path.stat()
+        write(path, {"a": kitchen("a"), "c": kitchen("c")})  # as long as before, rewritten in place
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as if within one timestamp tick
+        assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        with anyio.fail_after(15):
+            await heard.event.wait()  # the watcher's reload added c (found by the hash it makes once a second)
+        assert text_of(await client.call_tool("c.echo", {"text": "seen"})) == "seen"
+        assert gateway.reloader is not None and gateway.reloader.last is not None
+        assert gateway.reloader.last.added == ["c"]
