@@ -134,7 +134,11 @@ def goals(results: Results) -> list[Goal]:
     out: list[Goal] = []
     for (row, era), reps in results.echo.items():
         label = f"{row} {era}"
-        peers = sorted({name for rep in reps for name in rep} - {"direct", "gateway"})
+        peers = sorted({name for rep in reps for name in rep} - {"direct", "gateway", "floor"})
+        # Not a goal: the relay that only copies shows what the extra hop alone costs on this machine.
+        floor = _ratio(reps, "floor", "direct", _p50)
+        if floor is not None:
+            out.append(Goal(f"{label}: p50 of the copying floor / direct", f"{floor:.2f}×", None))
         if row == "HTTP→stdio" and era == "2025-11-25":
             out.append(
                 _goal_ratio(f"{label}: p50 / mcp-proxy", _ratio(reps, "gateway", "mcp-proxy", _p50), 0.9, at_most=True)

@@ -5,7 +5,9 @@ SDK client, in the era the row asks for.
 * gateway: `gateway serve` (stdio) or `gateway serve --http`, the kitchen behind it on the row's downstream
   transport, with the default pipeline and pass-through size limits;
 * mcp-proxy (HTTP → stdio and stdio → HTTP only: it has no stdio → stdio mode) and FastMCP's proxy,
-  each from its own bench environment (`bench._peer_envs`).
+  each from its own bench environment (`bench._peer_envs`);
+* floor (in front of a stdio kitchen only): `bench.relay_floor`, a relay that only copies messages: what
+  the extra process hop alone costs, the bound under any proxy's ratio to direct.
 """
 
 from contextlib import AsyncExitStack
@@ -23,8 +25,8 @@ from gateway.config import StdioServerConfig
 from tests.harness import KITCHEN, PYTHON, ROOT, free_port, http_client, http_gateway, kitchen, served, write_config
 
 ROWS: dict[str, tuple[str, ...]] = {
-    "stdio→stdio": ("direct", "gateway", "fastmcp"),
-    "HTTP→stdio": ("direct", "gateway", "mcp-proxy", "fastmcp"),
+    "stdio→stdio": ("direct", "floor", "gateway", "fastmcp"),
+    "HTTP→stdio": ("direct", "floor", "gateway", "mcp-proxy", "fastmcp"),
     "stdio→HTTP": ("direct", "gateway", "mcp-proxy", "fastmcp"),
 }
 ERAS = {"2025-11-25": "legacy", "2026-07-28": "auto"}
@@ -77,6 +79,8 @@ def stdio_side_argv(kind: str, place: RowPlace, label: str) -> list[str]:
             return [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"]
         case "fastmcp":
             return [str(FASTMCP.python), str(ROOT / "bench" / "peer_fastmcp.py"), "--stdio", *down]
+        case "floor":
+            return [PYTHON, "-m", "bench.relay_floor", "--stdio", *down]
         case "mcp-proxy":
             assert place.kitchen_url is not None, "mcp-proxy has no stdio → stdio mode"
             proxy = str(MCP_PROXY.executable("mcp-proxy"))
@@ -93,6 +97,9 @@ async def http_side_base(kind: str, place: RowPlace, label: str, stack: AsyncExi
             return await enter(http_kitchen(place.tmp, label.replace("/", "-")))
         case "gateway":
             return await enter(http_gateway(gateway_config(place, label)))
+        case "floor":
+            argv = [PYTHON, "-m", "bench.relay_floor", "--port", str(port)]
+            return await enter(served([*argv, "--", *kitchen_argv()], accepting(port), kind, quiet=True, cwd=ROOT))
         case "mcp-proxy":
             argv = [str(MCP_PROXY.executable("mcp-proxy")), "--port", str(port), "--log-level", "WARNING"]
             return await enter(served([*argv, "--", *kitchen_argv()], accepting(port), kind, quiet=True))

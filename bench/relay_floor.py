@@ -1,21 +1,26 @@
-"""The floor under any HTTP→stdio MCP proxy written in Python: a relay that does nothing else.
+"""The floor under any MCP proxy written in Python in front of a stdio server: a relay that does nothing else.
 
-Usage: `python -m bench.relay_floor --port PORT -- COMMAND [ARGS...]`. It serves POST /mcp on
-127.0.0.1:PORT with uvicorn (uvloop, httptools, as the gateway), writes each JSON-RPC body to the
-child's stdin as one line under a fresh id, and answers with the child's reply under the caller's
-id. No validation, no namespacing, no pipeline, no tracing, no size guard, no second era: whatever
-a real gateway does costs time on top of this. `bench.http_reference` measures it beside the gateway.
+Usage: `python -m bench.relay_floor --port PORT -- COMMAND [ARGS...]` serves POST /mcp on 127.0.0.1:PORT
+with uvicorn (uvloop, httptools, as the gateway), writes each JSON-RPC body to the child's stdin as one
+line under a fresh id, and answers with the child's reply under the caller's id.
+`python -m bench.relay_floor --stdio -- COMMAND [ARGS...]` copies lines between its own stdio and the
+child's (uvloop; one client, so ids need no rewriting).
+No validation, no namespacing, no pipeline, no tracing, no size guard, no second era: whatever a real
+gateway does costs time on top of this. `bench.peers` and `bench.http_reference` measure it beside the
+gateway: the ratio of this floor to the direct connection is what the extra process hop alone costs.
 """
 
 import argparse
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
+import uvloop
 from starlette.types import Receive, Scope, Send
 
 _JSON = [(b"content-type", b"application/json")]
@@ -88,12 +93,38 @@ async def _send(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def copy_stdio(argv: list[str]) -> None:
+    """Lines from our stdin to the child's, and from the child's stdout to ours, until the client goes."""
+    loop = asyncio.get_running_loop()
+    pipe = asyncio.subprocess.PIPE
+    child = await asyncio.create_subprocess_exec(*argv, stdin=pipe, stdout=pipe, limit=1 << 30)
+    assert child.stdin is not None and child.stdout is not None
+    incoming = asyncio.StreamReader(limit=1 << 30)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(incoming), sys.stdin)
+    outgoing, _ = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+
+    async def copy(source: asyncio.StreamReader, write: Callable[[bytes], None]) -> None:
+        while line := await source.readline():
+            write(line)
+
+    back = asyncio.ensure_future(copy(child.stdout, outgoing.write))
+    await copy(incoming, child.stdin.write)
+    child.stdin.close()  # the client went: the child ends, and with its output the copy back
+    await back
+    await child.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--port", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int, help="serve Streamable HTTP on this port")
+    where.add_argument("--stdio", action="store_true", help="serve on stdio")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     argv = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.stdio:
+        uvloop.run(copy_stdio(argv))
+        return
     uvicorn.run(Relay(argv), host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
