@@ -87,9 +87,11 @@ class NdjsonPipe:
         self._outbox: list[bytes] = []
         self._queued = 0
         self._ready = anyio.Event()
-        self._drained = anyio.Event()
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._busy = False
+        """Lines are queued or being written."""
+        # Made only when someone waits (rarely): a message costs one event, the writer's wake-up.
+        self._drained: anyio.Event | None = None
+        self._idle: anyio.Event | None = None
         self._broken: BaseException | None = None
 
     # -- reading -------------------------------------------------------------------------------
@@ -139,10 +141,11 @@ class NdjsonPipe:
             raise anyio.BrokenResourceError from self._broken
         self._outbox.append(data)
         self._queued += len(data)
+        self._busy = True
         self._ready.set()
-        if self._idle.is_set():
-            self._idle = anyio.Event()
         while self._queued > HIGH_WATER and self._broken is None:
+            if self._drained is None:
+                self._drained = anyio.Event()
             await self._drained.wait()
 
     async def send_message(self, message: types.JSONRPCMessage) -> None:
@@ -168,19 +171,32 @@ class NdjsonPipe:
                 await self._ready.wait()
                 self._ready = anyio.Event()
                 lines, self._outbox, self._queued = self._outbox, [], 0
-                self._drained.set()
-                self._drained = anyio.Event()
+                self._wake_drained()
                 # One write() per batch of whole lines, so no message is ever split by another.
                 await self.sink.send(lines[0] if len(lines) == 1 else b"".join(lines))
                 del lines
                 if not self._outbox:
-                    self._idle.set()
+                    self._wake_idle()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             self._broken = exc
-            self._drained.set()
-            self._idle.set()
+            self._wake_drained()
+            self._wake_idle()
             on_broken()
+
+    def _wake_drained(self) -> None:
+        if self._drained is not None:
+            self._drained.set()
+            self._drained = None
+
+    def _wake_idle(self) -> None:
+        self._busy = False
+        if self._idle is not None:
+            self._idle.set()
+            self._idle = None
 
     async def drained(self) -> None:
         """Wait until everything posted so far has been written (or the sink failed)."""
-        await self._idle.wait()
+        while self._busy and self._broken is None:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()

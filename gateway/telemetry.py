@@ -140,9 +140,12 @@ def event(name: str, **attributes: Any) -> None:
     counter.add(1)
 
 
+_NO_PROVIDER = (ProxyTracerProvider, NoOpTracerProvider)
+
+
 def tracing() -> bool:
     """Whether spans go anywhere: without a provider the lanes skip the span bookkeeping of every call."""
-    return not isinstance(trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider)
+    return not isinstance(trace.get_tracer_provider(), _NO_PROVIDER)
 
 
 @contextmanager
