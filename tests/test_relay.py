@@ -15,6 +15,7 @@ from mcp.server.subscriptions import ResourceUpdated
 
 from gateway.downstreams.relay import Peer, Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
+from tests.relay_clients import Person
 
 FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
 ENV = {"PYTHONPATH": str(ROOT)}
@@ -35,41 +36,6 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str
     config = write_config(tmp_path_factory.mktemp("relay"), servers)
     async with http_gateway(config) as base:
         yield base
-
-
-class Person:
-    """One client's callbacks: answers elicitation and sampling with its own name, remembers what it was asked."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.asked: list[str] = []
-        self.logs: list[types.LoggingMessageNotificationParams] = []
-        self.updated: list[str] = []
-        self.got_update = anyio.Event()
-
-    async def elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"response": self.name})
-
-    async def sample(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
-        self.asked.append(str(params.messages[0].content))
-        return types.CreateMessageResult(role="assistant", content=types.TextContent(text=self.name), model="m")
-
-    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self.logs.append(params)
-
-    async def message(self, message: Any) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            self.updated.append(message.params.uri)
-            self.got_update.set()
-
-    def callbacks(self) -> dict[str, Any]:
-        return {
-            "elicitation_callback": self.elicit,
-            "sampling_callback": self.sample,
-            "logging_callback": self.log,
-            "message_handler": self.message,
-        }
 
 
 @pytest.mark.parametrize("server", ["old", "new"])

@@ -4,13 +4,14 @@ Each maps the client's exposed names back to the owning server's own before forw
 """
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import mcp.types as types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
+from pydantic import TypeAdapter
 
 from gateway.catalog.uris import Uris
 from gateway.downstreams.downstream import Downstream
@@ -21,8 +22,33 @@ from gateway.pipeline import Call
 
 logger = logging.getLogger(__name__)
 
+R = TypeVar("R", bound=types.Result)
+Send = Callable[[dict[str, Any]], Awaitable[R | types.InputRequiredResult]]
+"""One try of a forwarded request, given the extra wire params (`_meta`, `inputResponses`, `requestState`)."""
+
+ROUND_PARAMS = ("inputResponses", "requestState")
+"""A 2026-era client's answers to a downstream's input requests, passed on as they came."""
 MAX_ROUNDS = 10
 """Input-required rounds the gateway answers for one call before it gives up (the SDK client's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind(Generic[R]):
+    """A request that may come back input-required: how to build it, and what it answers."""
+
+    request: Callable[..., Any]
+    params: type[types.RequestParams]
+    result: TypeAdapter[R | types.InputRequiredResult]
+
+
+PROMPT: Kind[types.GetPromptResult] = Kind(
+    types.GetPromptRequest, types.GetPromptRequestParams, TypeAdapter(types.GetPromptResult | types.InputRequiredResult)
+)
+READ: Kind[types.ReadResourceResult] = Kind(
+    types.ReadResourceRequest,
+    types.ReadResourceRequestParams,
+    TypeAdapter(types.ReadResourceResult | types.InputRequiredResult),
+)
 EMPTY_COMPLETION = types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
 
 
@@ -48,27 +74,49 @@ class Features:
     async def call_tool(
         self, ds: Downstream, name: str, call: Call
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Forward a tool call while its client is reachable by the relay; answer input rounds for handshake clients."""
+        """Forward a tool call (with its input rounds relayed, see `relayed`)."""
+        arguments = call.params.get("arguments")
+
+        async def send(extra: dict[str, Any]) -> types.CallToolResult | types.InputRequiredResult:
+            return await ds.call_tool(name, arguments, call.progress, extra)
+
+        return await self.relayed(ds, f"tool {name!r}", call, send)
+
+    async def request(
+        self, ds: Downstream, what: str, call: Call, kind: Kind[R], fields: dict[str, Any]
+    ) -> R | types.InputRequiredResult:
+        """`prompts/get` or `resources/read` (`fields`: the params in the server's own names), relayed as tools/call."""
+
+        async def send(extra: dict[str, Any]) -> R | types.InputRequiredResult:
+            request = kind.request(params=kind.params.model_validate({**fields, **extra}))
+            return await ds.request(request, kind.result)
+
+        return await self.relayed(ds, what, call, send)
+
+    async def relayed(self, ds: Downstream, what: str, call: Call, send: Send[R]) -> R | types.InputRequiredResult:
+        """Forward one request of `call` (`send` with the extra wire params of each try) while its client is
+        reachable by the relay; a 2026-era downstream's input rounds go back to a 2026-era client in the answer
+        (it answers and retries through us, its `inputResponses`/`requestState` passed on), and are answered by
+        asking a handshake-era client (its sampling, elicitation, roots requests) round by round."""
         peer = call.peer
-        extra: dict[str, Any] = {k: call.params[k] for k in ("inputResponses", "requestState") if k in call.params}
+        extra: dict[str, Any] = {k: call.params[k] for k in ROUND_PARAMS if k in call.params}
         if peer is not None and peer.log_level is not None:
             extra["_meta"] = {LOG_LEVEL_META_KEY: peer.log_level}
-        arguments = call.params.get("arguments")
         with self.relay.calling(ds.name, peer):
-            result = await ds.call_tool(name, arguments, call.progress, extra)
+            result = await send(extra)
             for _ in range(MAX_ROUNDS):
                 if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
                     break  # a 2026-era client answers the rounds itself and retries through us
                 answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
                 if isinstance(answers, str):
-                    raise DownstreamFailed(ds.name, f"tool {name!r} could not finish: {answers}")
+                    raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
                 extra["inputResponses"] = {
                     k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
                 }
                 extra["requestState"] = result.request_state
-                result = await ds.call_tool(name, arguments, call.progress, extra)
+                result = await send(extra)
         if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
-            raise DownstreamFailed(ds.name, f"tool {name!r} still asked for input after {MAX_ROUNDS} rounds.")
+            raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
         return result
 
     async def forward(self, call: Call, owners: "Owners") -> None:

@@ -13,7 +13,7 @@ import mcp.types as types
 
 from gateway.cache import SharedCache
 from gateway.catalog import names
-from gateway.catalog.features import Features, Owners
+from gateway.catalog.features import PROMPT, READ, Features, Owners
 from gateway.catalog.uris import Uris
 from gateway.config import NamespaceConfig, ToolFilterConfig
 from gateway.downstreams.downstream import Downstream, State
@@ -229,11 +229,9 @@ class Registry:
             case "prompts/get":
                 entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
-                request = types.GetPromptRequest(
-                    params=types.GetPromptRequestParams(name=entry.original, arguments=call.params.get("arguments"))
-                )
+                fields = {"name": entry.original, "arguments": call.params.get("arguments")}
                 async with self._lease(entry.server, call) as ds:
-                    call.result = await ds.request(request, types.GetPromptResult)
+                    call.result = await self.features.request(ds, f"prompt {entry.original!r}", call, PROMPT, fields)
             case "resources/read":
                 await self._read_resource(call, catalog)
             case _:
@@ -304,12 +302,13 @@ class Registry:
         uri: str = call.params["uri"]
         server, original = self.resource_owner(uri, catalog)
         call.server, call.tool = server, original
-        request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=original))
         async with self._lease(server, call) as ds:
-            result = await ds.request(request, types.ReadResourceResult)
+            result = await self.features.request(ds, f"resource {original!r}", call, READ, {"uri": original})
+        call.result = result
+        if isinstance(result, types.InputRequiredResult):
+            return  # the client answers and retries
         exposed = self.uris.exposed(server, original)
         result.contents = [c.model_copy(update={"uri": exposed}) if c.uri == original else c for c in result.contents]
-        call.result = result
 
     def resource_owner(self, uri: str, catalog: Catalog) -> tuple[str, str]:
         """(server, original URI) of an exposed resource URI; `UnknownName` with the closest URIs if none owns it."""

@@ -31,6 +31,7 @@ from gateway.session import Session, SessionStore
 from gateway.types import ProgressFn, RequestCtx
 
 R = TypeVar("R", bound=types.Result)
+R2 = TypeVar("R2", bound=types.Result)
 
 logger = logging.getLogger(__name__)
 
@@ -219,16 +220,8 @@ class Front:
         self, ctx: RequestCtx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller = self._caller(ctx)
-        rounds: dict[str, Any] = {}
-        if params.input_responses is not None:  # a 2026-era client's answers to a downstream's questions
-            rounds["inputResponses"] = {
-                k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
-                for k, v in params.input_responses.items()
-            }
-        if params.request_state is not None:
-            rounds["requestState"] = params.request_state
         peer = relayed.peer(ctx, caller.key, self.relay)
-        return await self.call_tool(caller, params.name, params.arguments, _progress(ctx), peer, rounds)
+        return await self.call_tool(caller, params.name, params.arguments, _progress(ctx), peer, _rounds(params))
 
     async def call_tool(
         self,
@@ -293,18 +286,39 @@ class Front:
 
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        return _answer(await self.handle_ctx(ctx, "resources/read", {"uri": params.uri}), types.ReadResourceResult)
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        call = await self.handle_ctx(ctx, "resources/read", {"uri": params.uri, **_rounds(params)})
+        return _answer(call, types.ReadResourceResult, types.InputRequiredResult)
 
-    async def _get_prompt(self, ctx: RequestCtx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        call = await self.handle_ctx(ctx, "prompts/get", {"name": params.name, "arguments": params.arguments})
-        return _answer(call, types.GetPromptResult)
+    async def _get_prompt(
+        self, ctx: RequestCtx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        fields = {"name": params.name, "arguments": params.arguments, **_rounds(params)}
+        return _answer(
+            await self.handle_ctx(ctx, "prompts/get", fields), types.GetPromptResult, types.InputRequiredResult
+        )
 
 
-def _answer(call: Call, kind: type[R]) -> R:
-    """The call's result as the SDK handler returns it, or its error mapped for the client."""
+def _rounds(
+    params: types.CallToolRequestParams | types.GetPromptRequestParams | types.ReadResourceRequestParams,
+) -> dict[str, Any]:
+    """A 2026-era client's answers to a downstream's input requests, as wire params to pass on."""
+    rounds: dict[str, Any] = {}
+    if params.input_responses is not None:
+        rounds["inputResponses"] = {
+            k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in params.input_responses.items()
+        }
+    if params.request_state is not None:
+        rounds["requestState"] = params.request_state
+    return rounds
+
+
+def _answer(call: Call, kind: type[R], also: type[R2] | None = None) -> R | R2:
+    """The call's result as the SDK handler returns it (of `kind`, or `also`), or its error mapped for the client."""
     if call.error is not None:
         raise to_mcp_error(call.error)
+    if also is not None and isinstance(call.result, also):
+        return call.result
     if not isinstance(call.result, kind):  # a bug: the pipeline produced nothing (or the wrong thing)
         detail = f"the gateway produced {type(call.result).__name__} instead of {kind.__name__} for {call.method}"
         raise MCPError(code=types.INTERNAL_ERROR, message=detail)

@@ -1,5 +1,6 @@
-"""The conformance fixture with what the suite does not ask for but the relay must carry: legacy SSE serving
-and URL-mode elicitation followed by `notifications/elicitation/complete` (handshake era).
+"""The conformance fixture with what the suite does not ask for but the relay must carry: legacy SSE serving,
+URL-mode elicitation followed by `notifications/elicitation/complete` (handshake era), and a prompt and a
+resource that ask the client before they answer (pushed, or input-required in the 2026 era).
 
 `--transport sse` serves `/sse` (+ `/messages/`) next to Streamable HTTP `/mcp`; `stdio` as the fixture does.
 """
@@ -19,7 +20,9 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from tests.servers import conformance
-from tests.servers.conformance import Ctx, Fixtures, string_args, text, tool
+from tests.servers.conformance import Ctx, Fixtures
+from tests.servers.conformance_content import text
+from tests.servers.conformance_tools import string_args, tool
 
 CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
 URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
@@ -28,11 +31,55 @@ LATER_TOOL = tool(
 )
 COMPLETE_TOOL = tool("complete_elicitation", "Announces an elicitation's completion", string_args(id="Its id"))
 
+ASKING_PROMPT = types.Prompt(name="asking_prompt", description="Asks the client (elicitation) whom to greet")
+ASKING_RESOURCE = types.Resource(uri="test://asking", name="asking", description="Asks the client (sampling) first")
+WHO = types.ElicitRequest(
+    params=types.ElicitRequestFormParams(
+        message="Whom should the prompt greet?",
+        requested_schema={"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]},
+    )
+)
+SAMPLE = types.CreateMessageRequest(
+    params=types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=text("What does the resource say?"))], max_tokens=10
+    )
+)
+
 
 class Relaying(Fixtures):
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listed = await super().list_tools(ctx, params)
         return types.ListToolsResult(tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL])
+
+    async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        listed = await super().list_prompts(ctx, params)
+        return types.ListPromptsResult(prompts=[*listed.prompts, ASKING_PROMPT])
+
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        listed = await super().list_resources(ctx, params)
+        return types.ListResourcesResult(resources=[*listed.resources, ASKING_RESOURCE])
+
+    async def get_prompt(  # type: ignore[override]  # the 2026 era may answer input-required
+        self, ctx: Ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        if params.name != ASKING_PROMPT.name:
+            return await super().get_prompt(ctx, params)
+        answer = await self.question(ctx, params, WHO, types.ElicitResult)
+        if isinstance(answer, types.InputRequiredResult):
+            return answer
+        who = (answer.content or {}).get("response")
+        return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text(f"Hello, {who}!"))])
+
+    async def read_resource(  # type: ignore[override]  # the 2026 era may answer input-required
+        self, ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        if params.uri != ASKING_RESOURCE.uri:
+            return await super().read_resource(ctx, params)
+        answer = await self.question(ctx, params, SAMPLE, types.CreateMessageResult)
+        if isinstance(answer, types.InputRequiredResult):
+            return answer
+        said = answer.content.text if isinstance(answer.content, types.TextContent) else "?"
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=f"sampled: {said}")])
 
     async def call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
