@@ -21,6 +21,7 @@ from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
+from gateway.downstreams.url_asks import UrlAsks
 from gateway.fronts.caller import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -83,7 +84,10 @@ class Gateway:
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
         bare = next((name for name, server in config.servers.items() if not server.prefix), None)
-        self.relay = Relay(logger_name=partial(_logger_name, bare, config.namespace.separator))
+        asks = UrlAsks(
+            per_session=config.limits.url_elicitations_per_session, max_age_s=config.limits.url_elicitation_ttl_s
+        )
+        self.relay = Relay(logger_name=partial(_logger_name, bare, config.namespace.separator), url_asks=asks)
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": Downstream(
                 "gateway", lambda: hosted.build(self.registry.status, self.outputs, self.prompts), timeout_s=60

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp.client.session import ClientRequestContext
 
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, port_file_server, text_of, write_config
+from tests.relay_clients import Person
 
 ENV = {"PYTHONPATH": str(ROOT)}
 WATCHED = "test://watched-resource"
@@ -45,47 +45,21 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory, sse_port: int) -> As
         yield base
 
 
-class Asked:
-    """A client's callbacks: accepts every elicitation and sampling, remembers what it was asked and told."""
-
-    def __init__(self) -> None:
-        self.elicitations: list[types.ElicitRequestParams] = []
-        self.samplings: list[str] = []
-        self.completed: list[str] = []
-
-    async def elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.elicitations.append(params)
-        is_form = isinstance(params, types.ElicitRequestFormParams)
-        return types.ElicitResult(action="accept", content={"response": "ann"} if is_form else None)
-
-    async def sample(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
-        self.samplings.append(str(params.messages[0].content))
-        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="ann"), model="m")
-
-    async def message(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.completed.append(message.params.elicitation_id)
-
-    def callbacks(self) -> dict[str, Any]:
-        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample, "message_handler": self.message}
-
-
 @pytest.mark.parametrize("server", ["sse", "sse26"])
 async def test_an_sse_servers_elicitation_and_sampling_reach_the_calling_client(gateway: str, server: str) -> None:
-    asked = Asked()
+    asked = Person("ann")
     async with http_client(gateway, mode="legacy", **asked.callbacks()) as client:
         with anyio.fail_after(30):
             elicited = await client.call_tool(f"{server}.test_elicitation", {"message": "over sse?"})
             sampled = await client.call_tool(f"{server}.test_sampling", {"prompt": "hello sse"})
-    assert [p.message for p in asked.elicitations] == ["over sse?"]
+    assert asked.asked[0] == "over sse?" and "hello sse" in asked.asked[1] and len(asked.asked) == 2
     assert '"response": "ann"' in text_of(elicited)
     assert text_of(sampled) == "LLM response: ann"
-    assert len(asked.samplings) == 1 and "hello sse" in asked.samplings[0]
 
 
 @pytest.mark.parametrize("server", ["sse", "std", "sse26"])
 async def test_a_url_elicitation_and_its_completion_reach_the_calling_client(gateway: str, server: str) -> None:
-    asked = Asked()
+    asked = Person("ann")
     async with http_client(gateway, mode="legacy", **asked.callbacks()) as client:
         with anyio.fail_after(30):
             result = await client.call_tool(f"{server}.test_url_elicitation", {"id": f"login-{server}"})
@@ -104,7 +78,7 @@ async def test_a_url_elicitation_and_its_completion_reach_the_calling_client(gat
 
 
 async def test_a_completion_after_the_call_ended_reaches_the_session_asked_and_no_other(gateway: str) -> None:
-    ann, bob = Asked(), Asked()
+    ann, bob = Person("ann"), Person("bob")
     async with (
         http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
         http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
@@ -169,7 +143,7 @@ async def test_a_per_user_servers_url_elicitation_completion_reaches_that_user(t
     server = {**STDIO, "env": {**ENV, "X": "${user:X}"}, "cwd": str(ROOT), "protocol": "legacy"}
     auth = {"tokens": [{"name": "ann", "token": token}]}
     config = write_config(tmp_path, {"p": server}, auth=auth, secrets={"sources": ["header"]})
-    ann = Asked()
+    ann = Person("ann")
     headers = {"authorization": f"Bearer {token}", "x-gateway-secret-x": "ann-x"}
     async with http_gateway(config) as base, http_client(base, mode="legacy", headers=headers, **ann.callbacks()) as c:
         with anyio.fail_after(60):
@@ -177,3 +151,25 @@ async def test_a_per_user_servers_url_elicitation_completion_reaches_that_user(t
             await c.list_tools()  # a round trip: a notification sent before it has arrived
     assert text_of(result) == "url elicitation per-user: action=accept"
     assert ann.completed == ["per-user"]
+
+
+async def test_a_long_lived_session_keeps_only_its_newest_url_elicitations(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"std": {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": "legacy"}},
+        limits={"url_elicitations_per_session": 1},
+    )
+    ann, bob = Person("ann"), Person("bob")
+    async with (
+        http_gateway(config) as base,
+        http_client(base, mode="legacy", **ann.callbacks()) as ann_client,
+        http_client(base, mode="legacy", **bob.callbacks()) as bob_client,
+    ):
+        with anyio.fail_after(60):
+            for ident in ("first", "second"):  # asked, never completed: the first is dropped for the second
+                await ann_client.call_tool("std.test_url_elicitation_later", {"id": ident})
+            for ident in ("first", "second"):
+                await bob_client.call_tool("std.complete_elicitation", {"id": ident})
+            await ann_client.list_tools()  # a round trip: a notification sent before it has arrived
+    assert len(ann.elicitations) == 2
+    assert ann.completed == ["second"] and bob.completed == []

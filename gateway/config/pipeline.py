@@ -41,6 +41,11 @@ class LimitsConfig(ConfigModel):
     """Where spilled results go; a relative path resolves against the config file's folder."""
     outputs_ttl_s: float = Field(default=7200.0, gt=0)
     """How long spilled results are kept."""
+    url_elicitations_per_session: int = Field(default=32, ge=1)
+    """URL-mode elicitations whose asking session the gateway remembers per session, until the server announces
+    their completion (oldest dropped first; a completion for a dropped one reaches nobody and is logged)."""
+    url_elicitation_ttl_s: float = Field(default=3600.0, gt=0)
+    """How long such an ask is remembered."""
     startup_wait_s: float = Field(default=10.0, ge=0)
     """How long start-up waits for slow servers' handshakes before serving without them; a late one is added
     when it comes up and clients hear `list_changed` (each server still retries per its `connect_timeout_s`)."""

@@ -34,6 +34,8 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
+from gateway.downstreams.url_asks import UrlAsks
+
 logger = logging.getLogger(__name__)
 
 LEVELS: tuple[types.LoggingLevel, ...] = (
@@ -90,7 +92,7 @@ def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> b
 class Relay:
     """Routes what downstreams send back; one per gateway, shared by all downstreams and client sessions."""
 
-    def __init__(self, *, logger_name: Callable[[str, str | None], str]) -> None:
+    def __init__(self, *, logger_name: Callable[[str, str | None], str], url_asks: UrlAsks | None = None) -> None:
         self._logger_name = logger_name
         self._inflight: dict[str, list[Peer]] = defaultdict(list)
         self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -102,8 +104,8 @@ class Relay:
         """Logging level per client session key (set by `logging/setLevel`)."""
         self.subscribers: dict[str, set[str]] = defaultdict(set)
         """Exposed resource URI -> keys of the client sessions subscribed to it."""
-        self._url_asks: dict[tuple[str, str], str] = {}
-        """(server, elicitation id) of a URL-mode elicitation -> the client session asked: its completion goes there."""
+        self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
+        """Whom each URL-mode elicitation asked: its completion goes there."""
 
     @contextmanager
     def calling(self, server: str, peer: Peer | None) -> Iterator[None]:
@@ -124,8 +126,7 @@ class Relay:
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
         self.levels.pop(key, None)
-        for ask in [ask for ask, asked in self._url_asks.items() if asked == key]:
-            del self._url_asks[ask]
+        self.url_asks.forget(key)
         for keys in self.subscribers.values():
             keys.discard(key)
 
@@ -206,14 +207,13 @@ class Relay:
         if ident is None:
             ident = f"gateway-{uuid.uuid4().hex}"
             request = request.model_copy(update={"params": params.model_copy(update={"elicitation_id": ident})})
-        self._url_asks[(server, ident)] = peer.key
+        self.url_asks.remember(server, ident, peer.key)
         return request
 
     async def elicitation_complete(self, server: str, elicitation_id: str) -> None:
         """A downstream finished a URL-mode elicitation: tell the session it asked (its call may be over)."""
-        key = self._url_asks.pop((server, elicitation_id), None)
-        if key is None:
-            logger.info("server %s completed elicitation %r, which no client session was asked", server, elicitation_id)
+        key = self.url_asks.asked(server, elicitation_id)
+        if key is None:  # logged, saying why
             return
         done = types.ElicitCompleteNotification(
             params=types.ElicitCompleteNotificationParams(elicitation_id=elicitation_id)
