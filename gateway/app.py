@@ -217,6 +217,7 @@ class Gateway:
                 on_list_changed=self._list_changed,
                 callbacks_for=relayed,
                 on_elicitation_complete=self.relay.elicitation_complete,
+                on_resource_updated=self._resource_updated,
             )
         return Downstream(
             name,
@@ -273,10 +274,11 @@ class Gateway:
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)
 
-    async def _resource_updated(self, server: str, uri: str) -> None:
+    async def _resource_updated(self, server: str, uri: str, audience: str | None = None) -> None:
+        """A server's resource changed (`audience`: the identity whose own process of a per-user server it is)."""
         exposed = self.registry.uris.exposed(server, uri)
-        await self.relay.updated(exposed)  # handshake-era subscribers
-        await self.front.bus.publish(ResourceUpdated(uri=exposed))  # 2026-era listen streams that asked for it
+        await self.relay.updated(exposed, audience)  # handshake-era subscribers
+        await self.front.bus.publish_to(ResourceUpdated(uri=exposed), audience)  # 2026-era listen streams
 
     def _front_changed(self, kind: str) -> None:
         if self.reloader is not None and self.reloader.quiet:

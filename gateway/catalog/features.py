@@ -4,7 +4,8 @@ Each maps the client's exposed names back to the owning server's own before forw
 """
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -18,6 +19,7 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import LEVELS, Relay
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
+from gateway.identity import Identity
 from gateway.pipeline import Call
 
 logger = logging.getLogger(__name__)
@@ -26,6 +28,8 @@ R = TypeVar("R", bound=types.Result)
 Send = Callable[[dict[str, Any]], Awaitable[R | types.InputRequiredResult]]
 """One try of a forwarded request, given the extra wire params (`_meta`, `inputResponses`, `requestState`)."""
 
+Who = tuple[Identity, Mapping[str, str]]
+"""Whom a request serves: its identity and the secrets it carries (they pick a per-user server's process)."""
 ROUND_PARAMS = ("inputResponses", "requestState")
 """A 2026-era client's answers to a downstream's input requests, passed on as they came."""
 MAX_ROUNDS = 10
@@ -127,7 +131,8 @@ class Features:
             case "resources/subscribe" | "resources/unsubscribe":
                 server, original = resource_owner(call.params["uri"])
                 call.server, call.tool = server, original
-                await self.watch(call.session.key, server, original, call.method == "resources/subscribe")
+                who = (call.session.identity, call.secrets)
+                await self.watch(call.session.key, server, original, call.method == "resources/subscribe", who)
                 call.result = types.EmptyResult()
             case "logging/setLevel":
                 await self._set_level(call)
@@ -145,15 +150,22 @@ class Features:
             server, original = owners.resource(ref.uri)
             mapped = ref.model_copy(update={"uri": original})
         call.server, call.tool = server, original
-        ds = self._shared(server)
-        if ds.capabilities is not None and ds.capabilities.completions is None:
-            return EMPTY_COMPLETION  # the server offers no completions: nothing to suggest, not an error
-        request = types.CompleteRequest(params=params.model_copy(update={"ref": mapped}))
-        return await ds.request(request, types.CompleteResult)
+        async with self.lease(server, (call.session.identity, call.secrets)) as ds:
+            if ds.capabilities is not None and ds.capabilities.completions is None:
+                return EMPTY_COMPLETION  # the server offers no completions: nothing to suggest, not an error
+            request = types.CompleteRequest(params=params.model_copy(update={"ref": mapped}))
+            return await ds.request(request, types.CompleteResult)
 
-    async def watch(self, key: str, server: str, original: str, on: bool) -> None:
-        """Subscribe (or unsubscribe) the subscriber `key` to a server's resource; the server is asked once."""
-        ds = self._shared(server)
+    async def watch(self, key: str, server: str, original: str, on: bool, who: Who) -> None:
+        """Subscribe (or unsubscribe) the subscriber `key` of identity `who` to a server's resource; the server (for
+        a per-user server, that identity's own process) is asked once."""
+        async with self.lease(server, who) as ds:
+            audience = who[0].key if isinstance(self.downstreams[server], Pool) else None
+            await self._watch(ds, key, server, original, on, audience)
+
+    async def _watch(
+        self, ds: Downstream, key: str, server: str, original: str, on: bool, audience: str | None
+    ) -> None:
         resources = None if ds.capabilities is None else ds.capabilities.resources
         exposed = self.uris.exposed(server, original)
         if on and ds.capabilities is not None and not (resources is not None and resources.subscribe):
@@ -161,7 +173,7 @@ class Features:
                 f"Server {server!r} offers no resource subscriptions, so {exposed!r} cannot be watched; "
                 "read the resource again when you need it fresh."
             )
-        keys = self.relay.subscribers[exposed]
+        keys = self.relay.subscribers[(exposed, audience)]
         had = bool(keys)
         if on:
             keys.add(key)
@@ -170,14 +182,15 @@ class Features:
         if had != bool(keys):  # the first subscriber subscribes the server, the last one leaves
             await ds.subscribe(original, on)
 
-    def _shared(self, server: str) -> Downstream:
+    @asynccontextmanager
+    async def lease(self, server: str, who: Who) -> AsyncIterator[Downstream]:
+        """The downstream that serves `who`: the shared one, or for a per-user server that identity's own."""
         ds = self.downstreams[server]
         if isinstance(ds, Pool):
-            raise RequestRejected(
-                f"Server {server!r} runs one process per user; completion and resource subscriptions are not "
-                "relayed to such servers yet. Call its tools or read its resources instead."
-            )
-        return ds
+            async with ds.lease(*who) as own:
+                yield own
+        else:
+            yield ds
 
     async def _set_level(self, call: Call) -> None:
         level: types.LoggingLevel = call.params["level"]

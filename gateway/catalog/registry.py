@@ -2,8 +2,8 @@
 
 import difflib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -258,15 +258,9 @@ class Registry:
             )
         return result
 
-    @asynccontextmanager
-    async def _lease(self, server: str, call: Call) -> AsyncIterator[Downstream]:
+    def _lease(self, server: str, call: Call) -> AbstractAsyncContextManager[Downstream]:
         """The downstream that serves this call: the shared one, or for a per-user server the caller's own."""
-        ds = self.downstreams[server]
-        if isinstance(ds, Pool):
-            async with ds.lease(call.session.identity, call.secrets) as own:
-                yield own
-        else:
-            yield ds
+        return self.features.lease(server, (call.session.identity, call.secrets))
 
     async def wake_pools(self, call: Call, name: str | None = None) -> bool:
         """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?

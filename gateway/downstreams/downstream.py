@@ -238,6 +238,11 @@ class Downstream:
             return None
         return self._client.server_capabilities
 
+    @property
+    def watching(self) -> bool:
+        """Whether some client is subscribed to one of this server's resources through it."""
+        return bool(self._subscribed)
+
     async def subscribe(self, uri: str, on: bool) -> None:
         """Start (or stop) hearing about changes of one resource: `resources/subscribe`, or a 2026-era listen stream."""
         if on:  # remembered first: a server down now is asked when it is back

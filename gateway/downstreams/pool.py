@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Self
 
 import anyio
@@ -60,9 +61,12 @@ class Pool:
         timer: Callable[[], float] = time.monotonic,
         callbacks_for: Callable[[str], Mapping[str, Any]] | None = None,
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
+        on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self._on_elicitation_complete = on_elicitation_complete
+        # Called with (server, uri, identity key): an update from a user's process is that user's alone.
+        self._on_resource_updated = on_resource_updated
         # The relay's callbacks for one member (by its downstream name): what its process asks reaches the caller.
         self._callbacks_for = callbacks_for or (lambda member: {})
         self.settings = settings
@@ -131,7 +135,7 @@ class Pool:
         """
         values = self.secrets.resolve(self.name, identity, self.needs, request_secrets)
         digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
-        member = await self._member(f"{identity.key}#{digest}", identity.name, values)
+        member = await self._member(f"{identity.key}#{digest}", identity, values)
         member.busy += 1
         try:
             yield member.downstream
@@ -139,12 +143,14 @@ class Pool:
             member.busy -= 1
             member.last_used = self._timer()
 
-    async def _member(self, key: str, who: str, values: dict[str, str]) -> _Member:
+    async def _member(self, key: str, identity: Identity, values: dict[str, str]) -> _Member:
         async with self._lock:  # two first calls of one user start one process
             member = self._members.get(key)
             if member is None:
                 self._make_room()
                 settings = expand(self.settings, values)
+                who = identity.name
+                updated = self._on_resource_updated
                 downstream = Downstream(
                     f"{self.name}@{who}",
                     lambda: self._make_target(settings),
@@ -154,6 +160,7 @@ class Pool:
                     connect_timeout_s=self.settings.connect_timeout_s,
                     on_list_changed=lambda _server, kind: self._changed(key, kind),
                     on_elicitation_complete=self._on_elicitation_complete,
+                    on_resource_updated=None if updated is None else partial(self._updated, identity.key),
                 )
                 member = self._members[key] = _Member(key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
@@ -187,9 +194,14 @@ class Pool:
             await anyio.sleep(min(self.idle_s / 4, 30.0))
             now = self._timer()
             for member in list(self._members.values()):
-                if member.busy == 0 and now - member.last_used >= self.idle_s:
+                # A process whose user subscribed to its resources is in use (made room for only under pressure).
+                if member.busy == 0 and now - member.last_used >= self.idle_s and not member.downstream.watching:
                     logger.info("server %s: %s idle for %.0f s", self.name, member.downstream.name, self.idle_s)
                     member.stop.set()
+
+    async def _updated(self, audience: str, member: str, uri: str) -> None:
+        assert self._on_resource_updated is not None
+        await self._on_resource_updated(self.name, uri, audience)
 
     # -- listings --------------------------------------------------------------------------------
 

@@ -102,8 +102,9 @@ class Relay:
         """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
         self.levels: dict[str, types.LoggingLevel] = {}
         """Logging level per client session key (set by `logging/setLevel`)."""
-        self.subscribers: dict[str, set[str]] = defaultdict(set)
-        """Exposed resource URI -> keys of the client sessions subscribed to it."""
+        self.subscribers: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+        """(exposed resource URI, identity key for a per-user server's, else None) -> keys of the client sessions
+        subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
 
@@ -268,9 +269,10 @@ class Relay:
             if connection is not None and passes(params.level, level):
                 await _quietly(_notify, connection, renamed)
 
-    async def updated(self, exposed_uri: str) -> None:
-        """A downstream's resource changed: tell the sessions subscribed to it (and no other)."""
-        for key in list(self.subscribers.get(exposed_uri, ())):
+    async def updated(self, exposed_uri: str, audience: str | None = None) -> None:
+        """A downstream's resource changed: tell the sessions subscribed to it (and no other); `audience`: the
+        identity whose own process of a per-user server it is."""
+        for key in list(self.subscribers.get((exposed_uri, audience), ())):
             session = self.connections.get(key)
             if session is not None:
                 await _quietly(session.send_resource_updated, exposed_uri)

@@ -14,9 +14,11 @@ from mcp.server.subscriptions import ListenHandler
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 
+from gateway.catalog.features import Who
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.relay import Peer, Relay
 from gateway.errors import GatewayError, to_mcp_error
+from gateway.fronts.audience import LISTENER
 
 if TYPE_CHECKING:
     from gateway.fronts.server import Front
@@ -72,21 +74,24 @@ def install(front: "Front") -> None:
     async def listen(ctx: Ctx, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
         # A 2026-era stream's resource URIs are watched at their servers for as long as the stream lives;
         # the updates reach it through the bus (`Gateway._resource_updated`), filtered by the handler.
-        key = f"{front.callers.of(ctx.request).key}#listen-{ctx.request_id}"
+        caller = front.callers.of(ctx.request)
+        key, who = f"{caller.key}#listen-{ctx.request_id}", (caller.identity, caller.secrets)
         watched: list[tuple[str, str]] = []
         try:
             catalog = await front.registry.catalog()
             for uri in params.notifications.resource_subscriptions or ():
                 server, original = front.registry.resource_owner(uri, catalog)
-                await front.registry.features.watch(key, server, original, True)
+                await front.registry.features.watch(key, server, original, True, who)
                 watched.append((server, original))
         except GatewayError as exc:
-            await _unwatch(front, key, watched)
+            await _unwatch(front, key, watched, who)
             raise to_mcp_error(exc) from None
+        token = LISTENER.set(caller.identity.key)  # its per-user servers' updates are for this identity alone
         try:
             return await listen_handler(ctx, params)
         finally:
-            await _unwatch(front, key, watched)
+            LISTENER.reset(token)
+            await _unwatch(front, key, watched, who)
 
     server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
@@ -96,10 +101,10 @@ def install(front: "Front") -> None:
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
 
 
-async def _unwatch(front: "Front", key: str, watched: list[tuple[str, str]]) -> None:
+async def _unwatch(front: "Front", key: str, watched: list[tuple[str, str]], who: Who) -> None:
     with anyio.CancelScope(shield=True):  # a stream ends by cancellation: its subscriptions end all the same
         for server, original in watched:
             try:
-                await front.registry.features.watch(key, server, original, False)
+                await front.registry.features.watch(key, server, original, False, who)
             except GatewayError as exc:
                 logger.info("server %s: unsubscribing %s failed: %s", server, original, exc)

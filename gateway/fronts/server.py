@@ -10,7 +10,6 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
@@ -23,6 +22,7 @@ from gateway.catalog.registry import Registry
 from gateway.downstreams.relay import Peer
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import relayed
+from gateway.fronts.audience import AudienceBus
 from gateway.fronts.caller import Caller, Callers
 from gateway.identity import os_user
 from gateway.pipeline import Call, Pipeline
@@ -75,7 +75,7 @@ class Front:
         self.pipeline = pipeline
         self.registry = registry
         self.sessions = sessions
-        self.bus = InMemorySubscriptionBus()
+        self.bus = AudienceBus()
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay

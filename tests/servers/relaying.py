@@ -81,6 +81,14 @@ class Relaying(Fixtures):
         said = answer.content.text if isinstance(answer.content, types.TextContent) else "?"
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=f"sampled: {said}")])
 
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        result = await super().complete(ctx, params)
+        owner = os.environ.get("X")  # a per-user server's process holds its user's secret: says whose answered
+        if owner is None:
+            return result
+        values = [*result.completion.values, f"X={owner}"]
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+
     async def call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
