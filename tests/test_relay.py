@@ -11,16 +11,20 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
-from mcp.server.subscriptions import ResourceUpdated
 
 from gateway.downstreams.relay import Peer, Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
-from tests.relay_clients import Person
+from tests.relay_clients import (
+    WATCHED,
+    Person,
+    listen_streams_hear_only_their_uris,
+    logs_reach_only_the_caller,
+    updates_reach_only_the_subscriber,
+)
 
 FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
 ENV = {"PYTHONPATH": str(ROOT)}
 SERVER: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": [FIXTURE], "env": ENV, "cwd": str(ROOT)}
-WATCHED = "test://watched-resource"
 
 pytestmark = pytest.mark.anyio
 
@@ -144,66 +148,16 @@ async def test_a_client_that_never_answers_holds_the_call_no_longer_than_the_ser
 
 
 async def test_logs_of_a_call_reach_its_session_named_by_server_and_not_another(gateway: str) -> None:
-    ann, bob = Person("ann"), Person("bob")
-    async with (
-        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
-        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
-    ):
-        for client in (ann_client, bob_client):
-            await client.session.send_request(
-                types.SetLevelRequest(params=types.SetLevelRequestParams(level="info")), types.EmptyResult
-            )
-        ann.logs.clear()
-        bob.logs.clear()
-        with anyio.fail_after(30):
-            await ann_client.call_tool("old.test_tool_with_logging", {})
-            await bob_client.list_tools()  # a round trip: anything sent to bob before it has arrived
-    assert [log.data for log in ann.logs] == [
-        "Tool execution started",
-        "Tool processing data",
-        "Tool execution completed",
-    ]
-    assert {log.logger for log in ann.logs} == {"old"}
-    assert bob.logs == []
+    await logs_reach_only_the_caller(gateway, "old", "legacy", level_logs=2)  # `old` answers each session's level
 
 
 async def test_resource_updates_reach_only_the_subscribed_session_with_the_exposed_uri(gateway: str) -> None:
-    ann, bob = Person("ann"), Person("bob")
-    uri = f"old+{WATCHED}"
-    async with (
-        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
-        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
-    ):
-        with anyio.fail_after(30):
-            # The fixture announces an update of a resource as soon as it is subscribed to.
-            await ann_client.session.send_request(
-                types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
-            )
-            await ann.got_update.wait()
-            await bob_client.list_tools()
-            await ann_client.session.send_request(
-                types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)), types.EmptyResult
-            )
-    assert ann.updated == [uri]
-    assert bob.updated == []
+    await updates_reach_only_the_subscriber(gateway, f"old+{WATCHED}")
 
 
 @pytest.mark.parametrize("server", ["old", "new"])
 async def test_a_2026_clients_listen_stream_hears_only_the_resources_it_listed(gateway: str, server: str) -> None:
-    watched, other = f"{server}+{WATCHED}", f"{server}+test://static-text"
-    async with (
-        http_client(gateway, mode="auto") as ann,
-        http_client(gateway, mode="auto") as bob,
-        ann.listen(resource_subscriptions=[watched]) as ann_stream,
-        bob.listen(resource_subscriptions=[other]) as bob_stream,
-    ):
-        with anyio.fail_after(30):
-            await ann.call_tool(f"{server}.touch", {"uri": WATCHED})
-            event = await ann_stream.__anext__()
-            await bob.call_tool(f"{server}.touch", {"uri": "test://static-text"})
-            bobs = await bob_stream.__anext__()  # bob's own touch: his first event is his URI, not ann's
-    assert isinstance(event, ResourceUpdated) and event.uri == watched
-    assert isinstance(bobs, ResourceUpdated) and bobs.uri == other
+    await listen_streams_hear_only_their_uris(gateway, server)
 
 
 async def test_a_subscription_to_an_unknown_resource_is_a_clear_error(gateway: str) -> None:

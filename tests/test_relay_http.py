@@ -2,19 +2,23 @@
 `/mcp`, connected twice (`h`: handshake era, it pushes its requests; `h26`: 2026 era, it answers input-required),
 plus over stdio in the 2026 era (`s26`). Prompts and resources that ask the client travel as tools/call's do."""
 
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import mcp.types as types
 import pytest
-from mcp.server.subscriptions import ResourceUpdated
+from mcp import MCPError
 
-from tests.harness import PYTHON, ROOT, http_client, http_gateway, port_file_server, text_of, wait_for, write_config
-from tests.relay_clients import Person
+from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
+from tests.relay_clients import (
+    WATCHED,
+    Person,
+    listen_streams_hear_only_their_uris,
+    logs_reach_only_the_caller,
+    updates_reach_only_the_subscriber,
+)
 
-WATCHED = "test://watched-resource"
 STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 # (client mode, server): a 2026-era client cannot be asked by a pushing (handshake-era) server, by the era's rules.
@@ -29,16 +33,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def http_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    port_file = tmp_path_factory.mktemp("relaying") / "port"
-    argv = [sys.executable, "-m", "tests.servers.relaying", "--transport", "sse", "--port-file", str(port_file)]
-    with port_file_server(argv, port_file, cwd=str(ROOT)) as port:
-        yield port
-
-
-@pytest.fixture(scope="module")
-async def gateway(tmp_path_factory: pytest.TempPathFactory, http_port: int) -> AsyncIterator[str]:
-    url = f"http://127.0.0.1:{http_port}/mcp"
+async def gateway(tmp_path_factory: pytest.TempPathFactory, relaying_port: int) -> AsyncIterator[str]:
+    url = f"http://127.0.0.1:{relaying_port}/mcp"
     servers = {
         "h": {"transport": "http", "url": url, "protocol": "legacy"},
         "h26": {"transport": "http", "url": url, "protocol": "modern"},
@@ -77,7 +73,7 @@ async def test_a_resource_that_asks_the_client_is_answered_through_the_gateway(
 
 async def test_a_2026_client_gets_a_clear_error_when_a_pushing_server_asks_during_a_prompt(gateway: str) -> None:
     async with http_client(gateway, mode="auto", **Person("ann").callbacks()) as client:
-        with anyio.fail_after(30), pytest.raises(Exception, match="2026-07-28 era"):
+        with anyio.fail_after(30), pytest.raises(MCPError, match="2026-07-28 era"):
             await client.get_prompt("h.asking_prompt")
         assert (await client.list_prompts()).prompts  # the session goes on
 
@@ -131,76 +127,22 @@ async def test_roots_through_an_http_downstream_are_the_calling_clients(gateway:
     assert text_of(result).startswith("roots: file:///work/ann;")
 
 
-@pytest.mark.parametrize(("mode", "server"), [("legacy", "h"), ("legacy", "h26"), ("auto", "h26")])
+@pytest.mark.parametrize(("mode", "server"), PAIRS)
 async def test_logs_of_a_call_on_an_http_downstream_reach_only_its_session(
     gateway: str, mode: str, server: str
 ) -> None:
-    ann, bob = Person("ann"), Person("bob")
-    # A 2026-era client opts in per request (`log_level`); a handshake-era one with logging/setLevel.
-    level: dict[str, Any] = {"log_level": "info"} if mode == "auto" else {}
-    async with (
-        http_client(gateway, mode=mode, **ann.callbacks(), **level) as ann_client,
-        http_client(gateway, mode=mode, **bob.callbacks(), **level) as bob_client,
-    ):
-        with anyio.fail_after(30):
-            if mode == "legacy":
-                for client in (ann_client, bob_client):
-                    request = types.SetLevelRequest(params=types.SetLevelRequestParams(level="info"))
-                    await client.session.send_request(request, types.EmptyResult)
-                # `h` answers each level with a log on its standalone stream, which may trail the answer (and
-                # reach either session): both are in before the call whose logs are counted.
-                await wait_for(lambda: sum(str(g.data).startswith("Log level set") for g in ann.logs + bob.logs) == 2)
-            ann.logs.clear()
-            bob.logs.clear()
-            await ann_client.call_tool(f"{server}.test_tool_with_logging", {})
-            await bob_client.list_tools()  # a round trip: anything sent to bob before it has arrived
-    assert [log.data for log in ann.logs] == [
-        "Tool execution started",
-        "Tool processing data",
-        "Tool execution completed",
-    ]
-    assert {log.logger for log in ann.logs} == {server}
-    assert bob.logs == []
+    await logs_reach_only_the_caller(gateway, server, mode, level_logs=2)  # `h` answers each session's level
 
 
 async def test_an_http_downstreams_resource_updates_reach_only_the_subscribed_handshake_session(gateway: str) -> None:
-    ann, bob = Person("ann"), Person("bob")
-    uri = f"h+{WATCHED}"
-    async with (
-        http_client(gateway, mode="legacy", **ann.callbacks()) as ann_client,
-        http_client(gateway, mode="legacy", **bob.callbacks()) as bob_client,
-    ):
-        with anyio.fail_after(30):
-            # The fixture announces an update of a resource as soon as it is subscribed to.
-            await ann_client.session.send_request(
-                types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
-            )
-            await ann.got_update.wait()
-            await bob_client.list_tools()
-            await ann_client.session.send_request(
-                types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)), types.EmptyResult
-            )
-    assert ann.updated == [uri] and bob.updated == []
+    await updates_reach_only_the_subscriber(gateway, f"h+{WATCHED}")
 
 
 @pytest.mark.parametrize("server", ["h", "h26"])
 async def test_an_http_downstreams_resource_updates_reach_only_the_2026_stream_that_listed_it(
     gateway: str, server: str
 ) -> None:
-    watched, other = f"{server}+{WATCHED}", f"{server}+test://static-text"
-    async with (
-        http_client(gateway, mode="auto") as ann,
-        http_client(gateway, mode="auto") as bob,
-        ann.listen(resource_subscriptions=[watched]) as ann_stream,
-        bob.listen(resource_subscriptions=[other]) as bob_stream,
-    ):
-        with anyio.fail_after(30):
-            await ann.call_tool(f"{server}.touch", {"uri": WATCHED})
-            event = await ann_stream.__anext__()
-            await bob.call_tool(f"{server}.touch", {"uri": "test://static-text"})
-            bobs = await bob_stream.__anext__()  # bob's own touch: his first event is his URI, not ann's
-    assert isinstance(event, ResourceUpdated) and event.uri == watched
-    assert isinstance(bobs, ResourceUpdated) and bobs.uri == other
+    await listen_streams_hear_only_their_uris(gateway, server)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -1,8 +1,7 @@
 """The relay (DESIGN §15) through downstreams beyond stdio: a legacy SSE server asks the calling client for
 elicitation and sampling; URL-mode elicitation and its `notifications/elicitation/complete` pass through."""
 
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import anyio
 import mcp.types as types
 import pytest
 
-from tests.harness import PYTHON, ROOT, http_client, http_gateway, port_file_server, text_of, write_config
+from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
 from tests.relay_clients import Person
 
 ENV = {"PYTHONPATH": str(ROOT)}
@@ -26,19 +25,11 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def sse_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    port_file = tmp_path_factory.mktemp("relaying") / "port"
-    argv = [sys.executable, "-m", "tests.servers.relaying", "--transport", "sse", "--port-file", str(port_file)]
-    with port_file_server(argv, port_file, cwd=str(ROOT)) as port:
-        yield port
-
-
-@pytest.fixture(scope="module")
-async def gateway(tmp_path_factory: pytest.TempPathFactory, sse_port: int) -> AsyncIterator[str]:
+async def gateway(tmp_path_factory: pytest.TempPathFactory, relaying_port: int) -> AsyncIterator[str]:
     servers = {
         # One SSE server, connected twice: its requests pushed (handshake era), and as input-required rounds (2026).
-        "sse": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse", "protocol": "legacy"},
-        "sse26": {"transport": "sse", "url": f"http://127.0.0.1:{sse_port}/sse", "protocol": "modern"},
+        "sse": {"transport": "sse", "url": f"http://127.0.0.1:{relaying_port}/sse", "protocol": "legacy"},
+        "sse26": {"transport": "sse", "url": f"http://127.0.0.1:{relaying_port}/sse", "protocol": "modern"},
         "std": {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": "legacy"},
     }
     async with http_gateway(write_config(tmp_path_factory.mktemp("gw"), servers)) as base:
