@@ -7,7 +7,8 @@ recently used idle one; when all are busy the call is refused with a clear error
 for `idle_s`. A user whose secrets change (a new header value) gets a new member; the old one idles out.
 Listings come from the oldest member that is up (tools are assumed the same for everyone), and only its
 list-change notifications are passed on; the gateway's own calls (version sources) are not served by
-anyone's credentials.
+anyone's credentials. Completion and resource subscriptions go to the caller's own member; its resource
+updates are that identity's alone, and a member holding subscriptions is not stopped for idleness.
 """
 
 import hashlib

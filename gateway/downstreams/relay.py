@@ -14,8 +14,10 @@ each: the client's request-scoped session, its request id, its capabilities):
 * `notifications/message` goes to the sessions with a call in flight on that server (or whose call
   there ended within `TRAILING_S`: a stdio server's last log can cross its call's answer), else to the
   sessions that set a level; filtered by each session's level, the logger named by the server.
-* `notifications/resources/updated` goes only to the sessions subscribed to that URI.
-* `notifications/elicitation/complete` goes to the session that was asked for that URL-mode elicitation.
+* `notifications/resources/updated` goes only to the sessions subscribed to that URI (of a per-user server's
+  process: only its identity's sessions).
+* `notifications/elicitation/complete` goes to the session that was asked for that URL-mode elicitation
+  (remembered within bounds, `url_asks`).
 """
 
 import logging
