@@ -76,7 +76,7 @@ async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running
             {**servers, "b": kitchen("b")},
             listen={"port": port + 1},
             store={"prefix": "other:"},
-            limits={"max_message_bytes": 2**20, "hint_budget_chars": 500},
+            limits={"max_message_bytes": 2**20, "hint_budget_chars": 500, "url_elicitations_per_session": 3},
         )
         for attempt in range(2):  # applied or not, a pending restart is named at each reload until it happens
             report = await reload(gateway)
@@ -87,6 +87,7 @@ async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running
             }
             assert gateway.config.listen.port == port and gateway.config.limits.max_message_bytes != 2**20
             assert gateway.front.hint_budget == 500 and gateway.config.limits.hint_budget_chars == 500
+            assert gateway.relay.url_asks.per_session == 3
             if not attempt:
                 assert list(report.timings) == ["validated", "up:b", "listed"]
         assert report.applied == []  # the hint budget already applied at the first reload
