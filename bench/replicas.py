@@ -201,16 +201,23 @@ async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n
         await anyio.Path(path).write_text(yaml.safe_dump({"servers": servers}), encoding="utf-8")
         started = time.perf_counter()
         async with httpx2.AsyncClient() as http:
-            answer: Any = None
-            if trigger == "POST /reload":
-                answer = (await http.post(f"{replica.url}/reload", timeout=60)).json()
-                # The watcher (a stat every 0.25 s) may have seen the write first: then this reload changed nothing.
-                trigger += "" if answer["added"] else " (the watcher was first)"
-            while (await group[0].call_tool(f"{extra}.echo", {"text": "x"})).is_error:  # noqa: ASYNC110
-                await anyio.sleep(0.02)  # another process: no event to wait on
-            usable = time.perf_counter() - started
-            if answer is None:  # the watcher's reload: its report is the last one
-                answer = (await http.get(f"{replica.url}/healthz")).json()["last_reload"]
+            answers: list[Any] = []
+
+            async def post() -> None:
+                answers.append((await http.post(f"{replica.url}/reload", timeout=60)).json())
+
+            async with anyio.create_task_group() as posting:
+                if trigger == "POST /reload":
+                    # The answer comes once every new server is up; the new one may take calls before that.
+                    posting.start_soon(post)
+                while (await group[0].call_tool(f"{extra}.echo", {"text": "x"})).is_error:  # noqa: ASYNC110
+                    await anyio.sleep(0.02)  # another process: no event to wait on
+                usable = time.perf_counter() - started
+            if answers:  # the watcher (a stat every 0.25 s) may have seen the write first: then the POST did nothing
+                trigger += "" if answers[0]["added"] else " (the watcher was first)"
+            else:  # the watcher's reload: its report is the last one
+                answers.append((await http.get(f"{replica.url}/healthz")).json()["last_reload"])
+            answer = answers[0]
         await anyio.sleep(1)
         done.set()
     # Dashes when the reload answered was a second one that found nothing left to do.
