@@ -77,8 +77,8 @@ class Gateway:
         """`config_path`: the file `config` came from; given, the gateway reloads it on change (`gateway.reload`)."""
         self.config = config
         self.cache = SharedCache()
-        self.sessions = SessionStore()
         self.stores = open_stores(config)
+        self.sessions = SessionStore(shared=self.stores.sessions)
         self.outputs = self.stores.outputs
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
@@ -131,7 +131,11 @@ class Gateway:
             self.sessions,
             instructions=self._instructions(config),
             hint_budget=config.limits.hint_budget_chars,
-            callers=Callers(os_user(), secret_header_prefix=self._secret_header(config)),
+            callers=Callers(
+                os_user(),
+                secret_header_prefix=self._secret_header(config),
+                client_header=config.listen.forwarded_client_header,
+            ),
             exposure=self.exposure,
         )
 
@@ -241,7 +245,7 @@ class Gateway:
         dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
         return Engine(
             Library(dirs),
-            StateStore(Path(think.state_dir), self.stores.runs),
+            StateStore(Path(think.state_dir), self.stores.runs, self.stores.spills),
             self.prompts,
             schemas=Schemas([d / "schemas" for d in dirs]),
             limits=Limits(max_snapshot_bytes=think.max_snapshot_bytes, max_string_bytes=think.max_string_bytes),

@@ -1,5 +1,6 @@
 """Per-client sessions: what the gateway remembers about one connected client."""
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -8,6 +9,9 @@ from typing import Any
 from cachetools import TTLCache
 
 from gateway.identity import ANONYMOUS, Identity
+from gateway.store.base import SESSION_IDLE_S, SessionShare, StoreUnavailable
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -18,25 +22,71 @@ class Session:
     """The identity's key, then the MCP session id (HTTP), "stdio", or the peer: two principals never share one."""
     identity: Identity = ANONYMOUS
     """Who opened the session; every request on it comes from the same principal (the key includes it)."""
+    shared: SessionShare | None = None
+    """Where the fields below live for a session any replica may serve (a 2026-era one on `store.backend: redis`);
+    None: this process's memory is the whole truth."""
     first_response_seen: bool = False
     """Set after the first tool result went out (the driver bootstrap rides on that one)."""
     active_runs: dict[str, str] = field(default_factory=dict[str, str])
-    """Think runs this session drives: workflow name -> run id."""
+    """Think runs this session drives: workflow name -> run id (with `shared`: what this replica last noted)."""
     data: dict[str, Any] = field(default_factory=dict[str, Any])
     """Per-session scratch for middlewares, keyed by middleware name."""
+
+    async def first_response(self) -> bool:
+        """Whether this tool result is the session's first; it never is again. Shared: once across replicas
+        (after that, known here without asking: the answer never changes back)."""
+        if self.first_response_seen:
+            return False
+        self.first_response_seen = True
+        if self.shared is None:
+            return True
+        try:
+            return await self.shared.claim_first(self.key)
+        except StoreUnavailable as exc:  # better the driver twice than never
+            logger.warning("session state: %s", exc)
+            return True
+
+    async def runs(self) -> dict[str, tuple[str, int | None]]:
+        """The Think runs this session drives: workflow -> (run id, the run's stored version when shared)."""
+        if self.shared is not None:
+            try:
+                return dict(await self.shared.runs(self.key))
+            except StoreUnavailable as exc:
+                logger.warning("session state: %s; using this replica's view", exc)
+        return {workflow: (run_id, None) for workflow, run_id in self.active_runs.items()}
+
+    async def track(self, workflow: str, run_id: str | None) -> None:
+        """Note the run this session drives for `workflow`, or (None) that it drives none any more."""
+        if run_id is None:
+            self.active_runs.pop(workflow, None)
+        else:
+            self.active_runs[workflow] = run_id
+        if self.shared is not None:
+            try:
+                await self.shared.track(self.key, workflow, run_id)
+            except StoreUnavailable as exc:
+                logger.warning("session state: %s; the run is tracked by this replica only", exc)
 
 
 class SessionStore:
     """Sessions by key; idle ones expire (an HTTP client that went away leaves nothing behind)."""
 
-    def __init__(self, ttl_s: float = 3600.0, maxsize: int = 10_000, timer: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        ttl_s: float = SESSION_IDLE_S,
+        maxsize: int = 10_000,
+        timer: Callable[[], float] = time.monotonic,
+        shared: SessionShare | None = None,
+    ):
         self._sessions: TTLCache[str, Session] = TTLCache(maxsize=maxsize, ttl=ttl_s, timer=timer)
+        self._shared = shared
 
-    def get(self, key: str, identity: Identity = ANONYMOUS) -> Session:
+    def get(self, key: str, identity: Identity = ANONYMOUS, *, roaming: bool = False) -> Session:
+        """`roaming`: the session has no id that pins it to this replica (2026 era), so its fields are shared."""
         session = self._sessions.get(key)
         if session is None or session.identity.key != identity.key:
             # Keys embed the identity's key, so a mismatch means a new principal: never hand it another's state.
-            session = Session(key, identity)
+            session = Session(key, identity, self._shared if roaming else None)
         session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
         self._sessions[key] = session  # re-insert refreshes the idle timer
         return session

@@ -116,6 +116,8 @@ defaults
     option redispatch
 frontend mcp
     bind 127.0.0.1:{port}
+    # the client's own connection, for gateways with listen.forwarded_client_header (set-header: never the client's)
+    http-request set-header X-Forwarded-Client %[src]:%[src_port]
     default_backend gateways
 backend gateways
     balance roundrobin

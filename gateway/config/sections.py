@@ -18,6 +18,11 @@ class ListenConfig(ConfigModel):
     """Origin header values accepted from browsers."""
     bearer_tokens_env: str = "GATEWAY_BEARER_TOKENS"
     """Environment variable holding comma-separated bearer tokens; when set and non-empty, HTTP requires one."""
+    forwarded_client_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]{1,64}$")
+    """Behind a load balancer: the request header in which it puts the client's own `address:port` (HAProxy:
+    `http-request set-header X-Forwarded-Client %[src]:%[src_port]`). A 2026-era session (no session id) is then
+    keyed by the client's connection instead of the balancer's. Only name a header the balancer overwrites: a
+    client could otherwise pick the key (its own identity's sessions only). None: the TCP peer."""
 
 
 class NamespaceConfig(ConfigModel):

@@ -20,22 +20,31 @@ class Caller:
     identity: Identity
     secrets: Mapping[str, str] = field(default_factory=dict[str, str], repr=False)
     """`${user:NAME}` values sent in this request's secret headers, by NAME."""
+    roaming: bool = False
+    """Keyed by its connection (2026 era), not by a session id: any replica behind a balancer may serve it."""
 
 
-def _connection(request: Request) -> str:
+def _connection(request: Request, client_header: str | None) -> str:
     """A 2026-era request has no session id: its session is its connection. No two live connections share
     a peer address and port, so two clients (even of one identity) never share a session; a client that
     reconnects starts a new one (it sees the driver bootstrap again). Keying by IP would merge every local
-    client into one."""
+    client into one. Behind a balancer the peer is the balancer's own connection, so the client's is read
+    from `client_header` when the config trusts one (the balancer overwrites whatever the client sent)."""
+    forwarded = request.headers.get(client_header) if client_header is not None else None
+    if forwarded:
+        return f"conn-{forwarded.strip()[:128]}"
     if request.client is None:  # no peer address (e.g. a Unix socket): a session of its own per request
         return f"request-{uuid.uuid4().hex}"
     return f"conn-{request.client.host}:{request.client.port}"
 
 
 class Callers:
-    def __init__(self, local: Identity, *, secret_header_prefix: str | None = None) -> None:
+    def __init__(
+        self, local: Identity, *, secret_header_prefix: str | None = None, client_header: str | None = None
+    ) -> None:
         self.local = Caller("stdio", local)
         self._prefix = None if secret_header_prefix is None else secret_header_prefix.lower()
+        self._client_header = client_header
 
     def of(self, request: Request | None) -> Caller:
         """The caller of an SDK handler or lane request; `None` (no HTTP request) is the stdio front's user."""
@@ -45,9 +54,10 @@ class Callers:
         sid = request.headers.get("mcp-session-id")
         if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
             sid = request.query_params.get("session_id")
-        if not sid:
-            sid = _connection(request)
-        return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
+        if sid:
+            return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
+        connection = _connection(request, self._client_header)
+        return Caller(f"{identity.key}|{connection}", identity, self._secrets(request), roaming=True)
 
     def _secrets(self, request: Request) -> Mapping[str, str]:
         if self._prefix is None:

@@ -166,7 +166,7 @@ class Front:
     def _caller(self, ctx: RequestCtx) -> Caller:
         """Who is calling; the client's `clientInfo.name` is noted on first sight (exposure rules match it)."""
         caller = self.callers.of(ctx.request)
-        data = self.sessions.get(caller.key, caller.identity).data
+        data = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming).data
         if CLIENT_KEY not in data:
             params = ctx.session.client_params
             data[CLIENT_KEY] = params.client_info.name if params is not None else None
@@ -181,7 +181,7 @@ class Front:
         peer: Peer | None = None,
     ) -> Call:
         """One request of `caller` through the pipeline (the SDK handlers and the lanes share it)."""
-        session: Session = self.sessions.get(caller.key, caller.identity)
+        session: Session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
         call = Call(session, method, params, secrets=caller.secrets)
         call.progress = progress
         if peer is not None:

@@ -47,10 +47,7 @@ class Bootstrap(Middleware):
         self.text = prompt.text if mode == "full" else summary(prompt, full_text)
 
     async def on_response(self, call: Call) -> None:
-        if call.session.first_response_seen:
-            return
-        call.session.first_response_seen = True
-        if self.mode == "off":
+        if self.mode == "off" or not await call.session.first_response():
             return
         call.hints.insert(0, Hint("bootstrap", self.text))
         telemetry.event(

@@ -37,20 +37,21 @@ class Observe(Middleware):
         name = reference or call.name
         body = result.structured_content if isinstance(result.structured_content, dict) else {}
         if name in (("think.plan", "think.next") if reference else (self.plan_tool, self.next_tool)):
-            self._track(call, body)
+            await self._track(call, body)
             return
         arguments = call.params.get("arguments")
-        for workflow, run_id in list(call.session.active_runs.items()):
+        for workflow, (run_id, version) in (await call.session.runs()).items():
             try:
-                # From memory: a call no ready step waits for costs a dict look-up, not a read of the run.
-                if not await self.engine.runs.watches(workflow, run_id, name, arguments):
+                # From memory: a call no ready step waits for costs a dict look-up, not a read of the run
+                # (read again when another replica saved a newer version than the one indexed here).
+                if not await self.engine.runs.watches(workflow, run_id, name, arguments, version):
                     continue
                 step = await self.engine.observe(workflow, run_id, name, arguments, result_view(result))
             except ThinkError as exc:
                 # A run that is gone (reset or cleared) is forgotten; one that could not store this result
                 # (e.g. nested too deeply) stays tracked: its next steps can still be observed.
                 if exc.error_code == "UNKNOWN_RUN":
-                    call.session.active_runs.pop(workflow, None)
+                    await call.session.track(workflow, None)
                 logger.info("observe %s/%s: %s", workflow, run_id, exc.error_code)
                 continue
             except StoreUnavailable as exc:  # the call itself succeeded: it is answered, just not recorded
@@ -72,11 +73,11 @@ class Observe(Middleware):
             return
 
     @staticmethod
-    def _track(call: Call, body: dict[str, Any]) -> None:
+    async def _track(call: Call, body: dict[str, Any]) -> None:
         workflow, run_id = body.get("workflow"), body.get("run_id")
         if not isinstance(workflow, str) or not isinstance(run_id, str):
             return
         if body.get("done"):
-            call.session.active_runs.pop(workflow, None)
-        else:
-            call.session.active_runs[workflow] = run_id
+            await call.session.track(workflow, None)
+        elif call.session.active_runs.get(workflow) != run_id:  # most think.next answers: noted already
+            await call.session.track(workflow, run_id)

@@ -5,9 +5,10 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import Outputs, RunRecords, SharedLoads
+from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills
 from gateway.store.outputs import LocalOutputs, OutputStore
 from gateway.store.runs_local import LocalRuns
+from gateway.store.spills_local import LocalSpills
 
 
 @dataclass(slots=True)
@@ -15,9 +16,12 @@ class Stores:
     where: str
     """`local` or the Redis server (without credentials), for logs and /healthz."""
     runs: RunRecords
+    spills: Spills
     outputs: Outputs
     loads: SharedLoads | None = None
     """The cross-replica tier of the shared cache; None on the local backend (one process, nothing to share)."""
+    sessions: SessionShare | None = None
+    """Roaming sessions' shared fields; None on the local backend (they stay in the process's memory)."""
     redis: Any = None
     """The Redis client (redis.asyncio.Redis) shared by the Redis backends, closed by `aclose`."""
 
@@ -31,14 +35,19 @@ def open_stores(config: GatewayConfig) -> Stores:
     store, limits = config.store, config.limits
     if store.backend == "local":
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
-        return Stores("local", LocalRuns(Path(config.think.state_dir)), LocalOutputs(files))
+        state = Path(config.think.state_dir)
+        return Stores("local", LocalRuns(state), LocalSpills(state), LocalOutputs(files))
     # Imported here: the local default never loads redis-py.
     from gateway.store import redis as redis_store
     from gateway.store.loads import RedisLoads
     from gateway.store.outputs_redis import RedisOutputs
     from gateway.store.runs_redis import RedisRuns
+    from gateway.store.sessions_redis import RedisSessions
+    from gateway.store.spills_redis import RedisSpills
 
     client = redis_store.connect(store.url)
     where = redis_store.where(store.url, store.prefix)
     outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
-    return Stores(where, RedisRuns(client, store.prefix, where), outputs, RedisLoads(client, store.prefix), client)
+    runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
+    sessions = RedisSessions(client, store.prefix, where)
+    return Stores(where, runs, spills, outputs, RedisLoads(client, store.prefix), sessions, client)

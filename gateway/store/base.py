@@ -51,6 +51,43 @@ class RunRecords(Protocol):
     async def delete(self, folder: str, name: str) -> None: ...
 
 
+class Spills(Protocol):
+    """A Think run's spilled captures (gzip JSON) by `(workflow, run_id, name)`, readable by every replica."""
+
+    def location(self, workflow: str, run_id: str, name: str) -> str:
+        """Where the value is kept, as shown to the model (a file path, or the Redis hash and field)."""
+        ...
+
+    async def put(self, workflow: str, run_id: str, name: str, data: bytes) -> None: ...
+
+    async def get(self, workflow: str, run_id: str, name: str) -> bytes | None: ...
+
+    async def drop(self, workflow: str, run_id: str) -> None:
+        """Forget every spilled value of the run (it was cleared)."""
+        ...
+
+
+SESSION_IDLE_S = 3600.0
+"""A session nobody used for this long is forgotten (in memory, and its shared fields in Redis)."""
+
+
+class SessionShare(Protocol):
+    """The fields of a session every replica must see alike: a 2026-era session has no id to pin it to a
+    replica, so any replica may serve its next request. Sessions are named by their key (identity and connection)."""
+
+    async def claim_first(self, session: str) -> bool:
+        """Whether this is the session's first tool result (the driver prompt rides on it), once across replicas."""
+        ...
+
+    async def runs(self, session: str) -> dict[str, tuple[str, int]]:
+        """The Think runs the session drives, in one round trip: workflow -> (run id, the run's stored version)."""
+        ...
+
+    async def track(self, session: str, workflow: str, run_id: str | None) -> None:
+        """Note the run the session drives for `workflow`, or (None) that it drives none any more."""
+        ...
+
+
 class Outputs(Protocol):
     """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors)."""
 

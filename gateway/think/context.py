@@ -1,20 +1,15 @@
 """Captures as TaskOutputs: truncation, gzip spill, relevance scoring and a budgeted `context` for instructions."""
 
-import gzip
-import hashlib
 import json
-import os
-import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from gateway.text import cut, utf8_len
 from gateway.think.snapshot import json_bytes, json_size, kind, summarize
+from gateway.think.spills import RunSpills
 
 Strategy = Literal["head", "tail", "both", "summary"]
 Pruning = Literal["most_recent", "highest_relevance", "lru", "direct_dependencies"]
@@ -64,27 +59,6 @@ class TaskOutput(BaseModel):
     last_accessed: int = 0
     source: Literal["observed", "reported"] = "reported"
     completed_at: int = 0
-
-
-def _safe_name(step_id: str) -> str:
-    # Step ids carry `[i]` for foreach children; a digest keeps `a[1]` and `a_1_` apart after replacement.
-    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', step_id)[:80]}-{hashlib.sha256(step_id.encode()).hexdigest()[:8]}"
-
-
-def _spill(data: bytes, directory: Path, step_id: str) -> Path:
-    """Gzip `data` to `<directory>/<safe step id>.json.gz`: temp file, fsync, rename (all or nothing)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{_safe_name(step_id)}.json.gz"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(gzip.compress(data, compresslevel=6, mtime=0))  # mtime=0: same value, same bytes
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def preview(text: str, budget: int, strategy: Literal["head", "tail", "both"]) -> str:
@@ -137,7 +111,7 @@ def make_output(
     capture_as: str | None,
     value: Any,
     limits: Limits,
-    spill_dir: Path,
+    spills: RunSpills,
     *,
     source: Literal["observed", "reported"],
     clock: int,
@@ -145,8 +119,9 @@ def make_output(
 ) -> TaskOutput:
     """The whole value when its compact JSON fits `max_snapshot_bytes`; else its preview per the strategy (a
     string value is previewed as its text, anything else as its JSON). A truncated value, and any value of
-    `external_storage_threshold` bytes or more, is also spilled whole to `spill_dir`: templates of later
-    steps must see the real value, never a preview. `data`: the value's compact JSON when the caller has it."""
+    `external_storage_threshold` bytes or more, is also spilled whole to the run's `spills` (the store, at the
+    state's next save): templates of later steps must see the real value, never a preview, on any replica.
+    `data`: the value's compact JSON when the caller has it."""
     data = json_bytes(value) if data is None else data
     size = len(data)
     out = TaskOutput(step_id=step_id, capture_as=capture_as, content=value, original_size=size)
@@ -156,7 +131,7 @@ def make_output(
     # A string whose text fits is kept even when JSON escaping pushes it over: a preview would hide nothing.
     fits = size <= limit or (text is not None and strategy != "summary" and utf8_len(text) <= limit)
     if not fits or size >= limits.external_storage_threshold:
-        out.file_path = str(_spill(data, spill_dir, step_id))
+        out.file_path = spills.keep(step_id, data, value)
     if fits:
         return out
     if strategy == "summary":
@@ -167,11 +142,11 @@ def make_output(
     return out
 
 
-def full_value(output: TaskOutput) -> Any:
-    """The complete value: the content when whole, else the spill file; a truncated output whose file is missing
-    (never spilled, or deleted) gives its content, the best there is."""
-    if output.truncated and output.file_path is not None and Path(output.file_path).exists():
-        return json.loads(gzip.decompress(Path(output.file_path).read_bytes()))
+def full_value(output: TaskOutput, spills: RunSpills) -> Any:
+    """The complete value: the content when whole, else the spilled value as read for this change; a truncated
+    output whose spill is missing (never spilled, or deleted) gives its content, the best there is."""
+    if output.truncated and output.file_path is not None:
+        return spills.values.get(output.step_id, output.content)
     return output.content
 
 

@@ -20,11 +20,11 @@ from gateway.think.library import Library
 from gateway.think.observed import bounded, captured, unwrapped, whole
 from gateway.think.params import check_params
 from gateway.think.ready import digest
-from gateway.think.runs import Runs
-from gateway.think.state import RunState, StateStore
+from gateway.think.runs import Runs, no_spill, spilled
+from gateway.think.state import Observation, RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
-from gateway.think.workflow import Workflow, check_name
+from gateway.think.workflow import Step, Workflow, check_name
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class Engine:
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
         async with self.runs.held(workflow, run_id):
             if await self.store.exists(workflow, run_id):  # idempotent for a given run_id
-                return self._answer(await self.runs.load(workflow, run_id), graph, note=EXISTING)
+                return self._answer(await self.runs.load(workflow, run_id, whole=True), graph, note=EXISTING)
             driver = self.prompts.get(driver_version or graph.workflow.driver_version)
             state = RunState(
                 workflow=workflow,
@@ -99,11 +99,12 @@ class Engine:
                 driver={"version": driver.version, "hash": driver.hash},
                 steps=runner.new_steps(graph),
             )
+            self.runs.attach(state)
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self._answer(state, graph)
             if not await self.runs.create(state):  # planned meanwhile by a writer sharing no lock with us
-                return self._answer(await self.runs.load(workflow, run_id), graph, note=EXISTING)
+                return self._answer(await self.runs.load(workflow, run_id, whole=True), graph, note=EXISTING)
             return answer
 
     def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
@@ -139,8 +140,19 @@ class Engine:
         self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
     ) -> dict[str, Any]:
         run = (await self.run_of(workflow, run_id)).run_id
+
+        def wants(state: RunState, graph: Graph) -> list[str]:
+            """The spilled captures (templates read them) and this step's spilled observation, unless it is
+            taken lazily and captured by no name (so no later template can read it)."""
+            st, seen = state.steps.get(step_id), state.observed.get(step_id)
+            if st is None or seen is None or not seen.truncated:
+                return spilled(state, observations=False)
+            template = graph.steps[st.template_of or step_id]
+            skip = _lazy(seen, result, template) and not template.capture_as
+            return spilled(state, observations=False) + ([] if skip else [step_id])
+
         return await self.runs.update(
-            workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True)
+            workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True), wants
         )
 
     def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
@@ -155,14 +167,12 @@ class Engine:
         if observed is not None and result is not None and st.call == "prompt.say":
             observed = None  # the gateway saw the text shown; what the client reports is the step's outcome
         template = graph.steps[st.template_of or step_id]
-        # A spilled observation nothing needs to read whole (no schema, no snapshot to compare) is captured
-        # as it is stored: a 100 MB result is not decompressed, parsed and spilled again.
-        lazy = observed is not None and observed.truncated and result is None and template.success_schema is None
+        lazy = _lazy(observed, result, template)
         used: Any = result
         source: Literal["observed", "reported"] = "reported"
         mismatch: list[str] = []
         if observed is not None:
-            used, source = (None if lazy else whole(observed)), "observed"
+            used, source = (None if lazy else whole(observed, step_id, state.spills)), "observed"
             mismatch = _contradictions(result, used) if result is not None else []
         elif result is None:
             if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
@@ -212,11 +222,10 @@ class Engine:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
             key = template.capture_as if st.index is None else f"{template.capture_as}[{st.index}]"
-            spill = self.runs.files(state.workflow, state.run_id)
             if lazy and observed is not None:
                 output = captured(observed, step_id, key, limits, clock=state.clock)
             else:
-                output = make_output(step_id, key, used, limits, spill, source=source, clock=state.clock)
+                output = make_output(step_id, key, used, limits, state.spills, source=source, clock=state.clock)
             state.captures[key] = output.model_dump()
         state.clock += 1
         st.status, st.result_hash, st.source, st.completed_at = "done", hashed, source, state.clock
@@ -250,13 +259,18 @@ class Engine:
                     if self.schemas.errors(template.success_schema, result):
                         continue  # the step asks for a report (e.g. a review), not the acknowledgement
                 limits = self._limits(graph, sid, state)
-                spill = self.runs.files(workflow, run_id)
-                state.observed[sid] = observation = bounded(sid, result, limits, spill)
+                state.observed[sid] = observation = bounded(sid, result, limits, state.spills)
                 state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
                 return sid, True
             return None, False  # not (or no longer) ready in the stored state: nothing to record
 
-        return await self.runs.update(workflow, run_id, record)
+        return await self.runs.update(workflow, run_id, record, no_spill)
+
+
+def _lazy(observed: Observation | None, result: Any, template: Step) -> bool:
+    """A spilled observation nothing needs to read whole (no schema, no snapshot to compare) is captured as it
+    is stored: a 100 MB result is not read back, parsed and spilled again."""
+    return observed is not None and observed.truncated and result is None and template.success_schema is None
 
 
 def _contradictions(reported: Any, observed: Any) -> list[str]:

@@ -2,28 +2,28 @@
 
 The gateway may see a 100 MB tool result for a step. The run state is rewritten (and fsynced) on every
 save until `think.next` consumes the observation, so only a preview stays in it: a result over the step's
-capture limit (`max_snapshot_bytes`) is written whole, gzip-compressed, to the run's spill folder, and the
-observation keeps the preview and that file's path. `think.next` reads the whole value back once to validate
+capture limit (`max_snapshot_bytes`) is spilled whole, gzip-compressed, to the store (`gateway.think.spills`),
+and the observation keeps the preview and where the value is. `think.next` reads the whole value back once to validate
 and capture it.
 """
 
 import hashlib
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from gateway.think.context import Limits, TaskOutput, full_value, make_output
 from gateway.think.snapshot import json_bytes
+from gateway.think.spills import RunSpills
 from gateway.think.state import Observation
 
 
-def bounded(step_id: str, result: Any, limits: Limits, spill_dir: Path) -> Observation:
+def bounded(step_id: str, result: Any, limits: Limits, spills: RunSpills) -> Observation:
     """The observation of `result` for `step_id`: whole when it fits the capture limit, else preview + spill.
     Serialized once: the same bytes give the size, the hash (`engine.digest`'s) and the spill."""
     data = json_bytes(result)
     hashed = hashlib.sha256(data).hexdigest()[:16]
-    out = make_output(step_id, None, result, limits, spill_dir, source="observed", clock=0, data=data)
+    out = make_output(step_id, None, result, limits, spills, source="observed", clock=0, data=data)
     if not out.truncated:
         return Observation(result=result, hash=hashed, bytes=out.original_size, at=time.time())
     return Observation(
@@ -53,19 +53,19 @@ def captured(observation: Observation, step_id: str, key: str, limits: Limits, *
     )
 
 
-def whole(observation: Observation) -> Any:
-    """The complete observed value (read back from its spill file when the state holds only a preview)."""
+def whole(observation: Observation, step_id: str, spills: RunSpills) -> Any:
+    """The complete observed value (its spill, read for this change, when the state holds only a preview)."""
     if not observation.truncated:
         return observation.result
     stored = TaskOutput(
-        step_id="",
+        step_id=step_id,
         capture_as=None,
         content=observation.result,
         original_size=observation.bytes,
         truncated=True,
         file_path=observation.file_path,
     )
-    return full_value(stored)
+    return full_value(stored, spills)
 
 
 def unwrapped(result: Any) -> Any:

@@ -14,6 +14,7 @@ from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
 from gateway.think.listing import list_workflows
+from gateway.think.runs import spilled
 from gateway.think.state import RunState, snapshot_of
 from gateway.think.views import graph_view, replay
 
@@ -171,6 +172,7 @@ class Operations:
         state = await self.engine.run_of(args.workflow, args.run_id)
         if args.action == "replay":
             graph = await self.engine.graph(args.workflow, state.driver.get("version"))
+            await self.engine.runs.whole(state, spilled(state, observations=False))  # the templates read them
             return replay(state, graph, self.engine.templates, self.engine._limits(graph))
         if args.action == "diff" and args.from_step is None:
             names = ", ".join(c.name for c in state.checkpoints) or "none yet"

@@ -54,7 +54,7 @@ def variables(state: RunState, graph: Graph, step: StepState | None = None) -> d
 
 def _capture_value(state: RunState, key: str) -> Any:
     record = state.captures.get(key)
-    return None if record is None else full_value(TaskOutput.model_validate(record))
+    return None if record is None else full_value(TaskOutput.model_validate(record), state.spills)
 
 
 def advance(state: RunState, graph: Graph, templates: Templates) -> None:

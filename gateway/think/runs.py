@@ -4,22 +4,27 @@ Every write holds this engine's lock for the run and the run's cross-process loc
 save, so writers on one state folder take turns instead of failing each other with STATE_CONFLICT; a save
 that still conflicts (another host on a shared store) is re-applied to the fresh state, a bounded number of
 times. Reads and writes refresh `ready`, which lets Observe tell from memory whether a run waits for a call.
+A change runs with the whole values of the run's spilled captures it may read already fetched from the store,
+and the values it spilled are written before the state that points at them is saved (`gateway.think.spills`).
 """
 
 import logging
 import random
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 
+from gateway.store.spills_local import FILES
 from gateway.think import runlock
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
 from gateway.think.ready import ReadyIndex
+from gateway.think.spills import RunSpills, parse, spill_name
 from gateway.think.state import RunState, StateStore
 from gateway.think.workflow import check_name
 
@@ -28,12 +33,25 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 Change = Callable[[RunState, Graph], tuple[T, bool]]
 """Applied to a run's freshest state: the answer, and whether the state changed (and must be saved)."""
+Wants = Callable[[RunState, Graph], Iterable[str]]
+"""The step ids whose spilled values a change reads whole (see `spilled`)."""
 GraphOf = Callable[[str, str | None], Awaitable[Graph]]
 ATTEMPTS = 8
 """Saves tried per update when a writer that shares no lock with us (another host on a shared store) interferes."""
-FILES = ".files"
-"""A run's own folder (spilled captures, its lock) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be
-named that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
+
+
+def spilled(state: RunState, observations: bool = True) -> list[str]:
+    """Step ids of the run's spilled captures (what templates may read) and, unless told not to, observations."""
+    ids = [str(rec["step_id"]) for rec in state.captures.values() if rec.get("truncated") and rec.get("file_path")]
+    return ids + [sid for sid, seen in state.observed.items() if seen.truncated] if observations else ids
+
+
+def every_spill(state: RunState, graph: Graph) -> list[str]:
+    return spilled(state)
+
+
+def no_spill(state: RunState, graph: Graph) -> list[str]:
+    return []
 
 
 class Runs:
@@ -44,8 +62,31 @@ class Runs:
         self._locks: weakref.WeakValueDictionary[tuple[str, str], anyio.Lock] = weakref.WeakValueDictionary()
 
     def files(self, workflow: str, run_id: str) -> Path:
-        """The run's own folder: `<state root>/<workflow>/<run_id>.files`."""
+        """The run's own folder: `<state root>/<workflow>/<run_id>.files` (its lock; its spills on the local store)."""
         return self.store.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}{FILES}"
+
+    def attach(self, state: RunState) -> RunState:
+        """Give a state read or made here its spills, located in this engine's store."""
+        state.share_spills(RunSpills(partial(self.store.spills.location, state.workflow, state.run_id)))
+        return state
+
+    async def whole(self, state: RunState, step_ids: Iterable[str]) -> None:
+        """Read the spilled values of `step_ids` not read yet (a missing one is left out: its preview stands)."""
+        spills = state.spills
+        for sid in dict.fromkeys(step_ids):
+            if sid in spills.values:
+                continue
+            blob = await self.store.spills.get(state.workflow, state.run_id, spill_name(sid))
+            if blob is not None:
+                spills.values[sid] = await anyio.to_thread.run_sync(parse, blob)
+
+    async def _flush(self, state: RunState) -> None:
+        """Write what the change spilled: before the state that points at it is saved."""
+        pending = state.spills.pending
+        while pending:
+            name, data = next(iter(pending.items()))
+            await self.store.spills.put(state.workflow, state.run_id, name, data)
+            del pending[name]
 
     @asynccontextmanager
     async def held(self, workflow: str, run_id: str) -> AsyncIterator[None]:
@@ -53,10 +94,13 @@ class Runs:
         async with self._locks.setdefault((workflow, run_id), anyio.Lock()), runlock.held(self.files(workflow, run_id)):
             yield
 
-    async def load(self, workflow: str, run_id: str) -> RunState:
-        """The run as stored (and indexed: Observe answers from what the engine last saw)."""
-        state = await self.store.load(workflow, run_id)
+    async def load(self, workflow: str, run_id: str, *, whole: bool = False) -> RunState:
+        """The run as stored (and indexed: Observe answers from what the engine last saw); `whole`: with the
+        values of its spilled captures read, for rendering templates."""
+        state = self.attach(await self.store.load(workflow, run_id))
         self.ready.index(state)
+        if whole:
+            await self.whole(state, spilled(state, observations=False))
         return state
 
     async def latest(self, workflow: str) -> RunState:
@@ -65,22 +109,26 @@ class Runs:
         if latest is None:
             raise ThinkError("UNKNOWN_RUN", f"no active run of {workflow!r}", "Start one with think.plan.")
         self.ready.index(latest)
-        return latest
+        return self.attach(latest)
 
-    async def update(self, workflow: str, run_id: str, change: Change[T]) -> T:
+    async def update(self, workflow: str, run_id: str, change: Change[T], wants: Wants = every_spill) -> T:
         """Apply `change` to the run's freshest state and save it, as one step against every other writer.
 
         A save that conflicts anyway is re-applied to the reloaded state, up to ATTEMPTS times, so a client never
-        sees a STATE_CONFLICT it did not cause. `change` refuses by raising (nothing is saved then).
+        sees a STATE_CONFLICT it did not cause. `change` refuses by raising (nothing is saved then). It runs with
+        the spilled values `wants` names read whole; what it spills is stored before the state.
         """
         async with self.held(workflow, run_id):
             attempt = 1
             while True:
                 state = await self.load(workflow, run_id)
-                answer, changed = change(state, await self._graph(workflow, state.driver.get("version")))
+                graph = await self._graph(workflow, state.driver.get("version"))
+                await self.whole(state, wants(state, graph))
+                answer, changed = change(state, graph)
                 if not changed:
                     return answer
                 try:
+                    await self._flush(state)
                     await self.store.save(state, expected_version=state.version)
                 except ThinkError as exc:
                     if exc.error_code != "STATE_CONFLICT" or attempt == ATTEMPTS:
@@ -95,6 +143,7 @@ class Runs:
     async def create(self, state: RunState) -> bool:
         """Save a new run (the caller holds it); False when a writer sharing no lock with us created it first."""
         try:
+            await self._flush(state)
             await self.store.save(state, expected_version=0)
         except ThinkError as exc:
             if exc.error_code != "STATE_CONFLICT":
@@ -107,12 +156,14 @@ class Runs:
         """Delete the run (under its locks, like any write)."""
         async with self.held(workflow, run_id):
             await self.store.delete(workflow, run_id)
+            await self.store.spills.drop(workflow, run_id)
             self.ready.forget(workflow, run_id)
 
-    async def watches(self, workflow: str, run_id: str, tool: str, arguments: Any) -> bool:
+    async def watches(self, workflow: str, run_id: str, tool: str, arguments: Any, version: int | None = None) -> bool:
         """Whether a ready step of the run calls `tool` with exactly `arguments`: from memory (the run is read
-        once if this engine has not seen it yet). Raises: ThinkError UNKNOWN_RUN."""
-        known = self.ready.waits_for(workflow, run_id, tool, arguments)
+        once if this engine has not seen it yet, or has seen another `version` than the one stored now).
+        Raises: ThinkError UNKNOWN_RUN."""
+        known = self.ready.waits_for(workflow, run_id, tool, arguments, version)
         if known is None:
             await self.load(workflow, run_id)
             known = self.ready.waits_for(workflow, run_id, tool, arguments)

@@ -4,12 +4,14 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from gateway.store.base import RunRecords, VersionConflict
+from gateway.store.base import RunRecords, Spills, VersionConflict
 from gateway.store.runs_local import LocalRuns
+from gateway.store.spills_local import LocalSpills
 from gateway.think.errors import ThinkError
+from gateway.think.spills import RunSpills
 from gateway.think.workflow import check_name
 
 StepStatus = Literal["pending", "done", "skipped", "expanded"]
@@ -84,6 +86,15 @@ class RunState(_Model):
     history: list[HistoryEntry] = []
     clock: int = 0
     """Logical time: increases on every completed step (ordering, recency, LRU)."""
+    _spills: RunSpills = PrivateAttr(default_factory=RunSpills)
+
+    @property
+    def spills(self) -> RunSpills:
+        """Whole values of the run's spilled captures as far as read, and new spills (not part of the record)."""
+        return self._spills
+
+    def share_spills(self, spills: RunSpills) -> None:
+        self._spills = spills
 
     def log(self, event: str, step_id: str | None = None, size: int | None = None, detail: str | None = None) -> None:
         self.history.append(HistoryEntry(at=time.time(), event=event, step_id=step_id, bytes=size, detail=detail))
@@ -94,15 +105,16 @@ class StateStore:
 
     The records live in a backend (`gateway.store`): files under `root` by default (`<root>/<workflow>/<run_id>.json`,
     written atomically in a worker thread), or Redis shared by replicas. Either way `save` is a compare-and-set
-    atomic across processes: a stale writer gets STATE_CONFLICT. Capture spill files stay under `root`.
+    atomic across processes: a stale writer gets STATE_CONFLICT. Spilled captures go to `spills`, the same way.
     """
 
-    def __init__(self, root: Path, records: RunRecords | None = None) -> None:
+    def __init__(self, root: Path, records: RunRecords | None = None, spills: Spills | None = None) -> None:
         self.root = root
         self.records: RunRecords = records if records is not None else LocalRuns(root)
+        self.spills: Spills = spills if spills is not None else LocalSpills(root)
 
     def path(self, workflow: str, run_id: str) -> Path:
-        """Where the local backend keeps the run (its captures spill to `<run_id>.files/` beside it: see the engine)."""
+        """Where the local backend keeps the run (its captures spill to `<run_id>.files/` beside it)."""
         return self.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}.json"
 
     async def exists(self, workflow: str, run_id: str) -> bool:

@@ -62,6 +62,7 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
         driver=state.driver,
         steps=runner.new_steps(graph),
     )
+    fresh.share_spills(state.spills)  # the captures copied below read their whole values from it
     runner.advance(fresh, graph, templates)
     completed = sorted(
         (sid for sid, st in state.steps.items() if st.status == "done"), key=lambda s: state.steps[s].completed_at or 0

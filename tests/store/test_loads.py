@@ -2,7 +2,6 @@
 stored value serves the others until its TTL, and an unreachable Redis falls back to loading locally."""
 
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -11,15 +10,9 @@ import pytest
 from gateway.store import redis as redis_store
 from gateway.store.loads import RedisLoads
 from tests.harness import free_port
-from tests.services import RedisServer, redis_server
+from tests.services import RedisServer
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
 
 
 async def test_replicas_loading_one_key_at_once_run_the_loader_once(redis: RedisServer) -> None:

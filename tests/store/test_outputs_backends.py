@@ -3,7 +3,7 @@ boundaries), the whole result back; on Redis the oldest outputs are evicted past
 evicted one gets the same clear answer as a local one."""
 
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,19 +12,13 @@ from gateway.store.backends import Stores, open_stores
 from gateway.store.base import Outputs
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError
 from gateway.store.outputs_redis import CHUNK, RedisOutputs
-from tests.services import RedisServer, redis_server, store_config
+from tests.services import RedisServer, store_config
 
 pytestmark = pytest.mark.anyio
 
 # ~700 KB over three Redis chunks, 1-, 2-, 3- and 4-byte characters mixed, so chunk and page edges cut characters.
 TEXT = "".join(f"line {i}: aé漢😀 " * (1 + i % 3) + "\n" for i in range(14_000))
 RESULT = {"content": [{"type": "text", "text": TEXT}], "structuredContent": {"n": 1}}
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
 
 
 @pytest.fixture(params=["local", "redis"])

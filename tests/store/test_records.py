@@ -1,47 +1,22 @@
 """Run records on both backends: compare-and-set against stale writers, many concurrent writers losing no update,
 listing and deletion; and a Redis that is down, restarting or gone gives StoreUnavailable naming it, never a hang."""
 
-import secrets
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Literal
 
 import anyio
 import pytest
 
 from gateway.store import redis as redis_store
-from gateway.store.backends import Stores, open_stores
+from gateway.store.backends import open_stores
 from gateway.store.base import RunRecords, StoreUnavailable, VersionConflict
 from gateway.think.errors import ThinkError
 from gateway.think.state import RunState, StateStore
 from tests.harness import free_port
-from tests.services import RedisServer, redis_server, store_config
+from tests.services import redis_server, store_config
+from tests.store.conftest import Backend
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-@dataclass
-class Backend:
-    name: Literal["local", "redis"]
-    url: str
-    prefix: str
-    folder: Path
-
-    def open(self) -> Stores:
-        return open_stores(store_config(self.name, self.url, self.prefix, self.folder))
-
-
-@pytest.fixture(params=["local", "redis"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    url = request.getfixturevalue("redis").url if request.param == "redis" else ""
-    return Backend(request.param, url, f"t{secrets.token_hex(4)}:", tmp_path)
 
 
 @pytest.fixture

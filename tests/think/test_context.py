@@ -11,6 +11,7 @@ import pytest
 from pydantic_core import to_json
 
 from gateway.think.context import Limits, TaskOutput, full_value, make_output, metrics, preview, relevance, select
+from gateway.think.spills import RunSpills
 
 MARKERS = re.compile(r"--- Output \(showing (first|last|first/last|first \d+/last) (\d+) bytes of (\d+)\) ---")
 GONE = re.compile(r"--- \[(\d+) bytes truncated\] ---")
@@ -54,12 +55,13 @@ def test_limits_reject_bad_values(layer: dict[str, Any]) -> None:
 # -- make_output: whole, head/tail/both markers, summary, spill ----------------------------------------------
 
 
-def test_small_value_is_kept_whole(tmp_path: Path) -> None:
+def test_small_value_is_kept_whole() -> None:
     value = {"a": [1, 2, 3]}
-    o = make_output("s1", "cap", value, Limits(), tmp_path, source="observed", clock=4)
+    spills = RunSpills()
+    o = make_output("s1", "cap", value, Limits(), spills, source="observed", clock=4)
     assert (o.content, o.truncated, o.strategy, o.file_path) == (value, False, None, None)
     assert (o.original_size, o.source, o.completed_at, o.last_accessed) == (len(to_json(value)), "observed", 4, 4)
-    assert full_value(o) == value and not list(tmp_path.iterdir())
+    assert full_value(o, spills) == value and not spills.pending
 
 
 @pytest.mark.parametrize(
@@ -79,7 +81,7 @@ def test_small_value_is_kept_whole(tmp_path: Path) -> None:
 def test_marker_lines(tmp_path: Path, strategy: Any, expected: str) -> None:
     text = "a" * 500 + "b" * 500
     limits = Limits(max_snapshot_bytes=100, truncation_strategy=strategy)
-    o = make_output("s", "c", text, limits, tmp_path, source="reported", clock=1)
+    o = make_output("s", "c", text, limits, RunSpills(), source="reported", clock=1)
     assert o.content == expected and o.truncated and o.strategy == strategy
     assert o.original_size == 1_002  # the JSON string, quotes included
 
@@ -117,7 +119,7 @@ def test_marker_counts_always_add_up() -> None:
 
 def test_json_values_are_previewed_as_their_json(tmp_path: Path) -> None:
     value = {"rows": [{"id": i, "name": "ünï"} for i in range(200)]}
-    o = make_output("s", "c", value, Limits(max_snapshot_bytes=300), tmp_path, source="reported", clock=0)
+    o = make_output("s", "c", value, Limits(max_snapshot_bytes=300), RunSpills(), source="reported", clock=0)
     data = to_json(value)
     assert "ünï".encode() in data
     assert o.content.startswith(f"--- Output (showing first/last 150 bytes of {len(data)}) ---\n{data[:150].decode()}")
@@ -126,8 +128,8 @@ def test_json_values_are_previewed_as_their_json(tmp_path: Path) -> None:
 def test_summary_is_structural_and_deterministic(tmp_path: Path) -> None:
     value = {"files": [f"f{i}.py" for i in range(500)], "report": "r" * 10_000, "meta": {"a": 1}, "n": 3}
     limits = Limits(max_snapshot_bytes=1_000, truncation_strategy="summary")
-    first = make_output("s", "c", value, limits, tmp_path, source="reported", clock=0)
-    again = make_output("s", "c", value, limits, tmp_path, source="reported", clock=0)
+    first = make_output("s", "c", value, limits, RunSpills(), source="reported", clock=0)
+    again = make_output("s", "c", value, limits, RunSpills(), source="reported", clock=0)
     assert first.content == again.content and first.strategy == "summary" and first.truncated
     text = first.content
     assert text.startswith(f"--- Output Summary ({first.original_size} bytes) ---\ndict(4)\n")
@@ -139,20 +141,19 @@ def test_summary_is_structural_and_deterministic(tmp_path: Path) -> None:
 def test_large_output_spills_gzip_and_round_trips(tmp_path: Path) -> None:
     value = {"log": "line é€\n" * 50_000, "items": list(range(10_000))}
     limits = Limits(external_storage_threshold=100_000, truncation_strategy="summary")
-    o = make_output("fetch[3]", "pages[3]", value, limits, tmp_path / "spill", source="observed", clock=2)
+    spills = RunSpills(lambda name: str(tmp_path / name))
+    o = make_output("fetch[3]", "pages[3]", value, limits, spills, source="observed", clock=2)
     assert o.truncated and o.file_path is not None
-    path = Path(o.file_path)
-    assert path.parent == tmp_path / "spill" and path.name.startswith("fetch_3_-") and path.name.endswith(".json.gz")
-    assert json.loads(gzip.decompress(path.read_bytes())) == value
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp file left behind
-    assert f"--- [Original output stored in: {path}] ---" in o.content
-    assert full_value(TaskOutput.model_validate(o.model_dump())) == value
-    other = make_output("fetch_3_", "x", value, limits, tmp_path / "spill", source="observed", clock=2)
-    assert other.file_path != o.file_path  # distinct ids never share a file
-    path.unlink()
-    assert full_value(o) == o.content  # the file is gone: the best there is
-    small = make_output("s", "c", "t" * 200, Limits(max_snapshot_bytes=50), tmp_path, source="reported", clock=0)
-    assert small.truncated and small.file_path is not None and full_value(small) == "t" * 200
+    ((name, blob),) = spills.pending.items()
+    assert name.startswith("fetch_3_-") and name.endswith(".json.gz") and o.file_path == str(tmp_path / name)
+    assert json.loads(gzip.decompress(blob)) == value
+    assert f"--- [Original output stored in: {o.file_path}] ---" in o.content
+    assert full_value(TaskOutput.model_validate(o.model_dump()), spills) == value
+    other = make_output("fetch_3_", "x", value, limits, spills, source="observed", clock=2)
+    assert other.file_path != o.file_path and len(spills.pending) == 2  # distinct ids never share a spill
+    assert full_value(o, RunSpills()) == o.content  # not read (gone from the store): the best there is
+    small = make_output("s", "c", "t" * 200, Limits(max_snapshot_bytes=50), spills, source="reported", clock=0)
+    assert small.truncated and small.file_path is not None and full_value(small, spills) == "t" * 200
 
 
 # -- relevance ---------------------------------------------------------------------------------------------
@@ -256,9 +257,9 @@ def test_metrics(tmp_path: Path) -> None:
     assert metrics({}) == {"total_bytes": 0, "count": 0, "truncated": 0, "external": 0, "average_relevance": 0.0}
     limits = Limits(max_snapshot_bytes=100, external_storage_threshold=1_000)
     outs = {
-        "a": make_output("a", "a", {"x": 1}, limits, tmp_path, source="reported", clock=0),
-        "b": make_output("b", "b", "y" * 500, limits, tmp_path, source="reported", clock=1),
-        "c": make_output("c", "c", "z" * 5_000, limits, tmp_path, source="observed", clock=2),
+        "a": make_output("a", "a", {"x": 1}, limits, RunSpills(), source="reported", clock=0),
+        "b": make_output("b", "b", "y" * 500, limits, RunSpills(), source="reported", clock=1),
+        "c": make_output("c", "c", "z" * 5_000, limits, RunSpills(), source="observed", clock=2),
     }
     select(outs, {"a": 1.0, "b": 0.4, "c": 0.3}, limits, clock=3)
     m = metrics(outs)

@@ -1,0 +1,60 @@
+"""A Think run's spilled captures as files: `<root>/<workflow>/<run_id>.files/<name>` (the run's own folder).
+
+Written atomically (temp file, fsync, rename) in a worker thread, so the event loop never waits on the disk.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import anyio
+
+FILES = ".files"
+"""A run's own folder (spilled captures, its lock) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be
+named that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".spill-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _drop(folder: Path) -> None:
+    # The folder itself stays: it carries the run's cross-process lock (`gateway.think.runlock`).
+    for path in folder.glob("*.json.gz") if folder.is_dir() else []:
+        path.unlink(missing_ok=True)
+
+
+class LocalSpills:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def folder(self, workflow: str, run_id: str) -> Path:
+        return self.root / workflow / f"{run_id}{FILES}"
+
+    def location(self, workflow: str, run_id: str, name: str) -> str:
+        return str(self.folder(workflow, run_id) / name)
+
+    async def put(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        await anyio.to_thread.run_sync(_write, self.folder(workflow, run_id) / name, data)
+
+    async def get(self, workflow: str, run_id: str, name: str) -> bytes | None:
+        return await anyio.to_thread.run_sync(_read, self.folder(workflow, run_id) / name)
+
+    async def drop(self, workflow: str, run_id: str) -> None:
+        await anyio.to_thread.run_sync(_drop, self.folder(workflow, run_id))

@@ -1,0 +1,125 @@
+"""What a Think run and a 2026-era session keep is seen by every replica: three gateways on one Redis, each with
+its own state folder (as on separate hosts), behind HAProxy, which tells them the client's own connection.
+
+Proven: a big observed result captured on one replica is read whole by a later step's template rendered on
+another; through the balancer a 2026-era client gets the driver bootstrap exactly once across replicas, and a
+Think step's real result is observed by whichever replica serves its call.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.deployment import Deployment, deployment
+from tests.harness import hints_of, http_client, text_of
+from tests.services import need
+from tests.test_replicas import SNAPSHOTS, call, echoes
+
+pytestmark = pytest.mark.anyio
+
+SPILL = """
+name: spill_v1
+version: "1"
+description: A big observed result, read whole by a later step's template.
+steps:
+  - id: big
+    call: kitchen.blob
+    input_template: {n: 30000, char: "é"}
+    capture_as: big
+  - id: other
+    call: local.note
+    input_template: {}
+  - id: use
+    call: local.note
+    deps: [big, other]
+    input_template: {chars: "{{ big.text | length }}", tail: "{{ big.text[-3:] }}"}
+"""
+ECHOES = """
+name: echoes_v1
+version: "1"
+description: Three calls through the gateway, each observed.
+steps:
+  - {id: e1, call: kitchen.echo, input_template: {text: "one"}}
+  - {id: e2, call: kitchen.echo, deps: [e1], input_template: {text: "two"}}
+  - {id: e3, call: kitchen.echo, deps: [e2], input_template: {text: "three"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    need("redis-server")
+    need("haproxy")
+    folder = tmp_path_factory.mktemp("deploy")
+    (folder / "workflows").mkdir()
+    (folder / "workflows" / "spill_v1.yaml").write_text(SPILL, encoding="utf-8")
+    (folder / "workflows" / "echoes_v1.yaml").write_text(ECHOES, encoding="utf-8")
+    sections: dict[str, Any] = {
+        "think": {"workflows_dirs": [str(folder / "workflows")], "state_dir": "${REPLICA_DIR}/state"},
+        "listen": {"forwarded_client_header": "X-Forwarded-Client"},
+    }
+    with deployment(folder, **sections) as running:
+        yield running
+
+
+async def think(client: Client, tool: str, workflow: str, **arguments: Any) -> dict[str, Any]:
+    result = await call(client, f"think.{tool}", workflow=workflow, **arguments)
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def past_driver(client: Client, workflow: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """Report the driver steps Think puts first; the first instruction of the workflow's own steps."""
+    while answer["step_id"].startswith("__driver"):
+        snapshot = SNAPSHOTS[answer["step_id"]]
+        answer = await think(
+            client, "next", workflow, run_id=answer["run_id"], step_id=answer["step_id"], result_snapshot=snapshot
+        )
+    return answer
+
+
+async def test_a_big_result_captured_on_one_replica_is_read_whole_by_a_template_rendered_on_another(
+    deploy: Deployment,
+) -> None:
+    async with http_client(deploy.replicas[0].url) as a, http_client(deploy.replicas[1].url) as b:
+        answer = await past_driver(a, "spill_v1", await think(a, "plan", "spill_v1", run_id="spilled"))
+        assert answer["step_id"] == "big"
+        blob = await call(a, "kitchen.blob", **answer["input"])  # 60 KB: over the capture limit (50 KB)
+        assert any("recorded by the gateway" in h for h in hints_of(blob)), hints_of(blob)
+        answer = await think(a, "next", "spill_v1", run_id="spilled", step_id="big")  # captured on replica 0
+        assert answer["step_id"] == "other"
+        # Replica 1 completes `other`, which makes `use` ready: its template is rendered there.
+        answer = await think(b, "next", "spill_v1", run_id="spilled", step_id="other", result_snapshot={"ok": True})
+    assert answer["step_id"] == "use"
+    assert answer["input"] == {"chars": 30_000, "tail": "ééé"}  # the whole value, not the 50 KB preview
+    captured = next(c for c in answer["context"] if c["capture"] == "big")
+    assert "spill:spill_v1:spilled" in captured["file_path"]  # where the whole value is: the Redis hash
+    assert not list(deploy.folder.glob("replica*/state/**/*.json.gz"))  # in Redis, on no replica's disk
+
+
+async def test_a_2026_client_gets_the_driver_bootstrap_once_across_replicas(deploy: Deployment) -> None:
+    before = echoes(deploy)
+    async with http_client(deploy.balancer) as client:
+        results = [await call(client, "kitchen.echo", text=f"b{n}") for n in range(6)]
+    served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
+    assert all(s >= 1 for s in served), served  # every replica served some of them
+    driver = [any(h.startswith("[gateway] Driver ") for h in hints_of(r)) for r in results]
+    assert driver == [True, False, False, False, False, False]
+    async with http_client(deploy.balancer) as other:  # another connection is another session: its own driver
+        assert any(h.startswith("[gateway] Driver ") for h in hints_of(await call(other, "kitchen.echo", text="x")))
+
+
+async def test_a_think_steps_call_is_observed_by_whichever_replica_serves_it(deploy: Deployment) -> None:
+    before = echoes(deploy)
+    async with http_client(deploy.balancer) as client:
+        answer = await past_driver(client, "echoes_v1", await think(client, "plan", "echoes_v1", run_id="roaming"))
+        while not answer.get("done"):
+            echoed = await call(client, answer["call"], **answer["input"])
+            assert any("recorded by the gateway" in h for h in hints_of(echoed)), hints_of(echoed)
+            # No result_snapshot: the step is complete only because the gateway observed its call.
+            answer = await think(client, "next", "echoes_v1", run_id="roaming", step_id=answer["step_id"])
+    served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
+    # The plan was served by one replica: with the calls on two or more, one was observed on another replica.
+    assert sum(served) == 3 and sum(s >= 1 for s in served) >= 2, served
