@@ -5,16 +5,17 @@ write their events under `replica<i>/`, so a test can tell which replica served 
 import os
 import subprocess
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.harness import KITCHEN, PYTHON, ROOT, free_port
-from tests.services import RedisServer, haproxy, poll_until, redis_server
+from tests.services import RedisServer, haproxy, need, poll_until, redis_server
 
 CATALOG = str(ROOT / "tests" / "servers" / "catalog.py")
 
@@ -28,7 +29,8 @@ def healthy(port: int) -> bool:
 
 
 def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
-    """Kitchen and catalog servers (events per replica via ${REPLICA_DIR}), the Redis store, Think on `folder`."""
+    """Kitchen and catalog servers (events per replica via ${REPLICA_DIR}), the Redis store, Think on `folder`
+    (a `think` section adds to that)."""
     events = "${REPLICA_DIR}"
     servers = {
         "kitchen": {
@@ -45,7 +47,11 @@ def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
     config = {
         "servers": servers,
         "store": {"backend": "redis", "url": redis_url, "prefix": "deploy:"},
-        "think": {"workflows_dirs": [str(folder / "workflows")], "state_dir": str(folder / "state")},
+        "think": {
+            "workflows_dirs": [str(folder / "workflows")],
+            "state_dir": str(folder / "state"),
+            **sections.pop("think", {}),
+        },
         "versions": {
             "catalogs": {
                 "stacks": {
@@ -123,6 +129,22 @@ class Deployment:
                 replica.process.kill()
                 replica.process.wait()
             replica.process = None
+
+
+@contextmanager
+def deployed(
+    tmp_path_factory: pytest.TempPathFactory, workflows: Mapping[str, str], **sections: Any
+) -> Iterator[Deployment]:
+    """A `deployment` in a fresh folder whose `workflows/` holds `workflows` (name -> YAML); skipped (in CI:
+    failed) without redis-server or HAProxy."""
+    need("redis-server")
+    need("haproxy")
+    folder = tmp_path_factory.mktemp("deploy")
+    (folder / "workflows").mkdir()
+    for name, text in workflows.items():
+        (folder / "workflows" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    with deployment(folder, **sections) as running:
+        yield running
 
 
 @contextmanager

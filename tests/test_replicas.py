@@ -18,9 +18,8 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
-from tests.deployment import Deployment, deployment
+from tests.deployment import Deployment, deployed
 from tests.harness import hints_of, http_client, text_of
-from tests.services import need
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +51,7 @@ SNAPSHOTS: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    need("redis-server")
-    need("haproxy")
-    folder = tmp_path_factory.mktemp("deploy")
-    (folder / "workflows").mkdir()
-    (folder / "workflows" / "relay_v1.yaml").write_text(WORKFLOW, encoding="utf-8")
-    with deployment(folder, limits={"max_inline_bytes": 2000}) as running:
+    with deployed(tmp_path_factory, {"relay_v1": WORKFLOW}, limits={"max_inline_bytes": 2000}) as running:
         yield running
 
 

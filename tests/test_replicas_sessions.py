@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.deployment import Deployment, deployment
+from tests.deployment import Deployment, deployed
 from tests.harness import hints_of, http_client, text_of
-from tests.services import need
 from tests.test_replicas import SNAPSHOTS, call, echoes
 
 pytestmark = pytest.mark.anyio
@@ -49,17 +48,10 @@ steps:
 
 @pytest.fixture(scope="module")
 def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    need("redis-server")
-    need("haproxy")
-    folder = tmp_path_factory.mktemp("deploy")
-    (folder / "workflows").mkdir()
-    (folder / "workflows" / "spill_v1.yaml").write_text(SPILL, encoding="utf-8")
-    (folder / "workflows" / "echoes_v1.yaml").write_text(ECHOES, encoding="utf-8")
-    sections: dict[str, Any] = {
-        "think": {"workflows_dirs": [str(folder / "workflows")], "state_dir": "${REPLICA_DIR}/state"},
-        "listen": {"forwarded_client_header": "X-Forwarded-Client"},
-    }
-    with deployment(folder, **sections) as running:
+    workflows = {"spill_v1": SPILL, "echoes_v1": ECHOES}
+    think = {"state_dir": "${REPLICA_DIR}/state"}  # each replica its own disk, as on separate hosts
+    listen = {"forwarded_client_header": "X-Forwarded-Client"}  # HAProxy sets it (tests/services.py)
+    with deployed(tmp_path_factory, workflows, think=think, listen=listen) as running:
         yield running
 
 
