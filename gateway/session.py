@@ -82,7 +82,8 @@ class SessionStore:
         self._shared = shared
 
     def get(self, key: str, identity: Identity = ANONYMOUS, *, roaming: bool = False) -> Session:
-        """`roaming`: the session has no id that pins it to this replica (2026 era), so its fields are shared."""
+        """`roaming`: a 2026-era session keyed by the client connection the balancer forwarded: nothing pins it to
+        this replica, so its fields are shared (on the Redis store)."""
         session = self._sessions.get(key)
         if session is None or session.identity.key != identity.key:
             # Keys embed the identity's key, so a mismatch means a new principal: never hand it another's state.

@@ -21,21 +21,23 @@ class Caller:
     secrets: Mapping[str, str] = field(default_factory=dict[str, str], repr=False)
     """`${user:NAME}` values sent in this request's secret headers, by NAME."""
     roaming: bool = False
-    """Keyed by its connection (2026 era), not by a session id: any replica behind a balancer may serve it."""
+    """Keyed by the client's connection as the balancer forwarded it (2026 era): any replica may serve it. A
+    connection that ends here (no balancer, or one not trusted) is this replica's alone: nothing to share."""
 
 
-def _connection(request: Request, client_header: str | None) -> str:
+def _connection(request: Request, client_header: str | None) -> tuple[str, bool]:
     """A 2026-era request has no session id: its session is its connection. No two live connections share
     a peer address and port, so two clients (even of one identity) never share a session; a client that
     reconnects starts a new one (it sees the driver bootstrap again). Keying by IP would merge every local
     client into one. Behind a balancer the peer is the balancer's own connection, so the client's is read
-    from `client_header` when the config trusts one (the balancer overwrites whatever the client sent)."""
+    from `client_header` when the config trusts one (the balancer overwrites whatever the client sent).
+    Returns the key and whether it was forwarded."""
     forwarded = request.headers.get(client_header) if client_header is not None else None
     if forwarded:
-        return f"conn-{forwarded.strip()[:128]}"
+        return f"conn-{forwarded.strip()[:128]}", True
     if request.client is None:  # no peer address (e.g. a Unix socket): a session of its own per request
-        return f"request-{uuid.uuid4().hex}"
-    return f"conn-{request.client.host}:{request.client.port}"
+        return f"request-{uuid.uuid4().hex}", False
+    return f"conn-{request.client.host}:{request.client.port}", False
 
 
 class Callers:
@@ -56,8 +58,8 @@ class Callers:
             sid = request.query_params.get("session_id")
         if sid:
             return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
-        connection = _connection(request, self._client_header)
-        return Caller(f"{identity.key}|{connection}", identity, self._secrets(request), roaming=True)
+        connection, forwarded = _connection(request, self._client_header)
+        return Caller(f"{identity.key}|{connection}", identity, self._secrets(request), roaming=forwarded)
 
     def _secrets(self, request: Request) -> Mapping[str, str]:
         if self._prefix is None:
