@@ -32,7 +32,7 @@ import anyio
 import httpx2
 import psutil
 import yaml
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from bench._harness import cpu_seconds, echo_once, percentile, table, throughput
 from gateway.prompts import PromptLibrary
@@ -42,7 +42,7 @@ from gateway.think.library import Library
 from gateway.think.state import StateStore
 from gateway.think.validator import Schemas
 from tests.deployment import Deployment, Replica, deployment, replica_config
-from tests.harness import free_port, http_client, kitchen
+from tests.harness import KITCHEN, PYTHON, free_port, http_client, kitchen
 from tests.services import store_config
 
 STEPS = 10
@@ -181,6 +181,15 @@ async def part_think(folder: Path, redis_url: str, runs: int) -> None:
     table(["backend", "plan p50 ms", "next p50 ms", "next p99 ms"], rows, {1, 2, 3})
 
 
+async def cold_start() -> float:
+    """Seconds until the test server, started alone with no gateway, answers its first call: the part of
+    "new server usable" that is the server's own start (interpreter and SDK imports), not the reload's."""
+    started = time.perf_counter()
+    async with Client(StdioServerParameters(command=PYTHON, args=[KITCHEN, "--name", "cold"])) as client:
+        await client.call_tool("echo", {"text": "x"})
+    return time.perf_counter() - started
+
+
 async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n: int) -> list[str]:
     failed, calls, done = 0, 0, anyio.Event()
 
@@ -218,6 +227,7 @@ async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n
             else:  # the watcher's reload: its report is the last one
                 answers.append((await http.get(f"{replica.url}/healthz")).json()["last_reload"])
             answer = answers[0]
+        cold = await cold_start()  # under the same load, so the two figures compare
         await anyio.sleep(1)
         done.set()
     # Dashes when the reload answered was a second one that found nothing left to do.
@@ -228,6 +238,8 @@ async def reload_round(path: Path, replica: Replica, trigger: str, extra: str, n
         str(calls),
         str(failed),
         f"{usable:.2f}",
+        f"{cold:.2f}",
+        f"{usable - cold:.2f}",
         *("–" if t is None else f"{t:.2f}" for t in timings),
         verdict,
     ]
@@ -248,18 +260,22 @@ async def part_reload(folder: Path, deploy: Deployment) -> None:
         await anyio.to_thread.run_sync(one.stop, replica)
     print("\nReload under load (8 callers; the kitchen restarted, a server added)")
     gateway = ["validated s", "new server up s", "listed s"]
-    table(["trigger", "calls", "failed", "new server usable after s", *gateway, "target"], rows, {1, 2, 3, 4, 5, 6})
+    own = ["server's own cold start s", "the rest s"]
+    table(["trigger", "calls", "failed", "new server usable after s", *own, *gateway, "target"], rows, set(range(1, 9)))
 
 
-async def main(calls: int, rounds: int, runs: int) -> None:
+async def main(calls: int, rounds: int, runs: int, parts: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "workflows").mkdir()
         with deployment(folder) as deploy:
-            await part_echo(folder, deploy, calls, rounds)
-            await part_think(folder, deploy.redis.url, runs)
-            (folder / "reload").mkdir()
-            await part_reload(folder / "reload", deploy)
+            if "echo" in parts:
+                await part_echo(folder, deploy, calls, rounds)
+            if "think" in parts:
+                await part_think(folder, deploy.redis.url, runs)
+            if "reload" in parts:
+                (folder / "reload").mkdir()
+                await part_reload(folder / "reload", deploy)
     print("\nNote: everything above shares this machine's cores; ratios are comparable, absolute figures are not.")
 
 
@@ -268,5 +284,6 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--parts", default="echo,think,reload", help="comma-separated: echo, think, reload")
     args = parser.parse_args()
-    anyio.run(main, args.calls, args.rounds, args.runs)
+    anyio.run(main, args.calls, args.rounds, args.runs, [p.strip() for p in str(args.parts).split(",")])
