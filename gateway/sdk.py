@@ -2,15 +2,16 @@
 
 The gateway's lanes and transports need a few things the SDK keeps private: its transport and stream
 protocols, its HTTP client factory and origin checks, its trace-context helpers, and the per-era
-envelope a client session stamps on each request. Everything else imports them from here, so an SDK
-upgrade that moves or changes one fails in this file and in `tests/test_sdk_seam.py`, not in eight
-places. The names are re-exported unchanged; the envelope stamp is wrapped so its in-place contract
-is written down once.
+envelope a client session stamps on each request (and the capabilities it declares there). Everything
+else imports them from here, so an SDK upgrade that moves or changes one fails in this file and in
+`tests/test_sdk_seam.py`, not in eight places. The names are re-exported unchanged; the envelope stamp
+is wrapped so its in-place contract is written down once.
 """
 
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -26,6 +27,7 @@ from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream,
 from mcp.shared._httpx_utils import create_mcp_http_client, redirect_note, request_within_origin, sse_within_origin
 from mcp.shared._otel import extract_trace_context
 from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 __all__ = [
     "Connection",
@@ -41,6 +43,7 @@ __all__ = [
     "extract_trace_context",
     "http_session",
     "http_session_in_flight",
+    "offer_per_request",
     "redirect_note",
     "request_within_origin",
     "resync_tracer",
@@ -48,6 +51,30 @@ __all__ = [
     "sse_within_origin",
     "stamp_envelope",
 ]
+
+
+OFFERED: ContextVar[dict[str, Any] | None] = ContextVar("gateway_offered", default=None)
+"""While set, the `sampling`, `elicitation` and `roots` client capabilities a 2026-era request declares (see
+`offer_per_request`); the keys absent from it are not declared."""
+ASKABLE = ("sampling", "elicitation", "roots")
+
+
+def offer_per_request(session: ClientSession) -> None:
+    """Make `session`'s 2026-era requests declare, in place of the session's own `sampling`, `elicitation` and
+    `roots` capabilities, those in `OFFERED` when it is set (the envelope carries capabilities per request; the
+    SDK stamps the session's). Call once the session is connected: its stamp is chosen by the handshake."""
+    stamp = session._stamp
+
+    def stamped(data: dict[str, Any], opts: Any) -> None:
+        stamp(data, opts)
+        offered = OFFERED.get()
+        meta = (data.get("params") or {}).get("_meta")
+        if offered is None or meta is None or CLIENT_CAPABILITIES_META_KEY not in meta:
+            return  # not narrowed, or the handshake era (declared once, at initialize)
+        own = {k: v for k, v in meta[CLIENT_CAPABILITIES_META_KEY].items() if k not in ASKABLE}
+        meta[CLIENT_CAPABILITIES_META_KEY] = {**own, **offered}
+
+    session._stamp = stamped
 
 
 def stamp_envelope(session: ClientSession, message: dict[str, Any]) -> dict[str, Any]:

@@ -161,3 +161,27 @@ async def test_concurrent_sessions_are_each_asked_only_what_their_own_call_cause
     for name, person in people.items():
         assert person.asked == [f"for {name}"]
         assert f'"response": "{name}"' in text_of(results[name])
+
+
+@pytest.mark.parametrize(
+    ("mode", "callbacks", "declared"),
+    [
+        ("legacy", "none", ""),
+        ("legacy", "all", "elicitation roots sampling"),
+        ("auto", "elicitation", "elicitation"),
+    ],
+)
+async def test_a_2026_downstream_is_offered_only_what_the_calling_client_can_answer(
+    gateway: str, mode: str, callbacks: str, declared: str
+) -> None:
+    everything = Person("ann").callbacks()
+    chosen = {
+        "none": {},
+        "all": everything,
+        "elicitation": {"elicitation_callback": everything["elicitation_callback"]},
+    }
+    async with http_client(gateway, mode=mode, **chosen[callbacks]) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("s26.test_capabilities", {})
+    # The 2026 era declares capabilities per request: those the gateway could honour for this caller, no more.
+    assert {"elicitation", "roots", "sampling"} & set(text_of(result).split()) == set(declared.split())

@@ -9,10 +9,11 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.client.session import ClientRequestContext
 from mcp.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from gateway import sdk
 
@@ -40,6 +41,23 @@ async def test_the_modern_stamp_adds_the_era_envelope_to_the_params_in_place() -
     assert params is message["params"]
     assert params["_meta"][PROTOCOL_VERSION_META_KEY] == "2026-07-28"
     assert CLIENT_INFO_META_KEY in params["_meta"]
+
+
+async def test_a_modern_request_declares_the_offered_capabilities_in_place_of_the_sessions() -> None:
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    async with Client(Server("seam"), mode="2026-07-28", elicitation_callback=elicit) as client:
+        sdk.offer_per_request(client.session)
+        message = {"method": "tools/call", "params": {"name": "x"}}
+        token = sdk.OFFERED.set({"roots": {}})
+        try:
+            narrowed = sdk.stamp_envelope(client.session, message)["_meta"][CLIENT_CAPABILITIES_META_KEY]
+        finally:
+            sdk.OFFERED.reset(token)
+        own = sdk.stamp_envelope(client.session, {"method": "tools/call", "params": {"name": "x"}})
+    assert "elicitation" not in narrowed and narrowed["roots"] == {}
+    assert "elicitation" in own["_meta"][CLIENT_CAPABILITIES_META_KEY]
 
 
 async def test_the_handshake_stamp_leaves_the_params_alone() -> None:

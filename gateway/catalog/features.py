@@ -14,10 +14,11 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 from pydantic import TypeAdapter
 
+from gateway import sdk
 from gateway.catalog.uris import Uris
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
-from gateway.downstreams.relay import LEVELS, Relay
+from gateway.downstreams.relay import LEVELS, Relay, offerable
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
 from gateway.identity import Identity
 from gateway.pipeline import Call
@@ -106,19 +107,23 @@ class Features:
         extra: dict[str, Any] = {k: call.params[k] for k in ROUND_PARAMS if k in call.params}
         if peer is not None and peer.log_level is not None:
             extra["_meta"] = {LOG_LEVEL_META_KEY: peer.log_level}
-        with self.relay.calling(ds.name, peer):
-            result = await send(extra)
-            for _ in range(MAX_ROUNDS):
-                if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
-                    break  # a 2026-era client answers the rounds itself and retries through us
-                answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
-                if isinstance(answers, str):
-                    raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
-                extra["inputResponses"] = {
-                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
-                }
-                extra["requestState"] = result.request_state
+        token = sdk.OFFERED.set(offerable(peer))  # a 2026-era downstream is offered only what this client answers
+        try:
+            with self.relay.calling(ds.name, peer):
                 result = await send(extra)
+                for _ in range(MAX_ROUNDS):
+                    if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
+                        break  # a 2026-era client answers the rounds itself and retries through us
+                    answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                    if isinstance(answers, str):
+                        raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
+                    extra["inputResponses"] = {
+                        k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
+                    }
+                    extra["requestState"] = result.request_state
+                    result = await send(extra)
+        finally:
+            sdk.OFFERED.reset(token)
         if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
             raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
         return result

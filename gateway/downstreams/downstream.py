@@ -194,6 +194,7 @@ class Downstream:
         try:
             async with client:
                 self._client = client
+                sdk.offer_per_request(client.session)  # a 2026-era call declares what its client can answer
                 self._caller = caller_for(client.session, lane)
                 self._lane = lane
                 self.protocol_version = client.protocol_version

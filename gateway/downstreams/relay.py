@@ -36,6 +36,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
+from gateway import sdk
 from gateway.downstreams.url_asks import UrlAsks
 
 logger = logging.getLogger(__name__)
@@ -85,6 +86,17 @@ class _Recent:
     log_level: types.LoggingLevel | None
     modern: bool
     ended: float
+
+
+def offerable(peer: Peer | None) -> dict[str, Any]:
+    """The client capabilities a downstream may count on during `peer`'s request: the sampling, elicitation and
+    roots its client declared (a 2026-era client answers input requests itself, a handshake-era one is asked by
+    the gateway), as declared; none without a client (the gateway's own calls)."""
+    caps = None if peer is None else peer.capabilities
+    if caps is None:
+        return {}
+    declared: dict[str, Any] = caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE))
+    return declared
 
 
 def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:

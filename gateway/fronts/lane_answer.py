@@ -6,10 +6,11 @@ import logging
 from typing import Any
 
 from mcp.server.runner import modern_error_data
-from mcp_types import SERVER_INFO_META_KEY, ErrorData
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, SERVER_INFO_META_KEY, ClientCapabilities, ErrorData
 from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import StatusCode
+from pydantic import ValidationError
 
 from gateway import telemetry
 from gateway.fronts.caller import Caller
@@ -30,7 +31,8 @@ async def answer_tool_call(
     with telemetry.server_span("tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}) as span:
         try:
             modern = version in MODERN_PROTOCOL_VERSIONS
-            result = await front.call_tool(caller, name, params.get("arguments"), modern=modern)
+            declared = _declared(meta) if modern else None
+            result = await front.call_tool(caller, name, params.get("arguments"), modern=modern, capabilities=declared)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
             error = modern_error_data(exc)
@@ -46,3 +48,11 @@ async def answer_tool_call(
                 dumped["resultType"] = "complete"
             dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: front.server.server_info_stamp}
         return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
+
+
+def _declared(meta: Any) -> ClientCapabilities | None:
+    """The client capabilities a 2026-era request declares in its envelope (what a downstream may be offered)."""
+    try:
+        return ClientCapabilities.model_validate(meta[CLIENT_CAPABILITIES_META_KEY])
+    except (KeyError, TypeError, ValidationError):
+        return None

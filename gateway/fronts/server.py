@@ -233,13 +233,15 @@ class Front:
         rounds: dict[str, Any] | None = None,
         *,
         modern: bool = True,
+        capabilities: types.ClientCapabilities | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """A tool call of `caller`: the result with its hints rendered, or the mapped error.
 
-        Without a `peer` (the HTTP lanes): a 2026-era client gets a downstream's input request back; a
-        handshake-era one is asked on its session's standalone stream (the lane answers in plain JSON).
+        Without a `peer` (the lanes): a 2026-era client gets a downstream's input request back (`capabilities`: what
+        its request declared); a handshake-era one is asked on its session's standalone stream (the lane answers
+        in plain JSON).
         """
-        peer = peer or self._lane_peer(caller.key, modern)
+        peer = peer or self._lane_peer(caller.key, modern, capabilities)
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(
             caller, "tools/call", {"name": name, "arguments": arguments, **(rounds or {})}, progress, peer
@@ -261,9 +263,11 @@ class Front:
         caps = connection.client_capabilities
         return caps is not None and any((caps.sampling, caps.elicitation, caps.roots))
 
-    def _lane_peer(self, key: str, modern: bool) -> Peer:
+    def _lane_peer(self, key: str, modern: bool, declared: types.ClientCapabilities | None) -> Peer:
+        """A lane's call: a 2026-era request's capabilities are `declared` in it, a handshake-era one's its
+        connection's."""
         connection = None if modern else self.relay.connections.get(key)
-        capabilities = None if connection is None else connection.client_capabilities
+        capabilities = declared if connection is None else connection.client_capabilities
         return Peer(key, connection, None, capabilities, modern, None if modern else self.relay.levels.get(key))
 
     async def _in_session_names(

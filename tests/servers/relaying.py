@@ -29,6 +29,7 @@ URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its 
 LATER_TOOL = tool(
     "test_url_elicitation_later", "Sends a URL-mode elicitation; completes later", string_args(id="Its id")
 )
+CAPABILITIES_TOOL = tool("test_capabilities", "Reports the client capabilities this request declares")
 COMPLETE_TOOL = tool("complete_elicitation", "Announces an elicitation's completion", string_args(id="Its id"))
 
 ASKING_PROMPT = types.Prompt(name="asking_prompt", description="Asks the client (elicitation) whom to greet")
@@ -49,7 +50,9 @@ SAMPLE = types.CreateMessageRequest(
 class Relaying(Fixtures):
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listed = await super().list_tools(ctx, params)
-        return types.ListToolsResult(tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL])
+        return types.ListToolsResult(
+            tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL, CAPABILITIES_TOOL]
+        )
 
     async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         listed = await super().list_prompts(ctx, params)
@@ -94,6 +97,9 @@ class Relaying(Fixtures):
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name == CRASH_TOOL.name:
             os._exit(3)
+        if params.name == CAPABILITIES_TOOL.name:  # 2026 era: this request's own; handshake era: the connection's
+            caps = ctx.session.client_capabilities or types.ClientCapabilities()
+            return types.CallToolResult(content=[text(" ".join(sorted(caps.model_dump(exclude_none=True))))])
         ident = str((params.arguments or {}).get("id", "e-1"))
         done = types.ElicitCompleteNotification(params=types.ElicitCompleteNotificationParams(elicitation_id=ident))
         if params.name == COMPLETE_TOOL.name:  # out of band, after the asking call ended: on no request's stream
