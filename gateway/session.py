@@ -67,6 +67,24 @@ class Session:
             except StoreUnavailable as exc:
                 logger.warning("session state: %s; the run is tracked by this replica only", exc)
 
+    async def promoted(self) -> list[str] | None:
+        """The tools found in this session on any replica, when shared (None: this process's view is all)."""
+        if self.shared is None:
+            return None
+        try:
+            return await self.shared.promoted(self.key)
+        except StoreUnavailable as exc:
+            logger.warning("session state: %s; listing this replica's view", exc)
+            return None
+
+    async def promote(self, names: list[str]) -> None:
+        """Share the session's promoted tools with the other replicas (nothing to do when not shared)."""
+        if self.shared is not None:
+            try:
+                await self.shared.promote(self.key, names)
+            except StoreUnavailable as exc:
+                logger.warning("session state: %s; the promotion stays on this replica", exc)
+
 
 class SessionStore:
     """Sessions by key; idle ones expire (an HTTP client that went away leaves nothing behind)."""

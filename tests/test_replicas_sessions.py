@@ -2,8 +2,9 @@
 its own state folder (as on separate hosts), behind HAProxy, which tells them the client's own connection.
 
 Proven: a big observed result captured on one replica is read whole by a later step's template rendered on
-another; through the balancer a 2026-era client gets the driver bootstrap exactly once across replicas, and a
-Think step's real result is observed by whichever replica serves its call.
+another; through the balancer a 2026-era client gets the driver bootstrap exactly once across replicas, a
+Think step's real result is observed by whichever replica serves its call, and a tool found on one replica is
+listed by all (exposure mode `search`).
 """
 
 from collections.abc import Iterator
@@ -51,7 +52,8 @@ def deploy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     workflows = {"spill_v1": SPILL, "echoes_v1": ECHOES}
     think = {"state_dir": "${REPLICA_DIR}/state"}  # each replica its own disk, as on separate hosts
     listen = {"forwarded_client_header": "X-Forwarded-Client"}  # HAProxy sets it (tests/services.py)
-    with deployed(tmp_path_factory, workflows, think=think, listen=listen) as running:
+    exposure = {"mode": "search"}  # found tools join the session's list
+    with deployed(tmp_path_factory, workflows, think=think, listen=listen, exposure=exposure) as running:
         yield running
 
 
@@ -115,3 +117,16 @@ async def test_a_think_steps_call_is_observed_by_whichever_replica_serves_it(dep
     served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
     # The plan was served by one replica: with the calls on two or more, one was observed on another replica.
     assert sum(served) == 3 and sum(s >= 1 for s in served) >= 2, served
+
+
+async def listed(client: Client) -> set[str]:
+    return {t.name for t in (await client.list_tools(cache_mode="bypass")).tools}
+
+
+async def test_a_tool_found_on_one_replica_is_listed_by_every_replica(deploy: Deployment) -> None:
+    async with http_client(deploy.balancer) as client:
+        assert "kitchen.blob" not in await listed(client)
+        found = await call(client, "gateway.find_tools", query="blob", limit=1)
+        assert "kitchen.blob" in text_of(found)
+        # Round robin: the next three lists come from three replicas, the finder among them.
+        assert all(["kitchen.blob" in await listed(client) for _ in range(3)])

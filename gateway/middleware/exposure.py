@@ -5,12 +5,15 @@
   before any other middleware sees the call; `gateway.call_tool {name, arguments}` is unwrapped here into
   that very call, so it takes exactly the path of a direct call (versions, observe, bootstrap, steering,
   size guard); `gateway.find_tools` is answered here. A hidden tool called by name works as any other,
-  and joins the session's list (promotion), as do the tools a search returns.
+  and joins the session's list (promotion), as do the tools a search returns. A session any replica may
+  serve (2026 era, Redis store) reads its promotions from the store before listing or promoting, and writes
+  them back when they changed: one round trip, only on `tools/list`, a search, or a call of a hidden tool.
 * An unknown name is refused with the closest names, in the session's names.
 """
 
 import difflib
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 import mcp.types as types
@@ -22,6 +25,7 @@ from gateway.errors import UnknownName
 from gateway.hosted import find
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_result
+from gateway.session import Session
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +57,7 @@ class ExposureMiddleware(Middleware):
     async def on_request(self, call: Call) -> None:
         catalog = await self.catalog()
         if call.method == "tools/list":
+            await self._pull(call.session)
             call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
             return
         names = self.exposure.session_names(catalog, call.session)
@@ -75,11 +80,11 @@ class ExposureMiddleware(Middleware):
         call.params["name"] = canonical
         call.reference = reference(entry.server, entry.original)
         if canonical == names.by_original.get(FIND):
-            self._find(catalog, call, names)
+            await self._find(catalog, call, names)
         elif self.exposure.hidden(catalog, call.session, canonical):
-            self._promote(catalog, call, [canonical])
+            await self._promote(catalog, call, [canonical])
 
-    def _find(self, catalog: Catalog, call: Call, names: Names) -> None:
+    async def _find(self, catalog: Catalog, call: Call, names: Names) -> None:
         args = call.params.get("arguments") or {}
         try:
             request = find.find_request(args, {e.server for e in catalog.tools.values()})
@@ -90,12 +95,20 @@ class ExposureMiddleware(Middleware):
         call.result = find.answer(request, matches, names.to_session, self.answer_budget)
         if matches.hits:
             call.hints.append(Hint("exposure", NEXT_AFTER_FIND))
-            self._promote(catalog, call, [h.name for h in matches.hits])
+            await self._promote(catalog, call, [h.name for h in matches.hits])
 
-    def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
+    async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
+        await self._pull(call.session)
         if self.exposure.promote(catalog, call.session, canonical):
             logger.debug("session %s: promoted %s", call.session.key, canonical)
+            await call.session.promote(list(self.exposure.view(call.session).promoted))
             self.notify(call.session.key)
+
+    async def _pull(self, session: Session) -> None:
+        """What other replicas promoted in this session, when it is shared."""
+        shared = await session.promoted()
+        if shared is not None:
+            self.exposure.view(session).promoted = OrderedDict.fromkeys(shared)
 
     def _closest(self, catalog: Catalog, call: Call, names: Names) -> list[str]:
         """Up to three names: by spelling first, then by what the name's words find."""

@@ -87,6 +87,14 @@ class SessionShare(Protocol):
         """Note the run the session drives for `workflow`, or (None) that it drives none any more."""
         ...
 
+    async def promoted(self, session: str) -> list[str]:
+        """The tools found in the session (exposure promotions), least recently used first."""
+        ...
+
+    async def promote(self, session: str, names: list[str]) -> None:
+        """Store the session's promoted tools (the whole list: the last replica to promote wins a race)."""
+        ...
+
 
 class Outputs(Protocol):
     """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors)."""

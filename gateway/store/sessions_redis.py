@@ -1,11 +1,13 @@
 """A roaming session's shared fields in Redis: one hash `{prefix}session:<digest of the key>` per session.
 
-Fields: `boot` (set once: the first tool result went out) and `run:<workflow>` -> run id. Reading the runs
+Fields: `boot` (set once: the first tool result went out), `run:<workflow>` -> run id and `promoted` (the
+JSON list of the tools found in the session, for its `tools/list`). Reading the runs
 also returns each run's stored version (from the run records, `gateway.store.runs_redis`) in the same round
 trip, so a replica can tell whether what it last saw of a run is current. Idle sessions expire.
 """
 
 import hashlib
+import json
 from typing import cast
 
 from gateway.store.base import SESSION_IDLE_S
@@ -63,5 +65,18 @@ class RedisSessions:
                 pipe.hdel(key, f"run:{workflow}")
             else:
                 pipe.hset(key, f"run:{workflow}", run_id)
+            pipe.expire(key, self.idle_s)
+            await pipe.execute()
+
+    async def promoted(self, session: str) -> list[str]:
+        async with guarded(self.where):
+            raw = cast(bytes | None, await self._redis.hget(self._key(session), "promoted"))
+        names = json.loads(raw) if raw is not None else []
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    async def promote(self, session: str, names: list[str]) -> None:
+        key = self._key(session)
+        async with guarded(self.where), self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, "promoted", json.dumps(names))
             pipe.expire(key, self.idle_s)
             await pipe.execute()

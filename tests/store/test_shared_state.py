@@ -1,6 +1,7 @@
 """What replicas share besides run records: a run's spilled captures (both backends) and a roaming session's
 fields (Redis): the driver claimed once among concurrent replicas, the runs with their stored versions in one
-read, idle expiry, no identity in key names, and a Redis that is down degrading to this replica's memory."""
+read, exposure promotions, idle expiry, no identity in key names, and a Redis that is down degrading to this
+replica's memory."""
 
 import gzip
 from pathlib import Path
@@ -65,6 +66,9 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
     assert await sessions[2].runs() == {"flow": ("r1", 2)}
     await sessions[2].track("flow", None)
     assert await sessions[0].runs() == {}
+    assert await sessions[0].promoted() == []
+    await sessions[1].promote(["kitchen.blob", "kitchen.echo"])  # exposure promotions, LRU order kept
+    assert await sessions[2].promoted() == ["kitchen.blob", "kitchen.echo"]
 
     client = opened[0].redis
     names = [k.decode() for k in await client.keys("s:session:*")]
@@ -72,6 +76,7 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
     assert 0 < await client.ttl(names[0]) <= SESSION_IDLE_S
     local = SessionStore().get(key, alice, roaming=True)  # the local backend: memory only
     assert local.shared is None and await local.first_response() and not await local.first_response()
+    assert await local.promoted() is None  # the exposure view in memory is the whole truth
     for stores in opened:
         await stores.aclose()
 
@@ -84,4 +89,6 @@ async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_mem
         assert await session.first_response()  # better the driver twice than never
         await session.track("flow", "r1")
         assert await session.runs() == {"flow": ("r1", None)}
+        await session.promote(["kitchen.blob"])
+        assert await session.promoted() is None  # listing falls back to this replica's view
     await stores.aclose()
