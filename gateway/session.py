@@ -13,6 +13,9 @@ from gateway.store.base import SESSION_IDLE_S, SessionShare, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
+REFRESH_S = 60.0
+"""A shared session's idle expiry is restarted by a read at most this often (the restart is a write to Redis)."""
+
 
 @dataclass(slots=True)
 class Session:
@@ -31,6 +34,8 @@ class Session:
     """Think runs this session drives: workflow name -> run id (with `shared`: what this replica last noted)."""
     data: dict[str, Any] = field(default_factory=dict[str, Any])
     """Per-session scratch for middlewares, keyed by middleware name."""
+    refreshed: float = -REFRESH_S
+    """When this replica last restarted the shared fields' idle expiry (monotonic seconds)."""
 
     async def first_response(self) -> bool:
         """Whether this tool result is the session's first; it never is again. Shared: once across replicas
@@ -49,8 +54,12 @@ class Session:
     async def runs(self) -> dict[str, tuple[str, int | None]]:
         """The Think runs this session drives: workflow -> (run id, the run's stored version when shared)."""
         if self.shared is not None:
+            now = time.monotonic()
+            refresh = now - self.refreshed >= REFRESH_S
             try:
-                return dict(await self.shared.runs(self.key))
+                found: dict[str, tuple[str, int | None]] = dict(await self.shared.runs(self.key, refresh=refresh))
+                self.refreshed = now if refresh else self.refreshed
+                return found
             except StoreUnavailable as exc:
                 logger.warning("session state: %s; using this replica's view", exc)
         return {workflow: (run_id, None) for workflow, run_id in self.active_runs.items()}

@@ -79,8 +79,9 @@ class SessionShare(Protocol):
         """Whether this is the session's first tool result (the driver prompt rides on it), once across replicas."""
         ...
 
-    async def runs(self, session: str) -> dict[str, tuple[str, int]]:
-        """The Think runs the session drives, in one round trip: workflow -> (run id, the run's stored version)."""
+    async def runs(self, session: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
+        """The Think runs the session drives, in one round trip: workflow -> (run id, the run's stored version).
+        `refresh`: restart the session's idle expiry too (a write: with `appendfsync always`, an fsync)."""
         ...
 
     async def track(self, session: str, workflow: str, run_id: str | None) -> None:

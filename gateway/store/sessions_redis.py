@@ -16,7 +16,7 @@ from gateway.store.redis import Redis, guarded
 # The run keys are computed in the script, so this assumes one Redis (not a cluster: keys in other slots).
 _RUNS = """
 local fields = redis.call('HGETALL', KEYS[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] == '1' then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 local out = {}
 for i = 1, #fields, 2 do
   if string.sub(fields[i], 1, 4) == 'run:' then
@@ -51,11 +51,10 @@ class RedisSessions:
             first, _ = await pipe.execute()
         return bool(first)
 
-    async def runs(self, session: str) -> dict[str, tuple[str, int]]:
+    async def runs(self, session: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
+        args: list[str | int] = [f"{self._prefix}run:", self.idle_s, int(refresh)]
         async with guarded(self.where):
-            flat = cast(
-                list[bytes], await self._runs(keys=[self._key(session)], args=[f"{self._prefix}run:", self.idle_s])
-            )
+            flat = cast(list[bytes], await self._runs(keys=[self._key(session)], args=args))
         return {flat[i].decode(): (flat[i + 1].decode(), int(flat[i + 2])) for i in range(0, len(flat), 3)}
 
     async def track(self, session: str, workflow: str, run_id: str | None) -> None:

@@ -74,6 +74,13 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
     names = [k.decode() for k in await client.keys("s:session:*")]
     assert len(names) == 1 and "alice" not in names[0]  # a digest, not the identity
     assert 0 < await client.ttl(names[0]) <= SESSION_IDLE_S
+    shared = opened[0].sessions
+    assert shared is not None
+    await client.expire(names[0], 100)
+    await shared.runs(key, refresh=False)  # the per-call read writes nothing…
+    assert await client.ttl(names[0]) <= 100
+    await shared.runs(key)  # …the occasional refresh restarts the idle expiry
+    assert await client.ttl(names[0]) > 100
     local = SessionStore().get(key, alice, roaming=True)  # the local backend: memory only
     assert local.shared is None and await local.first_response() and not await local.first_response()
     assert await local.promoted() is None  # the exposure view in memory is the whole truth
