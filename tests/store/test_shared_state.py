@@ -12,7 +12,7 @@ import pytest
 from gateway.identity import Identity
 from gateway.session import SessionStore
 from gateway.store.backends import open_stores
-from gateway.store.base import SESSION_IDLE_S
+from gateway.store.base import SESSION_IDLE_S, StoreUnavailable
 from gateway.store.sessions_redis import RedisSessions
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
@@ -98,4 +98,6 @@ async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_mem
         assert await session.runs() == {"flow": ("r1", None)}
         await session.promote(["kitchen.blob"])
         assert await session.promoted() is None  # listing falls back to this replica's view
+        with pytest.raises(StoreUnavailable, match="failed less than 5 s ago"):  # not asked again meanwhile
+            await stores.sessions.runs("k|conn-1")
     await stores.aclose()
