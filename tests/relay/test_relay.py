@@ -14,7 +14,7 @@ from mcp.client.session import ClientRequestContext
 
 from gateway.downstreams.relay import Peer, Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
-from tests.relay_clients import (
+from tests.relay.clients import (
     WATCHED,
     Person,
     listen_streams_hear_only_their_uris,
@@ -27,11 +27,6 @@ ENV = {"PYTHONPATH": str(ROOT)}
 SERVER: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": [FIXTURE], "env": ENV, "cwd": str(ROOT)}
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from mcp import MCPError
 
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
-from tests.relay_clients import (
+from tests.relay.clients import (
     WATCHED,
     Person,
     listen_streams_hear_only_their_uris,
@@ -25,11 +25,6 @@ ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 PAIRS = [("legacy", "h"), ("legacy", "h26"), ("auto", "h26")]
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,13 @@ import mcp.types as types
 import pytest
 
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
-from tests.relay_clients import Person
+from tests.relay.clients import Person
 
 ENV = {"PYTHONPATH": str(ROOT)}
 WATCHED = "test://watched-resource"
 STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

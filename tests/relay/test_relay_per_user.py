@@ -10,7 +10,7 @@ import pytest
 from mcp.server.subscriptions import ResourceUpdated
 
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, write_config
-from tests.relay_clients import Person
+from tests.relay.clients import Person
 
 WATCHED, OTHER = "test://watched-resource", "test://static-text"
 TOKENS = {"ann": "ann-token-0123456789", "bob": "bob-token-0123456789"}
@@ -23,11 +23,6 @@ PER_USER: dict[str, Any] = {
 }
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
