@@ -60,6 +60,15 @@ class Person:
         }
 
 
+async def call_as(
+    person: Person, gateway: str, mode: str, tool: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """One tool call from a new client session of `person`'s (who answers whatever the call asks), bounded in time."""
+    async with http_client(gateway, mode=mode, **person.callbacks()) as client:
+        with anyio.fail_after(30):
+            return await client.call_tool(tool, arguments)
+
+
 # -- scenarios run against several downstreams (tests/test_relay.py, test_relay_http.py) -----------------
 
 

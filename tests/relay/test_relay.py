@@ -17,6 +17,7 @@ from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, tex
 from tests.relay.clients import (
     WATCHED,
     Person,
+    call_as,
     listen_streams_hear_only_their_uris,
     logs_reach_only_the_caller,
     updates_reach_only_the_subscriber,
@@ -107,9 +108,7 @@ async def test_roots_are_asked_of_the_calling_client_and_its_changes_reach_the_s
 @pytest.mark.parametrize("server", ["old", "new"])
 async def test_sampling_is_relayed_to_the_calling_client(gateway: str, server: str) -> None:
     ann = Person("ann")
-    async with http_client(gateway, mode="legacy", **ann.callbacks()) as client:
-        with anyio.fail_after(30):
-            result = await client.call_tool(f"{server}.test_sampling", {"prompt": "hello"})
+    result = await call_as(ann, gateway, "legacy", f"{server}.test_sampling", {"prompt": "hello"})
     assert text_of(result) == "LLM response: ann"
     assert len(ann.asked) == 1 and "hello" in ann.asked[0]
 

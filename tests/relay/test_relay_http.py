@@ -14,6 +14,7 @@ from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, writ
 from tests.relay.clients import (
     WATCHED,
     Person,
+    call_as,
     listen_streams_hear_only_their_uris,
     logs_reach_only_the_caller,
     updates_reach_only_the_subscriber,
@@ -78,9 +79,7 @@ async def test_sampling_through_an_http_downstream_reaches_the_calling_client(
     gateway: str, mode: str, server: str
 ) -> None:
     ann = Person("ann")
-    async with http_client(gateway, mode=mode, **ann.callbacks()) as client:
-        with anyio.fail_after(30):
-            result = await client.call_tool(f"{server}.test_sampling", {"prompt": "hello http"})
+    result = await call_as(ann, gateway, mode, f"{server}.test_sampling", {"prompt": "hello http"})
     assert text_of(result) == "LLM response: ann"
     assert len(ann.asked) == 1 and "hello http" in ann.asked[0]
 
@@ -90,9 +89,7 @@ async def test_a_form_elicitation_through_an_http_downstream_reaches_the_calling
     gateway: str, mode: str, server: str
 ) -> None:
     ann = Person("ann")
-    async with http_client(gateway, mode=mode, **ann.callbacks()) as client:
-        with anyio.fail_after(30):
-            result = await client.call_tool(f"{server}.test_elicitation", {"message": "over http?"})
+    result = await call_as(ann, gateway, mode, f"{server}.test_elicitation", {"message": "over http?"})
     assert ann.asked == ["over http?"]
     assert '"response": "ann"' in text_of(result)
 
