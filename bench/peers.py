@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,15 @@ class Options:
     blob_timeout_s: float
 
 
+async def _named(side: Side, work: Awaitable[float]) -> float:
+    """`work`'s result; a failure carries the side it happened on (a row runs several servers)."""
+    try:
+        return await work
+    except Exception as exc:
+        exc.add_note(f"on the {side.name} side")
+        raise
+
+
 async def measure(sides: list[Side], opts: Options) -> Rep:
     """Latency (calls rotated over the sides), then throughput (rounds alternating), with CPU per call."""
     for side in sides:
@@ -69,7 +79,7 @@ async def measure(sides: list[Side], opts: Options) -> Rep:
     cpu_start = {side.name: cpu_seconds(side.proc) for side in sides}
     for i in range(opts.calls):
         for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
-            latencies[side.name].append(await echo_once(side.client, side.tool))
+            latencies[side.name].append(await _named(side, echo_once(side.client, side.tool)))
     cpu_seq = {side.name: cpu_seconds(side.proc) - cpu_start[side.name] for side in sides}
     per_round = max(opts.concurrency, opts.throughput_calls // ROUNDS)
     wall = dict.fromkeys(latencies, 0.0)
@@ -77,7 +87,7 @@ async def measure(sides: list[Side], opts: Options) -> Rep:
     for n in range(ROUNDS):
         for side in sides[n % len(sides) :] + sides[: n % len(sides)]:
             before = cpu_seconds(side.proc)
-            wall[side.name] += await throughput(side.client, side.tool, per_round, opts.concurrency)
+            wall[side.name] += await _named(side, throughput(side.client, side.tool, per_round, opts.concurrency))
             cpu_c16[side.name] += cpu_seconds(side.proc) - before
     rep: Rep = {}
     for side in sides:
@@ -146,8 +156,9 @@ async def run(opts: Options) -> Results:
                         try:
                             results.echo.setdefault((row, era), []).append(await echo_row(row, era, label, tmp, opts))
                         except Exception as exc:  # noqa: BLE001 -- report it, still run the other rows
-                            results.notes.append(f"{label} FAILED: {type(exc).__name__}: {exc}")
-                            print(f"  FAILED: {exc!r}", flush=True)
+                            where = "; ".join(getattr(exc, "__notes__", ()))
+                            results.notes.append(f"{label} FAILED: {type(exc).__name__}: {exc} ({where or 'opening'})")
+                            print(f"  FAILED: {exc!r} ({where or 'opening'})", flush=True)
             for row in (r for r in opts.rows if r in BLOB_ROWS and opts.blobs):
                 print(f"[blobs] {row} {opts.blobs} MB", flush=True)
                 try:
