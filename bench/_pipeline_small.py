@@ -15,7 +15,7 @@ from bench._processes import (
     kitchen_stdio,
     linear,
 )
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from tests.harness import hints_of
 

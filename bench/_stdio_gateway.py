@@ -13,9 +13,9 @@ from pathlib import Path
 import anyio
 
 from gateway import telemetry
-from gateway.cli import LOG_FORMAT
+from gateway.app import serve
+from gateway.app.cli import LOG_FORMAT
 from gateway.config import load_config
-from gateway.fronts import serve
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,11 +25,11 @@ from mcp import Client
 
 from bench._harness import echo_once, kill_leftover_children, percentile, table
 from bench._processes import gateway_config
-from gateway.auth.bearer_jwt import JwtVerifier
-from gateway.auth.jwks import KeySet
-from gateway.auth.static import StaticToken, StaticTokens, digest
-from gateway.identity import Identity
+from gateway.fronts.auth.bearer_jwt import JwtVerifier
+from gateway.fronts.auth.jwks import KeySet
+from gateway.fronts.auth.static import StaticToken, StaticTokens, digest
 from gateway.middleware.policy import Policy, Rule
+from gateway.session import Identity
 from tests.harness import http_client, http_gateway, kitchen
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving
 

@@ -31,10 +31,10 @@ import mcp.types as types
 import yaml
 from mcp import Client
 
-from gateway.app import Gateway
-from gateway.catalog import figures
-from gateway.catalog.search import SearchIndex
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
+from gateway.middleware.exposure import figures
+from gateway.middleware.exposure.search import SearchIndex
 from tests.harness import ROOT, gateway_params, kitchen, write_config
 
 EXAMPLE = ROOT / "config" / "examples" / "gitlab-jira.yaml"

@@ -35,7 +35,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from bench._harness import cpu_seconds, echo_once, percentile, table, throughput
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.store.backends import open_stores
 from gateway.think.engine import Engine
 from gateway.think.library import Library

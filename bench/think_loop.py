@@ -33,9 +33,9 @@ import yaml
 from mcp import Client
 from pydantic_core import to_json
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.state import StateStore

@@ -23,7 +23,7 @@ import anyio
 from mcp import Client
 
 from bench._harness import echo_once, table
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from tests.harness import write_config
 from tests.servers.kitchen import Kitchen

@@ -2,6 +2,6 @@
 
 import sys
 
-from gateway.cli import main
+from gateway.app.cli import main
 
 sys.exit(main())

@@ -21,9 +21,9 @@ from typing import ClassVar, Protocol
 
 import mcp.types as types
 
+from gateway.downstreams.inflight import InFlight
 from gateway.downstreams.relay import Peer
 from gateway.errors import GatewayError
-from gateway.inflight import InFlight
 from gateway.results import Hint, result_bytes
 from gateway.session import Session
 from gateway.types import JsonObject, ProgressFn

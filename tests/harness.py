@@ -17,7 +17,7 @@ from anyio.abc import Process
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.downstreams.downstream import Target
 from gateway.errors import GatewayError

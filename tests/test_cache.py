@@ -5,7 +5,7 @@ import logging
 import anyio
 import pytest
 
-from gateway.cache import SharedCache
+from gateway.store.cache import SharedCache
 
 pytestmark = pytest.mark.anyio
 
@@ -120,12 +120,12 @@ async def test_failing_reload_serves_the_stale_value_and_logs_once(caplog: pytes
     assert await cache.get("k", load, ttl_s=10) == "v1"
     clock.now += 11
     load.fail = ConnectionError("downstream is down")
-    with caplog.at_level(logging.WARNING, logger="gateway.cache"):
+    with caplog.at_level(logging.WARNING, logger="gateway.store.cache"):
         assert await cache.get("k", load, ttl_s=10) == "v1"
         assert await cache.get("k", load, ttl_s=10) == "v1"
         assert await cache.get("k", load, ttl_s=10) == "v1"
     assert load.calls == 4  # still stale, so every get tries again
-    warnings = [r for r in caplog.records if r.name == "gateway.cache"]
+    warnings = [r for r in caplog.records if r.name == "gateway.store.cache"]
     assert len(warnings) == 1
     assert "downstream is down" in warnings[0].getMessage() and "stale" in warnings[0].getMessage()
 
@@ -134,12 +134,12 @@ async def test_a_new_failure_after_a_recovery_is_logged_again(caplog: pytest.Log
     clock, load = Clock(), Loader()
     cache = SharedCache(timer=clock)
     await cache.get("k", load, ttl_s=10)
-    with caplog.at_level(logging.WARNING, logger="gateway.cache"):
+    with caplog.at_level(logging.WARNING, logger="gateway.store.cache"):
         for fail in (ConnectionError("first outage"), None, ConnectionError("second outage")):
             clock.now += 11
             load.fail = fail
             await cache.get("k", load, ttl_s=10)
-    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.cache"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.store.cache"]
     assert len(messages) == 2
     assert "first outage" in messages[0] and "second outage" in messages[1]
 

@@ -6,7 +6,7 @@ from typing import Any
 import mcp.types as types
 import pytest
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.results import Hint, render_hints
 from tests.harness import connected, hints_of, write_config

@@ -4,7 +4,7 @@ import random
 import re
 from collections import Counter
 
-from gateway.catalog.names import assign
+from gateway.routing.names import assign
 
 LONG = "a_really_long_tool_name_that_goes_on_and_on_past_the_sixty_four_char_limit"
 

@@ -13,9 +13,9 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.store.outputs import MAX_PAGE_BYTES, LocalOutputs, OutputError, OutputStore
+from gateway.store.local.outputs import MAX_PAGE_BYTES, LocalOutputs, OutputError, OutputStore
 from tests.harness import connected, text_of, write_config
 
 pytestmark = pytest.mark.anyio

@@ -18,9 +18,9 @@ import yaml
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
+from gateway.app.reload import Report
 from gateway.config import load_config
-from gateway.reload import Report
 from tests.deployment import healthy
 from tests.harness import PYTHON, ROOT, free_port, http_client, kitchen, pid_alive, stop, text_of, wait_for
 

@@ -8,7 +8,7 @@ import anyio
 import mcp.types as types
 import pytest
 
-from gateway.reloadable import RESTART_ONLY
+from gateway.app.reloadable import RESTART_ONLY
 from tests.harness import kitchen, text_of, wait_for
 from tests.test_reload import reload, reloading, write
 

@@ -5,8 +5,8 @@ import re
 import mcp.types as types
 import pytest
 
-from gateway.catalog.rename import Names
-from gateway.catalog.search import MAX_QUERY_CHARS, SearchIndex, terms, words
+from gateway.middleware.exposure.search import MAX_QUERY_CHARS, SearchIndex, terms, words
+from gateway.routing.rename import Names
 
 
 def tool(name: str, description: str, **params: str) -> types.Tool:

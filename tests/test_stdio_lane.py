@@ -11,8 +11,8 @@ from mcp import Client
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY
 
 from adapters.pipe import NdjsonPipe
+from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
-from gateway.fronts.stdio_lane import StdioLane
 from tests.harness import gateway_params, kitchen, text_of, wait_for, write_config
 from tests.test_front_stdio import INITIALIZE, raw_gateway
 

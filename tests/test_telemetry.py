@@ -35,7 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from gateway import telemetry
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import TelemetryConfig, load_config
 from tests.harness import connected, gateway_params, kitchen, text_of, write_config
 

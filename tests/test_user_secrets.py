@@ -19,7 +19,7 @@ from gateway.downstreams.secrets import (
     expand,
     references,
 )
-from gateway.identity import Identity
+from gateway.session import Identity
 
 ALICE = Identity("alice", "static", "alice")
 ME = Identity("me", "os", "me")

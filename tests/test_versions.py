@@ -17,8 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from gateway.app import Gateway
-from gateway.cache import SharedCache
+from gateway.app.gateway import Gateway
 from gateway.config import DEFAULT_PATTERN, load_config
 from gateway.middleware.version_sources import (
     SourceError,
@@ -33,6 +32,7 @@ from gateway.middleware.version_sources import (
 from gateway.middleware.versions import CatalogSpec, Check, VersionChecks
 from gateway.pipeline import Call
 from gateway.results import HINTS_META_KEY
+from gateway.store.cache import SharedCache
 from tests.harness import PYTHON, ROOT, connected, hints_of, kitchen, text_of, tool_call, write_config
 
 

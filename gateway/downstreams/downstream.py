@@ -20,8 +20,8 @@ from adapters.streams import watched
 from gateway import __version__, sdk
 from gateway.downstreams import changes, listing
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
+from gateway.downstreams.inflight import InFlight
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
-from gateway.inflight import InFlight
 from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)

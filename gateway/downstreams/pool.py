@@ -27,7 +27,7 @@ import anyio.abc
 from gateway.downstreams.downstream import Downstream, ListChanged, State, Target
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.errors import DownstreamError, DownstreamUnavailable
-from gateway.identity import Identity
+from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
 

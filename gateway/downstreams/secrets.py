@@ -18,7 +18,7 @@ import mcp.types as types
 
 from gateway.config import HttpServerConfig, SecretsConfig, SseServerConfig, StdioServerConfig
 from gateway.errors import GatewayError
-from gateway.identity import Identity
+from gateway.session import Identity
 
 ServerSettings = StdioServerConfig | HttpServerConfig | SseServerConfig
 USER_REF = re.compile(r"\$\{user:([A-Za-z_][A-Za-z0-9_]*)\}")

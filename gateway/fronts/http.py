@@ -16,10 +16,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.auth.bearer import Authenticator
 from gateway.config import AuthConfig, ListenConfig
-from gateway.fronts.http_auth import Authenticate, health_route, metadata_routes
-from gateway.fronts.http_lane import HttpLane, replay
+from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.lanes.http import HttpLane, replay
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)

@@ -5,27 +5,42 @@ like any other, so the registry maps exposed names back to the owning server's o
 """
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import mcp.types as types
-from mcp.server import ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.subscriptions import ListenHandler
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 
-from gateway.catalog.features import Who
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.relay import Peer, Relay
 from gateway.errors import GatewayError, to_mcp_error
-from gateway.fronts.audience import LISTENER
-
-if TYPE_CHECKING:
-    from gateway.fronts.server import Front
+from gateway.fronts.audience import LISTENER, AudienceBus
+from gateway.fronts.auth.callers import Callers
+from gateway.pipeline import Call
+from gateway.routing.features import Who
+from gateway.routing.registry import Registry
 
 logger = logging.getLogger(__name__)
 
 Ctx = ServerRequestContext[Any]
+
+
+class Front(Protocol):
+    """What the relay handlers need of the client-facing server (`fronts.server.Front` is one)."""
+
+    @property
+    def server(self) -> Server[Any]: ...
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def bus(self) -> AudienceBus: ...
+    @property
+    def callers(self) -> Callers: ...
+
+    async def handle_ctx(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call: ...
 
 
 def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
@@ -36,7 +51,7 @@ def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
     return Peer(key, ctx.session, ctx.request_id, ctx.session.client_capabilities, modern, level)
 
 
-def install(front: "Front") -> None:
+def install(front: Front) -> None:
     """Serve logging/setLevel, resources/subscribe and /unsubscribe, completion/complete, roots list changes."""
     server = front.server
 
@@ -101,7 +116,7 @@ def install(front: "Front") -> None:
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
 
 
-async def _unwatch(front: "Front", key: str, watched: list[tuple[str, str]], who: Who) -> None:
+async def _unwatch(front: Front, key: str, watched: list[tuple[str, str]], who: Who) -> None:
     with anyio.CancelScope(shield=True):  # a stream ends by cancellation: its subscriptions end all the same
         for server, original in watched:
             try:

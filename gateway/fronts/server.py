@@ -17,17 +17,16 @@ from mcp.server.subscriptions import (
 )
 
 from gateway import __version__, sdk, telemetry
-from gateway.catalog.exposure import CLIENT_KEY, OWN_SERVERS, Exposure
-from gateway.catalog.registry import Registry
 from gateway.downstreams.relay import Peer
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import relayed
 from gateway.fronts.audience import AudienceBus
-from gateway.fronts.caller import Caller, Callers
-from gateway.identity import os_user
+from gateway.fronts.auth.callers import Caller, Callers
+from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
-from gateway.session import Session, SessionStore
+from gateway.routing.registry import Registry
+from gateway.session import Session, SessionStore, os_user
 from gateway.types import ProgressFn, RequestCtx
 
 R = TypeVar("R", bound=types.Result)

@@ -24,8 +24,8 @@ from pydantic import ValidationError
 
 from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
+from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
-from gateway.fronts.stdio_lane import StdioLane
 from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)

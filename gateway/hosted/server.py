@@ -1,12 +1,12 @@
 """The gateway's own tools and resources, served in-process so they take the same path as any downstream.
 
 Tools: `status`, `read_output`, and the definitions of `find_tools` / `call_tool` (answered by the exposure
-middleware, which knows the caller's session: `gateway.hosted.find`). Resources: `gateway://outputs/{id}`
+middleware, which knows the caller's session: `gateway.middleware.exposure.find`). Resources: `gateway://outputs/{id}`
 (pages of a spilled result, `?offset=&length=`) and `gateway://prompts/{version}` (the full driver prompt).
 """
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,12 +16,11 @@ from mcp.server import Server
 from pydantic import Field
 
 from gateway import __version__
-from gateway.contracts import Arguments, ArgumentsError, parse, tool
-from gateway.hosted.find import CALL_TOOL, FIND_TOOLS
-from gateway.prompts import PromptLibrary, PromptNotFound
+from gateway.hosted.contracts import Arguments, ArgumentsError, parse, tool
+from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.store.base import Outputs, StoreUnavailable
-from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
+from gateway.store.local.outputs import MAX_PAGE_BYTES, OutputError, Page
 from gateway.types import RequestCtx
 
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
@@ -81,11 +80,16 @@ def pagetext_result(page: Page) -> str:
     return f"--- {where} ---\n{page.text}"
 
 
-def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[Any]:
-    """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`)."""
+def build(
+    status: StatusFn, outputs: Outputs, prompts: PromptLibrary, answered_upstream: Sequence[types.Tool] = ()
+) -> Server[Any]:
+    """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`). `answered_upstream`:
+    tools listed here but answered by a middleware before a call reaches this server (find/call, which need
+    the caller's session); the composition root passes them, so this room imports nothing above it."""
+    upstream = {t.name for t in answered_upstream}
 
     async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[STATUS, READ_OUTPUT, FIND_TOOLS, CALL_TOOL])
+        return types.ListToolsResult(tools=[STATUS, READ_OUTPUT, *answered_upstream])
 
     async def server_status(args: Status) -> types.CallToolResult:
         servers = status()
@@ -108,11 +112,9 @@ def build(status: StatusFn, outputs: Outputs, prompts: PromptLibrary) -> Server[
 
     async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
         found = handlers.get(params.name)
-        if found is None and params.name in (FIND_TOOLS.name, CALL_TOOL.name):
+        if found is None and params.name in upstream:
             # Reached only when the chain has no exposure middleware (a custom chain): say so, do not guess.
-            return text_result(
-                f"{params.name} is answered by the gateway's exposure middleware, absent here.", error=True
-            )
+            return text_result(f"{params.name} is answered by the gateway's middleware, absent here.", error=True)
         if found is None:
             return text_result(f"Unknown tool {params.name!r}; this server has {', '.join(handlers)}.", error=True)
         model, handler = found

@@ -1,7 +1,7 @@
 """The default response pipeline; the list order is the hook order (see `gateway.pipeline`)."""
 
-from gateway.cache import SharedCache
 from gateway.config import GatewayConfig
+from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware.bootstrap import Bootstrap
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.observe import Observe
@@ -9,8 +9,8 @@ from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Steering
 from gateway.middleware.versions import VersionChecks
 from gateway.pipeline import Middleware
-from gateway.prompts import PromptLibrary
 from gateway.store.base import Outputs, SharedLoads
+from gateway.store.cache import SharedCache
 from gateway.think.engine import Engine
 from gateway.types import CallTool
 

@@ -5,8 +5,8 @@ from typing import Literal, Self
 
 from gateway import telemetry
 from gateway.config import GatewayConfig
+from gateway.hosted.prompts import Prompt, PromptLibrary
 from gateway.pipeline import Call, Middleware
-from gateway.prompts import Prompt, PromptLibrary
 from gateway.results import Hint
 
 logger = logging.getLogger(__name__)

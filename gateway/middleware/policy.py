@@ -20,8 +20,8 @@ import mcp.types as types
 
 from gateway.config import PolicyConfig
 from gateway.errors import GatewayError
-from gateway.identity import Identity
 from gateway.pipeline import Call, Middleware
+from gateway.session import Identity
 
 OWN_SERVERS = ("gateway", "think", "prompt")
 ToolLookup = Callable[[str], Awaitable[types.Tool | None]]

@@ -11,10 +11,9 @@ from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
-from gateway.results import Hint, text_view
+from gateway.results import Hint, cut, text_view, utf8_len
 from gateway.store.base import Outputs, StoreUnavailable
-from gateway.store.outputs import MAX_PAGE_BYTES
-from gateway.text import cut, utf8_len
+from gateway.store.local.outputs import MAX_PAGE_BYTES
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from fnmatch import fnmatchcase
 from typing import Any, Self
 
 from gateway import telemetry
-from gateway.cache import SharedCache
 from gateway.config import GatewayConfig, VersionSourceConfig
 from gateway.middleware.version_sources import (
     SourceError,
@@ -24,6 +23,7 @@ from gateway.middleware.version_sources import (
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_view
 from gateway.store.base import SharedLoads
+from gateway.store.cache import SharedCache
 from gateway.types import CallTool
 
 logger = logging.getLogger(__name__)

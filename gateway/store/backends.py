@@ -6,9 +6,9 @@ from typing import Any
 
 from gateway.config import GatewayConfig
 from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills
-from gateway.store.outputs import LocalOutputs, OutputStore
-from gateway.store.runs_local import LocalRuns
-from gateway.store.spills_local import LocalSpills
+from gateway.store.local.outputs import LocalOutputs, OutputStore
+from gateway.store.local.runs import LocalRuns
+from gateway.store.local.spills import LocalSpills
 
 
 @dataclass(slots=True)
@@ -38,12 +38,12 @@ def open_stores(config: GatewayConfig) -> Stores:
         state = Path(config.think.state_dir)
         return Stores("local", LocalRuns(state), LocalSpills(state), LocalOutputs(files))
     # Imported here: the local default never loads redis-py.
-    from gateway.store import redis as redis_store
-    from gateway.store.loads import RedisLoads
-    from gateway.store.outputs_redis import RedisOutputs
-    from gateway.store.runs_redis import RedisRuns
-    from gateway.store.sessions_redis import RedisSessions
-    from gateway.store.spills_redis import RedisSpills
+    from gateway.store.redis import client as redis_store
+    from gateway.store.redis.loads import RedisLoads
+    from gateway.store.redis.outputs import RedisOutputs
+    from gateway.store.redis.runs import RedisRuns
+    from gateway.store.redis.sessions import RedisSessions
+    from gateway.store.redis.spills import RedisSpills
 
     client = redis_store.connect(store.url)
     where = redis_store.where(store.url, store.prefix)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gateway.errors import GatewayError
 
 if TYPE_CHECKING:
-    from gateway.store.outputs import Page, Spilled
+    from gateway.store.local.outputs import Page, Spilled
 
 
 class StoreUnavailable(GatewayError):
@@ -98,7 +98,7 @@ class SessionShare(Protocol):
 
 
 class Outputs(Protocol):
-    """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors)."""
+    """Spilled results, paged by id (`gateway.store.local.outputs` defines ids, pages and errors)."""
 
     ttl_s: float
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from gateway.text import cut, utf8_len
+from gateway.results import cut, utf8_len
 from gateway.think.snapshot import json_bytes, json_size, kind, summarize
 from gateway.think.spills import RunSpills
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic_core import to_json
 
 from gateway import telemetry
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think import runner, snapshot
 from gateway.think.context import Limits, make_output
 from gateway.think.errors import ThinkError

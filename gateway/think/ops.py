@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from gateway.contracts import Arguments, summary
-from gateway.prompts import PromptNotFound
+from gateway.hosted.contracts import Arguments, summary
+from gateway.hosted.prompts import PromptNotFound
 from gateway.think import runner, tools
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine

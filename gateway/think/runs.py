@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from gateway.store.spills_local import FILES
+from gateway.store.local.spills import FILES
 from gateway.think import runlock
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph

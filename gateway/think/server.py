@@ -9,8 +9,8 @@ import mcp.types as types
 from mcp.server import Server
 
 from gateway import __version__, telemetry
-from gateway.contracts import Arguments, ArgumentsError, parse
-from gateway.prompts import PromptNotFound
+from gateway.hosted.contracts import Arguments, ArgumentsError, parse
+from gateway.hosted.prompts import PromptNotFound
 from gateway.store.base import StoreUnavailable
 from gateway.think import resources, tools
 from gateway.think.engine import Engine

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.text import cut, utf8_len
+from gateway.results import cut, utf8_len
 from gateway.think.errors import ThinkError
 
 SUMMARY_KEYS = 5

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from gateway.store.base import RunRecords, Spills, VersionConflict
-from gateway.store.runs_local import LocalRuns
-from gateway.store.spills_local import LocalSpills
+from gateway.store.local.runs import LocalRuns
+from gateway.store.local.spills import LocalSpills
 from gateway.think.errors import ThinkError
 from gateway.think.spills import RunSpills
 from gateway.think.workflow import check_name

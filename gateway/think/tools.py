@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gateway.contracts import Arguments, tool
+from gateway.hosted.contracts import Arguments, tool
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 
 

@@ -4,11 +4,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.auth.bearer import Authenticator
-from gateway.auth.bearer_jwt import JwtVerifier
-from gateway.auth.jwks import KeySet
-from gateway.auth.refusal import Refused
-from gateway.auth.static import StaticToken, StaticTokens, digest
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.bearer_jwt import JwtVerifier
+from gateway.fronts.auth.jwks import KeySet
+from gateway.fronts.auth.refusal import Refused
+from gateway.fronts.auth.static import StaticToken, StaticTokens, digest
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving, tampered, unsigned
 
 pytestmark = pytest.mark.anyio

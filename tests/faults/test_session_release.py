@@ -7,10 +7,10 @@ import anyio
 import pytest
 import uvicorn
 
-from gateway.app import Gateway
-from gateway.auth.configured import authenticator
+from gateway.app.gateway import Gateway
+from gateway.app.serve import http_app
 from gateway.config import load_config
-from gateway.fronts.serve import http_app
+from gateway.fronts.auth.configured import authenticator
 from tests.harness import free_port, http_client, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from gateway.contracts import KINDS
+from gateway.hosted.contracts import KINDS
 from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 from tests.harness import http_client, http_gateway, text_of, write_config
 from tests.think import harness

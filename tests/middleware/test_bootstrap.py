@@ -9,11 +9,11 @@ import mcp.types as types
 import pytest
 from mcp import MCPError
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
+from gateway.hosted.prompts import DEFAULT_DIR, PromptLibrary, PromptNotFound
 from gateway.middleware.bootstrap import SUMMARY_LIMIT, Bootstrap, summary
 from gateway.pipeline import Call
-from gateway.prompts import DEFAULT_DIR, PromptLibrary, PromptNotFound
 from gateway.results import Hint
 from gateway.session import Session
 from tests.harness import connected, write_config

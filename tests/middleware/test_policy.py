@@ -4,8 +4,8 @@ the gateway's own tools, and denials that name the rule."""
 import mcp.types as types
 
 from gateway.config import PolicyConfig
-from gateway.identity import Identity
 from gateway.middleware.policy import Policy, Rule, from_config
+from gateway.session import Identity
 
 ALICE = Identity("alice", "static", "alice", groups=frozenset({"dev"}))
 BOB = Identity("bob", "static", "bob", groups=frozenset({"interns"}))

@@ -17,14 +17,14 @@ import pytest
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.downstreams.downstream import Target
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
 from gateway.session import Session
-from gateway.store.outputs import LocalOutputs, OutputStore
+from gateway.store.local.outputs import LocalOutputs, OutputStore
 from tests import harness
 from tests.harness import hints_of, kitchen, text_of, write_config
 from tests.servers.kitchen import Kitchen

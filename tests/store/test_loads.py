@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.store import redis as redis_store
-from gateway.store.loads import RedisLoads
+from gateway.store.redis import client as redis_store
+from gateway.store.redis.loads import RedisLoads
 from tests.harness import free_port
 from tests.services import RedisServer
 

@@ -10,8 +10,8 @@ import pytest
 
 from gateway.store.backends import Stores, open_stores
 from gateway.store.base import Outputs
-from gateway.store.outputs import MAX_PAGE_BYTES, OutputError
-from gateway.store.outputs_redis import CHUNK, RedisOutputs
+from gateway.store.local.outputs import MAX_PAGE_BYTES, OutputError
+from gateway.store.redis.outputs import CHUNK, RedisOutputs
 from tests.services import RedisServer, store_config
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.store import redis as redis_store
 from gateway.store.backends import open_stores
 from gateway.store.base import RunRecords, StoreUnavailable, VersionConflict
+from gateway.store.redis import client as redis_store
 from gateway.think.errors import ThinkError
 from gateway.think.state import RunState, StateStore
 from tests.harness import free_port

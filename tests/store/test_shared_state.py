@@ -9,11 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.identity import Identity
-from gateway.session import SessionStore
+from gateway.session import Identity, SessionStore
 from gateway.store.backends import open_stores
 from gateway.store.base import SESSION_IDLE_S, StoreUnavailable
-from gateway.store.sessions_redis import RedisSessions
+from gateway.store.redis.sessions import RedisSessions
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend

@@ -11,7 +11,7 @@ import anyio
 import mcp.types as types
 from mcp import Client
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from tests.harness import ROOT, hints_of, kitchen, text_of, write_config
 

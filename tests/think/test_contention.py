@@ -11,7 +11,7 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.state import StateStore
@@ -39,7 +39,7 @@ WRITER = """
 import json, sys
 from pathlib import Path
 import anyio
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library

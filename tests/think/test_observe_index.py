@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think import engine as engine_module
 from gateway.think.engine import Engine
 from gateway.think.library import Library

@@ -23,7 +23,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from gateway.app import Gateway
+from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.think.graph import observable
 from gateway.think.observed import unwrapped

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic_core import to_json
 
-from gateway.text import cut
+from gateway.results import cut
 from gateway.think.errors import ThinkError
 from gateway.think.snapshot import guard, json_bytes, json_size
 

@@ -17,7 +17,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from gateway.prompts import PromptLibrary
+from gateway.hosted.prompts import PromptLibrary
 from gateway.think.engine import Engine, KnownTools
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library

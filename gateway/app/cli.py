@@ -1,0 +1,182 @@
+"""Command line: `gateway serve | check | tools`. Parses arguments and delegates; no logic of its own."""
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import sys
+from contextlib import suppress
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+
+from gateway.config import GatewayConfig, StdioServerConfig, load_config
+from gateway.errors import ConfigError
+
+logger = logging.getLogger("gateway")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gateway", description="One MCP endpoint in front of many MCP servers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve MCP on stdio (default) or Streamable HTTP")
+    serve.add_argument("--config", required=True, type=Path)
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)")
+    serve.add_argument("--log-level", default="INFO")
+    check = sub.add_parser("check", help="validate a config file")
+    check.add_argument("--config", required=True, type=Path)
+    check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
+    check.add_argument("--groups", default="", help="with --as: its groups, comma-separated (JWT identities)")
+    reload = sub.add_parser("reload", help="make a running HTTP gateway reload its config file")
+    reload.add_argument("--url", required=True, help="the gateway's base URL, e.g. http://127.0.0.1:8765")
+    reload.add_argument("--token-env", default="GATEWAY_TOKEN", help="variable holding a bearer token, if it needs one")
+    tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
+    tools.add_argument("--config", required=True, type=Path)
+    tools.add_argument("--json", action="store_true", help="machine-readable output")
+    tools.add_argument("--find", metavar="QUERY", help="try gateway.find_tools with this query instead")
+    tools.add_argument("--limit", type=int, default=5, help="hits to show with --find (default 5)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    level = getattr(args, "log_level", "WARNING")
+    logging.basicConfig(
+        level=level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.command == "reload":
+        from gateway.app.reload import request_reload
+
+        return request_reload(args.url, os.environ.get(args.token_env))
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{exc.source}: {problem}", file=sys.stderr)  # noqa: T201 -- the CLI's output
+        return 1
+    match args.command:
+        case "check" if args.identity is not None:
+            groups = {g.strip() for g in args.groups.split(",") if g.strip()}
+            return anyio.run(_check_as, config, args.identity, groups)
+        case "check":
+            return _check(config, args.config)
+        case "tools":
+            return anyio.run(_tools, config, args.json, args.find, args.limit)
+        case _:
+            return _serve(config, args.config, args.http)
+
+
+def _check(config: GatewayConfig, path: Path) -> int:
+    from gateway.downstreams.secrets import references
+
+    for name, server in config.servers.items():
+        needs = references(server)
+        if needs:
+            sources = ", ".join(config.secrets.sources)
+            print(f"{path}: servers.{name}: per-user ({', '.join(sorted(needs))}; sources: {sources})")  # noqa: T201
+        if isinstance(server, StdioServerConfig) and shutil.which(server.command) is None:
+            # A warning, not an error: the command may be installed where the gateway will run.
+            print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
+    if config.think.enabled:
+        from gateway.think.library import Library
+        from gateway.think.workflow import DEFAULT_DIR
+
+        dirs = (
+            [Path(d) for d in config.think.workflows_dirs] if config.think.workflows_dirs is not None else [DEFAULT_DIR]
+        )
+        # Warnings: one broken workflow does not stop the gateway (think.workflows.list reports it too).
+        for error in Library(dirs).all()[1]:
+            for problem in error.details if isinstance(error.details, list) else [error.details]:
+                print(f"{path}: think.workflows_dirs: warning: {problem}", file=sys.stderr)  # noqa: T201
+    print(f"{path}: ok ({len(config.servers)} servers: {', '.join(config.servers)})")  # noqa: T201
+    return 0
+
+
+async def _tools(config: GatewayConfig, as_json: bool, query: str | None, limit: int) -> int:
+    from gateway.app.gateway import Gateway
+    from gateway.middleware.exposure import figures
+
+    gateway = Gateway(config)
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+        status = gateway.registry.status()
+    if query is not None:
+        try:
+            print("\n".join(figures.find_lines(gateway.exposure, catalog, query, max(1, limit))))  # noqa: T201
+        except ValueError as exc:
+            print(f"--find: {exc}", file=sys.stderr)  # noqa: T201
+            return 1
+        return 0
+    exposure = figures.rows(gateway.exposure, catalog)
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.exposed,
+            "server": e.server,
+            "original": e.original,
+            "chars": len(e.item.model_dump_json(by_alias=True, exclude_none=True)),
+        }
+        for e in catalog.tools.values()
+    ]
+    total = sum(r["chars"] for r in rows)
+    if as_json:
+        body = {"tools": rows, "total_tools": len(rows), "total_chars": total, "exposure": exposure, "servers": status}
+        print(json.dumps(body, indent=1))  # noqa: T201
+        return 0
+    width = max([len(r["name"]) for r in rows] + [4])
+    lines = [f"{'NAME':<{width}}  {'SERVER':<12}  {'ORIGINAL':<32}  CHARS"]
+    lines += [f"{r['name']:<{width}}  {r['server']:<12}  {r['original']:<32}  {r['chars']:>5}" for r in rows]
+    lines.append(f"{len(rows)} tools, {total:,} chars of definitions")
+    lines += ["", *figures.render(exposure), ""]
+    lines += [
+        f"server {n}: {s['state']}" + (f" ({s['last_error']})" if s["last_error"] else "") for n, s in status.items()
+    ]
+    print("\n".join(lines))  # noqa: T201
+    return 0
+
+
+async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
+    from gateway.app.gateway import Gateway
+    from gateway.session import Identity
+
+    token = next((t for t in config.auth.tokens if t.name == name), None)
+    if token is not None:
+        groups |= set(token.groups)
+    identity = Identity(name, "static" if token is not None else "jwt", name, groups=frozenset(groups))
+    gateway = Gateway(config)
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+    shown, hidden = [], []
+    for entry in catalog.tools.values():
+        tool = entry.item if isinstance(entry.item, types.Tool) else None
+        denial = gateway.policy.denial(identity, entry.exposed, tool)
+        if denial is None:
+            shown.append(f"  {entry.exposed}")
+        else:
+            hidden.append(f"  {entry.exposed}: {denial.why} (policy rule {denial.rule!r})")
+    groups_text = ", ".join(sorted(groups)) or "none"
+    lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
+    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden]))  # noqa: T201
+    return 0
+
+
+def _has_uvloop() -> bool:
+    return importlib.util.find_spec("uvloop") is not None
+
+
+def _serve(config: GatewayConfig, path: Path, http: str | None) -> int:
+    from gateway import telemetry
+    from gateway.app import serve
+
+    with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
+        if http is None:
+            anyio.run(partial(serve.stdio, config, path=path), backend_options={"use_uvloop": _has_uvloop()})
+        else:
+            host, _, port = http.rpartition(":")
+            serve.http(config, host or config.listen.host, int(port), path=path)
+    return 0

@@ -1,0 +1,334 @@
+"""Composition root: config -> downstreams -> registry -> pipeline -> front."""
+
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.subscriptions import ResourceUpdated
+
+import adapters
+from gateway.app.reload import Reloader
+from gateway.config import GatewayConfig, ServerConfig
+from gateway.downstreams import secrets as user_secrets
+from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
+from gateway.downstreams.url_asks import UrlAsks
+from gateway.fronts.auth.callers import Callers
+from gateway.fronts.server import Front
+from gateway.hosted import server as hosted
+from gateway.hosted.prompts import PromptLibrary
+from gateway.middleware import audit, default_chain, policy
+from gateway.middleware.bootstrap import summary
+from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
+from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.view import Exposure
+from gateway.middleware.wake import WakePools
+from gateway.pipeline import Middleware, Pipeline
+from gateway.routing.registry import Entry, Registry
+from gateway.routing.rename import Names, reference
+from gateway.session import Session, SessionStore, os_user
+from gateway.store.backends import open_stores
+from gateway.store.cache import SharedCache
+from gateway.think import server as think_server
+from gateway.think.context import Limits
+from gateway.think.engine import Engine
+from gateway.think.library import Library
+from gateway.think.state import StateStore
+from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
+from gateway.think.validator import Schemas
+from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS
+
+logger = logging.getLogger(__name__)
+
+
+def own_names(separator: str, max_length: int) -> Names:
+    """The names of the gateway's, Think's and prompt's tools: enough to render the driver summary, which is
+    written before any catalog exists."""
+    own = [("gateway", t.name) for t in (hosted.STATUS, hosted.READ_OUTPUT, FIND_TOOLS, CALL_TOOL)]
+    own += [("think", t.name) for t in THINK_TOOLS] + [("prompt", t.name) for t in PROMPT_TOOLS]
+    return Names(((s, o, reference(s, o)) for s, o in own), separator, max_length)
+
+
+def _logger_name(bare: str | None, separator: str, server: str, name: str | None) -> str:
+    """A downstream's logger as the client sees it: named by the server (kept as is for an un-prefixed one)."""
+    if server == bare:
+        return name or server
+    return server if name is None else f"{server}{separator}{name}"
+
+
+class Gateway:
+    """Everything one gateway process runs; `async with gateway.running()` connects, then serve `front.server`."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        in_process: Mapping[str, Callable[[], Target]] | None = None,
+        chain: list[Middleware] | None = None,
+        config_path: Path | None = None,
+    ) -> None:
+        """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`)."""
+        self.config = config
+        self.cache = SharedCache()
+        self.stores = open_stores(config)
+        self.sessions = SessionStore(shared=self.stores.sessions)
+        self.outputs = self.stores.outputs
+        self.prompts = PromptLibrary()
+        self.engine = self._think_engine() if config.think.enabled else None
+        in_process = {**self._think_servers(), **(in_process or {})}
+        bare = next((name for name, server in config.servers.items() if not server.prefix), None)
+        asks = UrlAsks(
+            per_session=config.limits.url_elicitations_per_session, max_age_s=config.limits.url_elicitation_ttl_s
+        )
+        self.relay = Relay(logger_name=partial(_logger_name, bare, config.namespace.separator), url_asks=asks)
+        downstreams: dict[str, Downstream | Pool] = {
+            "gateway": Downstream(
+                "gateway",
+                lambda: hosted.build(self.registry.status, self.outputs, self.prompts, (FIND_TOOLS, CALL_TOOL)),
+                timeout_s=60,
+            ),
+        }
+        for name, make in in_process.items():
+            downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
+        self._secrets = user_secrets.from_config(config.secrets)
+        for name, server in config.servers.items():
+            downstreams[name] = self._downstream(name, server)
+        self.registry = Registry(
+            downstreams,
+            namespace=config.namespace,
+            filters={name: server.tools for name, server in config.servers.items()},
+            cache=self.cache,
+            on_changed=self._front_changed,
+            bare=bare,
+            relay=self.relay,
+        )
+        self._chain = chain
+        """A chain given here (tests, benches) stays the chain across reloads; else `default_chain(config)`."""
+        self.policy = policy.from_config(config.policy, config.namespace.separator)
+        # The policy's hook into listing and search: a tool it denies is neither listed nor found.
+        self.exposure = Exposure(
+            config.exposure, config.namespace, visible=self._allowed, bare=frozenset({bare} if bare else ())
+        )
+        self.reloader = (
+            None
+            if config_path is None
+            else Reloader(config_path, config, self.registry, self._downstream, self._front_changed, self.reconfigure)
+        )
+        self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
+        middlewares = self._middlewares(config, self.policy)
+        self.audit = audit.sink(config.audit)
+        self.pipeline = Pipeline(
+            self.registry, [*middlewares, *([] if self.audit is None else [audit.Audit(self.audit)])]
+        )
+        self.front = Front(
+            self.pipeline,
+            self.registry,
+            self.sessions,
+            instructions=self._instructions(config),
+            hint_budget=config.limits.hint_budget_chars,
+            callers=Callers(
+                os_user(),
+                secret_header_prefix=self._secret_header(config),
+                client_header=config.listen.forwarded_client_header,
+            ),
+            exposure=self.exposure,
+        )
+
+    def _driver_full_text(self, config: GatewayConfig) -> str:
+        version = self.prompts.get(config.bootstrap.driver_version).version
+        full_text = f"read the resource gateway://prompts/{version}"
+        if self.engine is not None:
+            full_text = f'call think.driver_prompt {{"version": "{version}"}} or {full_text}'
+        return full_text
+
+    def _instructions(self, config: GatewayConfig) -> str:
+        driver = self.prompts.get(config.bootstrap.driver_version)
+        return self._own.text(summary(driver, self._driver_full_text(config)))
+
+    def _middlewares(self, config: GatewayConfig, rules: policy.Policy) -> list[Middleware]:
+        """The request pipeline `config` asks for, all but the audit (at start, and again at each reload).
+
+        Raises:
+            PromptNotFound: `bootstrap.driver_version` names no driver prompt.
+        """
+        exposure = ExposureMiddleware(
+            self.exposure,
+            self.registry.catalog,
+            notify=self._session_tools_changed,
+            answer_budget=config.limits.max_inline_bytes,
+        )
+        chain = self._chain
+        if chain is None:
+            chain = default_chain(
+                config,
+                outputs=self.outputs,
+                cache=self.cache,
+                prompts=self.prompts,
+                call_tool=self.registry.call_tool,
+                driver_full_text=self._driver_full_text(config),
+                engine=self.engine,
+                loads=self.stores.loads,
+            )
+        # Exposure first (every other middleware sees the registry's name of a direct call, gateway.call_tool
+        # unwrapped), then policy (a refused call goes no further), audit last (it sees every other decision).
+        guard: list[Middleware] = [policy.PolicyCheck(rules, self._tool)] if rules else []
+        # Before exposure reads the catalog: per-user servers start the caller's process (a reload may add one).
+        wake = WakePools(self.registry.wake_pools)
+        return [wake, exposure, *guard, *chain]
+
+    def reconfigure(self, config: GatewayConfig) -> Callable[[], Coroutine[Any, Any, None]]:
+        """Apply a reloaded config's pipeline sections: calls that start from now on go through a pipeline built
+        from `config` (policy, exposure, limits, steering, versions, bootstrap, audit); calls in flight finish on
+        theirs. Returns what retires the old pipeline once its calls are done (closing a replaced audit file).
+
+        Raises:
+            PromptNotFound, OSError: the new pipeline cannot be built (an unknown driver version, an audit file
+                that cannot be opened); nothing was changed.
+        """
+        rules = policy.from_config(config.policy, config.namespace.separator)
+        middlewares = self._middlewares(config, rules)
+        instructions = self._instructions(config)
+        sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)  # opened last
+        for name in {n for n, c in config.versions.catalogs.items() if c != self.config.versions.catalogs.get(n)}:
+            self.cache.invalidate(f"versions:{name}")  # a changed source is read again, not served from cache
+        retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
+        self.exposure.reconfigure(config.exposure)
+        self.front.hint_budget = config.limits.hint_budget_chars
+        asks = self.relay.url_asks  # bounds for asks from now on; those remembered are dropped by the new ones
+        asks.per_session, asks.max_age_s = (
+            config.limits.url_elicitations_per_session,
+            config.limits.url_elicitation_ttl_s,
+        )
+        self.front.server.instructions = instructions  # for sessions that initialize from now on
+        retired = self.pipeline.replace([*middlewares, *([] if sink is None else [audit.Audit(sink)])])
+
+        async def retire() -> None:
+            await retired.calls.idle()
+            if retired_sink is not None and retired_sink is not sink:
+                retired_sink.close()
+
+        return retire
+
+    def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
+        target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
+        if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
+            relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s)
+            return Pool(
+                name,
+                server,
+                self._secrets,
+                target,
+                on_list_changed=self._list_changed,
+                callbacks_for=relayed,
+                on_elicitation_complete=self.relay.elicitation_complete,
+                on_resource_updated=self._resource_updated,
+            )
+        return Downstream(
+            name,
+            partial(target, server),
+            protocol=server.protocol,
+            timeout_s=server.timeout_s,
+            connect_timeout_s=server.connect_timeout_s,
+            on_list_changed=self._list_changed,
+            callbacks=self.relay.callbacks(name, server.timeout_s),
+            on_resource_updated=self._resource_updated,
+            on_elicitation_complete=self.relay.elicitation_complete,
+        )
+
+    def _think_engine(self) -> Engine:
+        think = self.config.think
+        dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
+        return Engine(
+            Library(dirs),
+            StateStore(Path(think.state_dir), self.stores.runs, self.stores.spills),
+            self.prompts,
+            schemas=Schemas([d / "schemas" for d in dirs]),
+            limits=Limits(max_snapshot_bytes=think.max_snapshot_bytes, max_string_bytes=think.max_string_bytes),
+            snapshot_mode=think.truncation,
+            known_tools=self._tool_names,
+        )
+
+    def _think_servers(self) -> dict[str, Callable[[], Target]]:
+        if self.engine is None:
+            return {}
+        think, prompt = think_server.build(self.engine)
+        return {"think": lambda: think, "prompt": lambda: prompt}
+
+    @staticmethod
+    def _secret_header(config: GatewayConfig) -> str | None:
+        return config.secrets.header_prefix if "header" in config.secrets.sources else None
+
+    def _allowed(self, session: Session, entry: Entry) -> bool:
+        if not self.policy:  # read per call: a reload may bring rules in or take them out
+            return True
+        tool = entry.item if isinstance(entry.item, types.Tool) else None
+        return self.policy.denial(session.identity, entry.exposed, tool) is None
+
+    async def _tool(self, name: str) -> types.Tool | None:
+        entry = (await self.registry.catalog()).tools.get(name)
+        return entry.item if entry is not None and isinstance(entry.item, types.Tool) else None
+
+    async def _tool_names(self) -> set[str]:
+        # Workflows name tools by reference (`server.tool`), whatever the separator clients see.
+        return {reference(e.server, e.original) for e in (await self.registry.catalog()).tools.values()}
+
+    def _session_tools_changed(self, key: str) -> None:
+        self.front.tools_changed(key)
+
+    def _list_changed(self, server: str, kind: str) -> None:
+        self.registry.list_changed(server, kind)
+
+    async def _resource_updated(self, server: str, uri: str, audience: str | None = None) -> None:
+        """A server's resource changed (`audience`: the identity whose own process of a per-user server it is)."""
+        exposed = self.registry.uris.exposed(server, uri)
+        await self.relay.updated(exposed, audience)  # handshake-era subscribers
+        await self.front.bus.publish_to(ResourceUpdated(uri=exposed), audience)  # 2026-era listen streams
+
+    def _front_changed(self, kind: str) -> None:
+        if self.reloader is not None and self.reloader.quiet:
+            return  # a reload compares the whole catalog before and after, and tells clients once
+        self.front.list_changed(kind)
+
+    def _close_audit(self) -> None:
+        if self.audit is not None:  # the one in use at shutdown (a reload may have replaced the first)
+            self.audit.close()
+
+    def health(self) -> dict[str, Any]:
+        servers = self.registry.status()
+        ok = all(s["state"] in ("up", "idle") for s in servers.values())
+        last = None if self.reloader is None or self.reloader.last is None else self.reloader.last.as_dict()
+        return {"status": "ok" if ok else "degraded", "servers": servers, **({"last_reload": last} if last else {})}
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Gateway"]:
+        """Start every downstream concurrently, wait until each is up or has failed once (at most
+        `limits.startup_wait_s`), then serve.
+
+        One that fails keeps retrying in the background while the others serve; one still in its
+        handshake joins when it comes up (clients hear `list_changed`). Leaving closes all of them
+        (and the stdio children's process groups).
+        """
+        async with AsyncExitStack() as stack:
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tg.cancel_scope.cancel)
+            stack.callback(self._close_audit)
+            stack.push_async_callback(self.stores.aclose)
+            self.front.bind(tg)
+            for downstream in self.registry.downstreams.values():
+                await stack.enter_async_context(downstream)
+            with anyio.move_on_after(self.config.limits.startup_wait_s):
+                async with anyio.create_task_group() as waiting:
+                    for downstream in self.registry.downstreams.values():
+                        waiting.start_soon(downstream.settled)
+            await self.registry.catalog()
+            if self.reloader is not None:
+                await tg.start(self.reloader.run)
+            states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
+            logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
+            yield self

@@ -1,0 +1,69 @@
+"""Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
+
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+import uvicorn
+from starlette.types import ASGIApp
+
+from gateway.app.gateway import Gateway
+from gateway.config import GatewayConfig
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.configured import authenticator
+from gateway.fronts.http import build_app
+from gateway.fronts.stdio import serve_stdio
+from gateway.middleware.audit import AuditStream
+from gateway.pipeline import Middleware
+
+logger = logging.getLogger(__name__)
+
+
+async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None, *, path: Path | None = None) -> None:
+    """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
+    config file, reloaded on SIGHUP or change."""
+    gateway = Gateway(config, chain=chain, config_path=path)
+    if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
+        gateway.audit.stream = sys.stderr
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
+        async with gateway.running():
+            await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
+        tg.cancel_scope.cancel()
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    """SIGTERM ends the gateway as a closed stdin does: downstreams closed, then telemetry flushed by the caller
+    (the default action would kill the process and drop the last batch of spans and metrics)."""
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            logger.info("SIGTERM: stopping")
+            scope.cancel()
+            return
+
+
+def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
+    """The HTTP front of `gateway` as an ASGI app (what `serve --http` runs under uvicorn)."""
+    config = gateway.config
+    return build_app(
+        gateway.front,
+        listen=config.listen,
+        max_body_bytes=config.limits.max_message_bytes,
+        lifespan=gateway.running,
+        health=gateway.health,
+        authenticator=auth,
+        auth=config.auth,
+        reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
+    )
+
+
+def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
+    gateway = Gateway(config, config_path=path)
+    auth = authenticator(config.auth, config.listen)
+    app = http_app(gateway, auth)
+    kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
+    required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
+    logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, required)
+    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)

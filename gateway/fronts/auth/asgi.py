@@ -1,0 +1,119 @@
+"""HTTP identity: an ASGI middleware that turns the `Authorization` header into the request's `Identity`,
+the RFC 9728 protected-resource metadata, and `/healthz` (bare liveness for anyone, details for callers
+who pass auth and the Host/Origin checks).
+
+A refused request gets 401 (403 for missing scopes, 503 when the issuer's keys cannot be had) with a
+`WWW-Authenticate: Bearer` challenge naming the metadata, so an MCP client can discover the issuer and
+sign the user in. An accepted one carries its identity in the scope (`IDENTITY_SCOPE`) and, for the
+SDK, as `scope["user"]`: the SDK's session managers bind each handshake-era session to the principal
+that opened it and answer 404 to anyone else.
+"""
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.transport_security import TransportSecurityMiddleware
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.refusal import Refused
+from gateway.session import Identity
+
+logger = logging.getLogger(__name__)
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+PUBLIC = frozenset({"/healthz"})
+"""Paths served without credentials (they answer less without them)."""
+
+
+def access_token(identity: Identity) -> AccessToken:
+    """The SDK's view of the principal, for its session-owner checks; holds no token, only who it is."""
+    digest = hashlib.sha256(identity.key.encode()).hexdigest()[:32]
+    return AccessToken(
+        token=f"identity:{digest}",
+        client_id=identity.key,
+        scopes=sorted(identity.scopes),
+        subject=identity.subject,
+        claims={"iss": identity.issuer} if identity.issuer else None,
+    )
+
+
+class Authenticate:
+    def __init__(self, app: ASGIApp, authenticator: Authenticator, *, resource_url: str | None = None) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.metadata_url = None if resource_url is None else str(build_resource_metadata_url(AnyHttpUrl(resource_url)))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith(METADATA_PATH):
+            await self.app(scope, receive, send)
+            return
+        header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+        try:
+            identity = await self.authenticator.identify(None if header is None else header.decode("latin-1"))
+        except Refused as refused:
+            if scope["path"] in PUBLIC:
+                await self.app(scope, receive, send)  # without an identity: the public answer
+                return
+            logger.info("refused %s %s: %s", scope["method"], scope["path"], refused.description)
+            await self._refuse(send, refused)
+            return
+        scope[IDENTITY_SCOPE] = identity
+        if identity.kind != "anonymous":
+            scope["user"] = AuthenticatedUser(access_token(identity))
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, send: Send, refused: Refused) -> None:
+        challenge = ['realm="mcp-gateway"']
+        if self.metadata_url is not None:
+            challenge.append(f'resource_metadata="{self.metadata_url}"')
+        if refused.error is not None:
+            challenge.append(f'error="{refused.error}"')
+            challenge.append(f'error_description="{refused.description.replace(chr(34), chr(39))}"')
+        if refused.scope is not None:
+            challenge.append(f'scope="{refused.scope}"')
+        message = f"{refused.description[:1].upper()}{refused.description[1:]}."
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", ("Bearer " + ", ".join(challenge)).encode("latin-1", "replace")),
+        ]
+        await send({"type": "http.response.start", "status": refused.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def metadata_routes(resource_url: str, authorization_servers: list[str], scopes: list[str]) -> list[Route]:
+    """RFC 9728 metadata at `/.well-known/oauth-protected-resource/<resource path>` (§3.1) and at the root path."""
+    routes = create_protected_resource_routes(
+        AnyHttpUrl(resource_url),
+        [AnyHttpUrl(server) for server in authorization_servers],
+        scopes_supported=scopes or None,
+        resource_name="mcp-gateway",
+    )
+    if routes[0].path != METADATA_PATH:
+        routes.append(Route(METADATA_PATH, endpoint=routes[0].endpoint, methods=["GET", "OPTIONS"]))
+    return routes
+
+
+def health_route(health: Callable[[], dict[str, Any]], security: TransportSecurityMiddleware) -> Route:
+    """`GET /healthz`: `{"status"}` for anyone (load balancers); the servers' details (states, last errors
+    with local paths) only for a caller whose request passed auth and whose Host/Origin the gateway accepts."""
+
+    async def healthz(request: Request) -> JSONResponse:
+        report = health()
+        trusted = IDENTITY_SCOPE in request.scope and await security.validate_request(request) is None
+        return JSONResponse(report if trusted else {"status": report["status"]})
+
+    return Route("/healthz", healthz)

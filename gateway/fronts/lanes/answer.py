@@ -1,0 +1,58 @@
+"""What both fronts' lanes answer to a `tools/call`: the call through the front's pipeline, shaped for the wire as
+the SDK's server runner shapes it (`ServerRunner._serialize`: the per-version sieve; in the 2026 era
+`resultType` and the gateway's `serverInfo` stamp), inside the SDK's SERVER span."""
+
+import logging
+from typing import Any
+
+from mcp.server.runner import modern_error_data
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, SERVER_INFO_META_KEY, ClientCapabilities, ErrorData
+from mcp_types import methods as spec
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry.trace import StatusCode
+from pydantic import ValidationError
+
+from gateway import telemetry
+from gateway.fronts.auth.callers import Caller
+from gateway.fronts.server import Front
+
+logger = logging.getLogger(__name__)
+
+
+async def answer_tool_call(
+    front: Front, caller: Caller, request_id: str | int, params: dict[str, Any], version: str
+) -> tuple[dict[str, Any], ErrorData | None]:
+    """The JSON-RPC response to a validated `tools/call`, and the error it carries (None for a result).
+
+    A bug below becomes INTERNAL_ERROR for this call, as at the SDK's boundary, never a dropped connection.
+    """
+    name: str = params["name"]
+    meta = params.get("_meta")
+    with telemetry.server_span("tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}) as span:
+        try:
+            modern = version in MODERN_PROTOCOL_VERSIONS
+            declared = _declared(meta) if modern else None
+            result = await front.call_tool(caller, name, params.get("arguments"), modern=modern, capabilities=declared)
+        except Exception as exc:  # the SDK's boundary
+            logger.exception("tools/call %s failed", name)
+            error = modern_error_data(exc)
+            span.set_status(StatusCode.ERROR, error.message)
+            body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
+            return body, error
+        telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        del result
+        dumped = spec.serialize_server_result("tools/call", version, dumped)
+        if version in MODERN_PROTOCOL_VERSIONS:
+            if dumped.get("resultType") is None:
+                dumped["resultType"] = "complete"
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: front.server.server_info_stamp}
+        return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
+
+
+def _declared(meta: Any) -> ClientCapabilities | None:
+    """The client capabilities a 2026-era request declares in its envelope (what a downstream may be offered)."""
+    try:
+        return ClientCapabilities.model_validate(meta[CLIENT_CAPABILITIES_META_KEY])
+    except (KeyError, TypeError, ValidationError):
+        return None

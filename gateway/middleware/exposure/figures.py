@@ -1,0 +1,64 @@
+"""What a client's window would hold, per exposure mode and client rule; `find_tools` from the command line.
+
+`gateway tools` prints these. Tokens are estimated as characters / 4 (the usual rule of thumb for JSON
+and English; real tokenizers differ by some 10-20 %).
+"""
+
+from dataclasses import replace
+from typing import Any
+
+from gateway.middleware.exposure.view import OWN_SERVERS, Exposure, Rule, definition_chars
+from gateway.routing.registry import Catalog
+from gateway.session import Session
+
+CLIENT_CAPS = ((128, "VS Code / Copilot and OpenAI-based clients use at most 128"), (40, "Cursor uses at most 40"))
+"""Tool counts at which known clients stop using tools, largest first."""
+
+
+def measure(exposure: Exposure, catalog: Catalog, rule: Rule) -> dict[str, Any]:
+    """Tools, characters and estimated tokens a fresh session under `rule` is listed."""
+    tools = exposure.listed(catalog, Session("figures"), rule)
+    chars = sum(definition_chars(t) for t in tools)
+    names = exposure.names(catalog, rule.separator)
+    own = {names.to_session(n) for n, e in catalog.tools.items() if e.server in OWN_SERVERS}
+    return {
+        "tools": len(tools),
+        "chars": chars,
+        "tokens": chars // 4,
+        "own_chars": sum(definition_chars(t) for t in tools if t.name in own),
+        "searching": exposure.searching(catalog, rule),
+    }
+
+
+def rows(exposure: Exposure, catalog: Catalog) -> list[dict[str, Any]]:
+    """One row per mode (under the default rule) and one per configured client rule."""
+    default, *clients = exposure.rules()
+    out = [{"view": f"mode {m}", **measure(exposure, catalog, replace(default, mode=m))} for m in ("all", "search")]
+    out.append({"view": f"default ({default.mode})", **measure(exposure, catalog, default)})
+    out += [{"view": f"client {r.client_glob} ({r.mode})", **measure(exposure, catalog, r)} for r in clients]
+    return out
+
+
+def render(figures: list[dict[str, Any]]) -> list[str]:
+    lines = [f"{'WHAT A CLIENT IS LISTED':<34}  {'TOOLS':>5}  {'CHARS':>9}  {'~TOKENS':>8}  {'OF WHICH OWN':>12}"]
+    for row in figures:
+        line = f"{row['view']:<34}  {row['tools']:>5}  {row['chars']:>9,}  {row['tokens']:>8,}  {row['own_chars']:>12,}"
+        if not row["view"].startswith("mode") and row["searching"]:
+            line += "  (search: the rest through gateway.find_tools)"
+        warning = next((why for cap, why in CLIENT_CAPS if row["tools"] > cap), None)
+        if warning:
+            line += f"  ⚠ {row['tools']} tools: {warning}"
+        lines.append(line)
+    return lines
+
+
+def find_lines(exposure: Exposure, catalog: Catalog, query: str, limit: int) -> list[str]:
+    """`gateway tools --find`: the hits find_tools would give, one per line."""
+    matches = exposure.search(catalog, Session("cli"), query, limit=limit)
+    if not matches.hits:
+        return [f"no tool matches {query!r} (searched: {', '.join(matches.terms) or 'nothing but stopwords'})"]
+    lines = [f"{len(matches.hits)} of {matches.total} tools matching {query!r}:"]
+    for rank, hit in enumerate(matches.hits, 1):
+        first = (hit.tool.description or "").strip().split("\n", 1)[0][:100]
+        lines.append(f"{rank:>2}. {hit.name:<44} {hit.score:>7.2f}  {first}")
+    return lines

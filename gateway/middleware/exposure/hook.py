@@ -1,0 +1,126 @@
+"""Exposure at the front door (first in the chain): the session's `tools/list`, its names, find and call.
+
+* `tools/list` is answered from the session's view (`gateway.middleware.exposure.view`).
+* `tools/call`: the client's name (its session name, or a reference name) becomes the registry's name
+  before any other middleware sees the call; `gateway.call_tool {name, arguments}` is unwrapped here into
+  that very call, so it takes exactly the path of a direct call (versions, observe, bootstrap, steering,
+  size guard); `gateway.find_tools` is answered here. A hidden tool called by name works as any other,
+  and joins the session's list (promotion), as do the tools a search returns. A session any replica may
+  serve (2026 era, Redis store) reads its promotions from the store before listing or promoting, and writes
+  them back when they changed: one round trip, only on `tools/list`, a search, or a call of a hidden tool.
+* An unknown name is refused with the closest names, in the session's names.
+"""
+
+import difflib
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+import mcp.types as types
+
+from gateway.errors import UnknownName
+from gateway.middleware.exposure import find
+from gateway.middleware.exposure.view import Exposure
+from gateway.pipeline import Call, Middleware
+from gateway.results import Hint, text_result
+from gateway.routing.registry import Catalog
+from gateway.routing.rename import Names, reference
+from gateway.session import Session
+
+logger = logging.getLogger(__name__)
+
+FIND = ("gateway", find.FIND_TOOLS.name)
+CALL = ("gateway", find.CALL_TOOL.name)
+NEXT_AFTER_FIND = (
+    "Next: call the match you need by its exact name with arguments per its inputSchema (detail: true shows it), "
+    "or gateway.call_tool {name, arguments}; no need to list tools again."
+)
+
+
+class ExposureMiddleware(Middleware):
+    methods = frozenset({"tools/list", "tools/call"})
+
+    def __init__(
+        self,
+        exposure: Exposure,
+        catalog: Callable[[], Awaitable[Catalog]],
+        *,
+        notify: Callable[[str], None] = lambda key: None,
+        answer_budget: int = 20_000,
+    ) -> None:
+        self.exposure = exposure
+        self.catalog = catalog
+        self.notify = notify
+        """Sends `notifications/tools/list_changed` to one session (by key)."""
+        self.answer_budget = answer_budget
+
+    async def on_request(self, call: Call) -> None:
+        catalog = await self.catalog()
+        if call.method == "tools/list":
+            await self._pull(call.session)
+            call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
+            return
+        names = self.exposure.session_names(catalog, call.session)
+        canonical = names.resolve(str(call.params.get("name", "")))
+        if canonical == names.by_original.get(CALL):
+            try:
+                inner, arguments, notes = find.call_request(call.params.get("arguments"))
+            except find.BadArguments as exc:
+                call.result = text_result(str(exc), error=True)
+                return
+            call.hints.extend(Hint("exposure", note) for note in notes)
+            canonical = names.resolve(inner)
+            if canonical == names.by_original.get(CALL):
+                call.result = text_result("gateway.call_tool cannot call itself; name the tool to call.", error=True)
+                return
+            call.params = {"name": canonical, "arguments": arguments}
+        entry = catalog.tools.get(canonical)
+        if entry is None:  # a tool the policy denies is refused by the policy check, naming its rule
+            raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
+        call.params["name"] = canonical
+        call.reference = reference(entry.server, entry.original)
+        if canonical == names.by_original.get(FIND):
+            await self._find(catalog, call, names)
+        elif self.exposure.hidden(catalog, call.session, canonical):
+            await self._promote(catalog, call, [canonical])
+
+    async def _find(self, catalog: Catalog, call: Call, names: Names) -> None:
+        args = call.params.get("arguments") or {}
+        try:
+            request = find.find_request(args, {e.server for e in catalog.tools.values()})
+        except find.BadArguments as exc:
+            call.result = text_result(str(exc), error=True)
+            return
+        matches = self.exposure.search(catalog, call.session, request.query, limit=request.limit, server=request.server)
+        call.result = find.answer(request, matches, names.to_session, self.answer_budget)
+        if matches.hits:
+            call.hints.append(Hint("exposure", NEXT_AFTER_FIND))
+            await self._promote(catalog, call, [h.name for h in matches.hits])
+
+    async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
+        await self._pull(call.session)
+        if self.exposure.promote(catalog, call.session, canonical):
+            logger.debug("session %s: promoted %s", call.session.key, canonical)
+            await call.session.promote(list(self.exposure.view(call.session).promoted))
+            self.notify(call.session.key)
+
+    async def _pull(self, session: Session) -> None:
+        """What other replicas promoted in this session, when it is shared."""
+        shared = await session.promoted()
+        if shared is not None:
+            self.exposure.view(session).promoted = OrderedDict.fromkeys(shared)
+
+    def _closest(self, catalog: Catalog, call: Call, names: Names) -> list[str]:
+        """Up to three names: by spelling first, then by what the name's words find."""
+        asked = str(call.params.get("name", ""))
+        visible = [names.to_session(n) for n, e in catalog.tools.items() if self.exposure.visible(call.session, e)]
+        closest = difflib.get_close_matches(asked, visible, n=3, cutoff=0.6)
+        try:
+            found = self.exposure.search(catalog, call.session, asked, limit=3).hits
+        except ValueError:  # a name longer than a query may be: spelling alone then
+            found = []
+        for hit in found:
+            name = names.to_session(hit.name)
+            if name not in closest:
+                closest.append(name)
+        return closest[:3]

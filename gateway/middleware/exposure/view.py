@@ -1,0 +1,253 @@
+"""Exposure: what one session's `tools/list` holds (DESIGN §14). It lives beside the session, not in the registry.
+
+The catalog is everything aggregated; a session sees, per its client rule:
+
+* `all`: every tool the policy lets it see;
+* `search`: the gateway's and Think's own tools, `pin` globs, and the tools it found (promoted, LRU);
+  every other tool stays callable by its exact name and reachable through `gateway.find_tools`;
+* `auto`: `all` while the catalog fits `max_tools` and `max_list_chars` (JSON of the listed definitions), else `search`.
+
+Names are rendered per session (`rename.Names`), descriptions capped by `description_chars`. Derived data
+(names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
+"""
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, cast
+
+import mcp.types as types
+
+from gateway.config import ExposureConfig, NamespaceConfig
+from gateway.middleware.exposure.search import Matches, SearchIndex
+from gateway.routing.registry import Catalog, Entry
+from gateway.routing.rename import Names, reference
+from gateway.session import Session
+
+OWN_SERVERS = frozenset({"gateway", "think", "prompt"})
+"""In-process servers whose tools are always listed: the way to everything else."""
+STATE_KEY = "exposure"
+CLIENT_KEY = "client"
+"""`session.data[CLIENT_KEY]`: the client's `clientInfo.name`, recorded by the front."""
+
+Visible = Callable[[Session, Entry], bool]
+"""The policy hook: may this session see (list, find) this tool? Listing and search both ask it."""
+
+
+def _everyone(session: Session, entry: Entry) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """The settings in force for one client (its rule's fields over the defaults)."""
+
+    mode: str
+    max_tools: int
+    max_list_chars: int
+    separator: str
+    description_chars: int | None
+    promote: bool
+    client_glob: str | None = None
+
+
+@dataclass(slots=True)
+class View:
+    """Per-session exposure state, kept in `session.data[STATE_KEY]`."""
+
+    rule: Rule
+    client: str | None
+    promoted: OrderedDict[str, None] = field(default_factory=OrderedDict[str, None])
+    """Canonical names of found tools, least recently used first."""
+    settings: int = 0
+    """The `Exposure.settings` generation `rule` was resolved under (a reload may change the rules)."""
+
+
+CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
+"""Schema keywords of the own tools that only the server needs: it checks them and names a failing value."""
+
+
+def slim(schema: Any) -> Any:
+    """An input schema without CHECK_ONLY keywords nor a default `additionalProperties` (an own tool's listed copy)."""
+    if not isinstance(schema, dict):
+        return schema
+    # `additionalProperties: true` is JSON Schema's default: dropping it changes nothing but the size.
+    out = {k: v for k, v in schema.items() if k not in CHECK_ONLY and not (k == "additionalProperties" and v is True)}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: slim(sub) for name, sub in out["properties"].items()}
+    if "items" in out:
+        out["items"] = slim(out["items"])
+    return out
+
+
+def definition_chars(tool: types.Tool) -> int:
+    """What a listed tool costs the client's window: the characters of its JSON definition."""
+    return len(tool.model_dump_json(by_alias=True, exclude_none=True))
+
+
+class Exposure:
+    def __init__(
+        self,
+        config: ExposureConfig,
+        namespace: NamespaceConfig,
+        visible: Visible | None = None,
+        bare: frozenset[str] = frozenset(),
+    ) -> None:
+        self.config = config
+        self.namespace = namespace
+        self.bare = bare
+        """Servers named without prefix (`prefix: false`), as the registry names them."""
+        self.visible = visible or _everyone
+        """The policy hook (see `Visible`); everyone sees everything without one."""
+        self._catalog: Catalog | None = None
+        self._names: dict[str, Names] = {}
+        self._fits: dict[Rule, tuple[int, int]] = {}
+        self.index = SearchIndex()
+        self.settings = 0
+        """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
+
+    def reconfigure(self, config: ExposureConfig) -> None:
+        """A reloaded `exposure` section: sessions get their rule under it at their next request."""
+        if config != self.config:
+            self.config, self._fits, self.settings = config, {}, self.settings + 1
+
+    # -- rules and per-session state -----------------------------------------------------------
+
+    def rule_for(self, client: str | None) -> Rule:
+        """The first client rule whose glob matches `client` over the defaults; no match: the defaults."""
+        c, sep = self.config, self.namespace.separator
+        for rule in c.clients:
+            if client is not None and fnmatchcase(client, rule.client):
+                return Rule(
+                    rule.mode or c.mode,
+                    rule.max_tools or c.max_tools,
+                    rule.max_list_chars or c.max_list_chars,
+                    rule.separator or sep,
+                    rule.description_chars or c.description_chars,
+                    c.promote if rule.promote is None else rule.promote,
+                    rule.client,
+                )
+        return Rule(c.mode, c.max_tools, c.max_list_chars, sep, c.description_chars, c.promote)
+
+    def view(self, session: Session) -> View:
+        state = session.data.get(STATE_KEY)
+        client = session.data.get(CLIENT_KEY)
+        if not isinstance(state, View) or state.client != client or state.settings != self.settings:
+            # First sight, the client's name arrived after a first call (a lane call carries none), or a reload.
+            promoted = state.promoted if isinstance(state, View) else OrderedDict[str, None]()
+            state = View(self.rule_for(client), client, promoted, self.settings)
+            session.data[STATE_KEY] = state
+        return state
+
+    # -- derived from the catalog --------------------------------------------------------------
+
+    def _follow(self, catalog: Catalog) -> None:
+        if catalog is not self._catalog:
+            self._catalog, self._names, self._fits = catalog, {}, {}
+            self.index.build(
+                (e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)
+            )
+
+    def names(self, catalog: Catalog, separator: str) -> Names:
+        self._follow(catalog)
+        found = self._names.get(separator)
+        if found is None:
+            triples = ((e.server, e.original, e.exposed) for e in catalog.tools.values())
+            found = self._names[separator] = Names(triples, separator, self.namespace.max_name_length, self.bare)
+        return found
+
+    def session_names(self, catalog: Catalog, session: Session) -> Names:
+        return self.names(catalog, self.view(session).rule.separator)
+
+    def _present(self, entry: Entry, names: Names, rule: Rule) -> types.Tool:
+        tool = cast(types.Tool, entry.item)  # catalog.tools holds tools
+        update: dict[str, Any] = {"name": names.to_session(entry.exposed)}
+        description = tool.description or ""
+        if entry.server in OWN_SERVERS:
+            description = names.text(description)
+            update["input_schema"] = slim(tool.input_schema)
+        cap = rule.description_chars
+        if cap is not None and len(description) > cap:
+            description = description[: cap - 1].rstrip() + "…"
+        if description != (tool.description or ""):
+            update["description"] = description
+        return tool.model_copy(update=update)
+
+    def full_size(self, catalog: Catalog, rule: Rule) -> tuple[int, int]:
+        """(tools, chars) of listing everything under `rule` (policy aside): what `auto` weighs."""
+        self._follow(catalog)
+        size = self._fits.get(rule)
+        if size is None:
+            names = self.names(catalog, rule.separator)
+            tools = [self._present(e, names, rule) for e in catalog.tools.values()]
+            size = self._fits[rule] = (len(tools), sum(definition_chars(t) for t in tools))
+        return size
+
+    def searching(self, catalog: Catalog, rule: Rule) -> bool:
+        """Whether `rule` lists a subset (search mode, or auto over budget)."""
+        if rule.mode != "auto":
+            return rule.mode == "search"
+        tools, chars = self.full_size(catalog, rule)
+        return tools > rule.max_tools or chars > rule.max_list_chars
+
+    def pinned(self, entry: Entry) -> bool:
+        ref = reference(entry.server, entry.original)
+        return any(fnmatchcase(ref, glob) or fnmatchcase(entry.exposed, glob) for glob in self.config.pin)
+
+    def base(self, entry: Entry) -> bool:
+        """Listed in every mode: own tools and pins."""
+        return entry.server in OWN_SERVERS or self.pinned(entry)
+
+    def listed(self, catalog: Catalog, session: Session, rule: Rule | None = None) -> list[types.Tool]:
+        """The session's `tools/list` (under `rule`, default its own), in catalog order, under its names."""
+        state = self.view(session)
+        rule = rule or state.rule
+        names = self.names(catalog, rule.separator)
+        if self.searching(catalog, rule):
+            keep = [e for e in catalog.tools.values() if self.base(e) or e.exposed in state.promoted]
+        else:
+            keep = list(catalog.tools.values())
+        return [self._present(e, names, rule) for e in keep if self.visible(session, e)]
+
+    def rules(self) -> list[Rule]:
+        """The default rule, then each client rule as it resolves (for `gateway tools`)."""
+        return [self.rule_for(None), *(self.rule_for(r.client) for r in self.config.clients)]
+
+    def hidden(self, catalog: Catalog, session: Session, canonical: str) -> bool:
+        entry = catalog.tools.get(canonical)
+        state = self.view(session)
+        if entry is None or self.base(entry) or not self.searching(catalog, state.rule):
+            return False
+        return canonical not in state.promoted
+
+    def promote(self, catalog: Catalog, session: Session, canonical: list[str]) -> bool:
+        """Add found tools to the session's list (LRU, within max_tools); whether the list changed."""
+        state = self.view(session)
+        if not state.rule.promote or not self.searching(catalog, state.rule):
+            return False
+        fresh = [n for n in canonical if n in catalog.tools and not self.base(catalog.tools[n])]
+        before = list(state.promoted)
+        for name in fresh:
+            state.promoted[name] = None
+            state.promoted.move_to_end(name)
+        room = max(0, state.rule.max_tools - sum(1 for e in catalog.tools.values() if self.base(e)))
+        while len(state.promoted) > room:
+            state.promoted.popitem(last=False)
+        return set(state.promoted) != set(before)
+
+    def search(
+        self, catalog: Catalog, session: Session, query: str, *, limit: int, server: str | None = None
+    ) -> Matches:
+        """find_tools over the whole catalog (listed and hidden) that this session may see.
+
+        Raises:
+            ValueError: the query is over the length limit.
+        """
+        self._follow(catalog)
+        entries = catalog.tools
+
+        def allowed(name: str, _server: str) -> bool:
+            return self.visible(session, entries[name])
+
+        return self.index.search(query, limit=limit, server=server, visible=allowed)

@@ -1,0 +1,216 @@
+"""The forwards beyond listing and reading: tool calls with their relay, completion, subscriptions, log level.
+
+Each maps the client's exposed names back to the owning server's own before forwarding (DESIGN §15).
+"""
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import mcp.types as types
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import LOG_LEVEL_META_KEY
+from pydantic import TypeAdapter
+
+from gateway import sdk
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import LEVELS, Relay, offerable
+from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
+from gateway.pipeline import Call
+from gateway.routing.uris import Uris
+from gateway.session import Identity
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=types.Result)
+Send = Callable[[dict[str, Any]], Awaitable[R | types.InputRequiredResult]]
+"""One try of a forwarded request, given the extra wire params (`_meta`, `inputResponses`, `requestState`)."""
+
+Who = tuple[Identity, Mapping[str, str]]
+"""Whom a request serves: its identity and the secrets it carries (they pick a per-user server's process)."""
+ROUND_PARAMS = ("inputResponses", "requestState")
+"""A 2026-era client's answers to a downstream's input requests, passed on as they came."""
+MAX_ROUNDS = 10
+"""Input-required rounds the gateway answers for one call before it gives up (the SDK client's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind(Generic[R]):
+    """A request that may come back input-required: how to build it, and what it answers."""
+
+    request: Callable[..., Any]
+    params: type[types.RequestParams]
+    result: TypeAdapter[R | types.InputRequiredResult]
+
+
+PROMPT: Kind[types.GetPromptResult] = Kind(
+    types.GetPromptRequest, types.GetPromptRequestParams, TypeAdapter(types.GetPromptResult | types.InputRequiredResult)
+)
+READ: Kind[types.ReadResourceResult] = Kind(
+    types.ReadResourceRequest,
+    types.ReadResourceRequestParams,
+    TypeAdapter(types.ReadResourceResult | types.InputRequiredResult),
+)
+EMPTY_COMPLETION = types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+
+
+@dataclass(frozen=True, slots=True)
+class Owners:
+    """Resolve exposed names to (server, original); each raises `UnknownName` with the closest known ones."""
+
+    prompt: Callable[[str], tuple[str, str]]
+    resource: Callable[[str], tuple[str, str]]
+
+
+class Features:
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream | Pool],
+        uris: Uris,
+        relay: Relay,
+    ) -> None:
+        self.downstreams = downstreams
+        self.uris = uris
+        self.relay = relay
+
+    async def call_tool(
+        self, ds: Downstream, name: str, call: Call
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Forward a tool call (with its input rounds relayed, see `relayed`)."""
+        arguments = call.params.get("arguments")
+
+        async def send(extra: dict[str, Any]) -> types.CallToolResult | types.InputRequiredResult:
+            return await ds.call_tool(name, arguments, call.progress, extra)
+
+        return await self.relayed(ds, f"tool {name!r}", call, send)
+
+    async def request(
+        self, ds: Downstream, what: str, call: Call, kind: Kind[R], fields: dict[str, Any]
+    ) -> R | types.InputRequiredResult:
+        """`prompts/get` or `resources/read` (`fields`: the params in the server's own names), relayed as tools/call."""
+
+        async def send(extra: dict[str, Any]) -> R | types.InputRequiredResult:
+            request = kind.request(params=kind.params.model_validate({**fields, **extra}))
+            return await ds.request(request, kind.result)
+
+        return await self.relayed(ds, what, call, send)
+
+    async def relayed(self, ds: Downstream, what: str, call: Call, send: Send[R]) -> R | types.InputRequiredResult:
+        """Forward one request of `call` (`send` with the extra wire params of each try) while its client is
+        reachable by the relay; a 2026-era downstream's input rounds go back to a 2026-era client in the answer
+        (it answers and retries through us, its `inputResponses`/`requestState` passed on), and are answered by
+        asking a handshake-era client (its sampling, elicitation, roots requests) round by round."""
+        peer = call.peer
+        extra: dict[str, Any] = {k: call.params[k] for k in ROUND_PARAMS if k in call.params}
+        if peer is not None and peer.log_level is not None:
+            extra["_meta"] = {LOG_LEVEL_META_KEY: peer.log_level}
+        token = sdk.OFFERED.set(offerable(peer))  # a 2026-era downstream is offered only what this client answers
+        try:
+            with self.relay.calling(ds.name, peer):
+                result = await send(extra)
+                for _ in range(MAX_ROUNDS):
+                    if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
+                        break  # a 2026-era client answers the rounds itself and retries through us
+                    answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                    if isinstance(answers, str):
+                        raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
+                    extra["inputResponses"] = {
+                        k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
+                    }
+                    extra["requestState"] = result.request_state
+                    result = await send(extra)
+        finally:
+            sdk.OFFERED.reset(token)
+        if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
+            raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
+        return result
+
+    async def forward(self, call: Call, owners: "Owners") -> None:
+        resource_owner = owners.resource
+        match call.method:
+            case "completion/complete":
+                call.result = await self._complete(call, owners)
+            case "resources/subscribe" | "resources/unsubscribe":
+                server, original = resource_owner(call.params["uri"])
+                call.server, call.tool = server, original
+                who = (call.session.identity, call.secrets)
+                await self.watch(call.session.key, server, original, call.method == "resources/subscribe", who)
+                call.result = types.EmptyResult()
+            case "logging/setLevel":
+                await self._set_level(call)
+                call.result = types.EmptyResult()
+            case _:
+                raise ValueError(f"the registry does not forward {call.method!r}")
+
+    async def _complete(self, call: Call, owners: "Owners") -> types.CompleteResult:
+        params = types.CompleteRequestParams.model_validate(call.params)
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            server, original = owners.prompt(ref.name)
+            mapped: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(update={"name": original})
+        else:
+            server, original = owners.resource(ref.uri)
+            mapped = ref.model_copy(update={"uri": original})
+        call.server, call.tool = server, original
+        async with self.lease(server, (call.session.identity, call.secrets)) as ds:
+            if ds.capabilities is not None and ds.capabilities.completions is None:
+                return EMPTY_COMPLETION  # the server offers no completions: nothing to suggest, not an error
+            request = types.CompleteRequest(params=params.model_copy(update={"ref": mapped}))
+            return await ds.request(request, types.CompleteResult)
+
+    async def watch(self, key: str, server: str, original: str, on: bool, who: Who) -> None:
+        """Subscribe (or unsubscribe) the subscriber `key` of identity `who` to a server's resource; the server (for
+        a per-user server, that identity's own process) is asked once."""
+        async with self.lease(server, who) as ds:
+            audience = who[0].key if isinstance(self.downstreams[server], Pool) else None
+            await self._watch(ds, key, server, original, on, audience)
+
+    async def _watch(
+        self, ds: Downstream, key: str, server: str, original: str, on: bool, audience: str | None
+    ) -> None:
+        resources = None if ds.capabilities is None else ds.capabilities.resources
+        exposed = self.uris.exposed(server, original)
+        if on and ds.capabilities is not None and not (resources is not None and resources.subscribe):
+            raise RequestRejected(
+                f"Server {server!r} offers no resource subscriptions, so {exposed!r} cannot be watched; "
+                "read the resource again when you need it fresh."
+            )
+        keys = self.relay.subscribers[(exposed, audience)]
+        had = bool(keys)
+        if on:
+            keys.add(key)
+        else:
+            keys.discard(key)
+        if had != bool(keys):  # the first subscriber subscribes the server, the last one leaves
+            await ds.subscribe(original, on)
+
+    @asynccontextmanager
+    async def lease(self, server: str, who: Who) -> AsyncIterator[Downstream]:
+        """The downstream that serves `who`: the shared one, or for a per-user server that identity's own."""
+        ds = self.downstreams[server]
+        if isinstance(ds, Pool):
+            async with ds.lease(*who) as own:
+                yield own
+        else:
+            yield ds
+
+    async def _set_level(self, call: Call) -> None:
+        level: types.LoggingLevel = call.params["level"]
+        self.relay.levels[call.session.key] = level
+        most = min((LEVELS.index(lv) for lv in self.relay.levels.values()), default=LEVELS.index(level))
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=LEVELS[most]))
+        for ds in self.downstreams.values():
+            if isinstance(ds, Pool):
+                continue  # per-user processes come and go; they start at the server's default level
+            caps = ds.capabilities
+            if caps is None or caps.logging is None or ds.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                continue  # 2026-era servers take the level with each call instead
+            # One connection serves every session: it gets the most verbose level any session asked for.
+            with self.relay.calling(ds.name, call.peer):
+                try:
+                    await ds.request(request, types.EmptyResult)
+                except DownstreamError as exc:  # one server's refusal must not cost the client its level elsewhere
+                    logger.info("server %s: logging/setLevel not applied: %s", ds.name, exc)

@@ -1,0 +1,313 @@
+"""The namespaced catalog of all downstreams (TTL-cached), name resolution, and the forward."""
+
+import difflib
+import logging
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+import anyio
+import mcp.types as types
+
+from gateway.config import NamespaceConfig, ToolFilterConfig
+from gateway.downstreams.downstream import Downstream, State
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
+from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, GatewayError, UnknownName
+from gateway.pipeline import Call
+from gateway.routing import names
+from gateway.routing.features import PROMPT, READ, Features, Owners
+from gateway.routing.uris import Uris
+from gateway.store.cache import SharedCache
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("tools", "resources", "resource_templates", "prompts")
+_NOTHING: list[Any] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    exposed: str
+    server: str
+    original: str
+    item: types.Tool | types.Prompt
+
+
+@dataclass(slots=True)
+class Catalog:
+    tools: dict[str, Entry] = field(default_factory=dict[str, Entry])
+    prompts: dict[str, Entry] = field(default_factory=dict[str, Entry])
+    resources: list[types.Resource] = field(default_factory=list[types.Resource])
+    resource_templates: list[types.ResourceTemplate] = field(default_factory=list[types.ResourceTemplate])
+
+
+def sanitize_tool(tool: types.Tool, exposed: str) -> types.Tool:
+    """Rename, and repair schemas that would make the SDK reject the whole listing."""
+    update: dict[str, Any] = {"name": exposed}
+    schema = tool.input_schema
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        update["input_schema"] = {"type": "object", "additionalProperties": True}
+    if tool.output_schema is not None and tool.output_schema.get("type") != "object":
+        update["output_schema"] = None
+    return tool.model_copy(update=update)
+
+
+class Registry:
+    """Owns the merged catalog and forwards calls to the downstream that owns a name."""
+
+    def __init__(
+        self,
+        downstreams: Mapping[str, Downstream | Pool],
+        *,
+        namespace: NamespaceConfig,
+        filters: Mapping[str, ToolFilterConfig],
+        cache: SharedCache,
+        on_changed: Callable[[str], None] | None = None,
+        bare: str | None = None,
+        relay: Relay | None = None,
+    ) -> None:
+        self.downstreams = dict(downstreams)
+        self.uris = Uris(self.downstreams, bare)  # a live view: servers come and go with reloads
+        self.relay = relay or Relay(logger_name=lambda server, name: name or server)
+        self.features = Features(self.downstreams, self.uris, self.relay)
+        self._bare = frozenset() if bare is None else frozenset({bare})
+        self._ns = namespace
+        self._filters = dict(filters)
+        self._cache = cache
+        self._on_changed = on_changed or (lambda kind: None)
+        self._merged: Catalog | None = None
+        self._merged_from: tuple[int, ...] = ()
+        # What the merged catalog was built from: it holds while none of it changed and no listing expired.
+        self._merged_when: tuple[int, tuple[State, ...]] = (-1, ())
+        self._fresh_until = float("-inf")
+
+    def replace(self, server: str, downstream: Downstream | None, tools: ToolFilterConfig | None = None) -> None:
+        """Put `downstream` under `server` (None removes it): the next catalog lists from it (a config reload)."""
+        if downstream is None:
+            self.downstreams.pop(server, None)
+            self._filters.pop(server, None)
+        else:
+            self.downstreams[server] = downstream
+            self._filters[server] = tools or ToolFilterConfig()
+        for kind in KINDS:
+            self._cache.invalidate(f"{server}:{kind}")
+        self._merged = None
+
+    def list_changed(self, server: str, kind: str) -> None:
+        """A downstream said its list changed: drop its cached listing and tell the clients."""
+        logger.debug("server %s: %s list changed", server, kind)
+        self._cache.invalidate(f"{server}:{kind}")
+        if kind == "resources":
+            self._cache.invalidate(f"{server}:resource_templates")
+        self._on_changed(kind)
+
+    async def _load(self, server: str, kind: str) -> list[Any]:
+        try:
+            return await self.downstreams[server].list_all(kind)
+        except DownstreamFailed as exc:
+            # The server is up but cannot list this kind (e.g. no resources/templates/list): cache the
+            # empty answer for the TTL instead of asking again on every call.
+            logger.info("server %s: no %s listing (%s)", server, kind, exc)
+            return []
+
+    async def _refresh(self, server: str, kind: str) -> None:
+        try:
+            await self._cache.get(f"{server}:{kind}", lambda: self._load(server, kind), ttl_s=self._ns.catalog_ttl_s)
+        except DownstreamError as exc:
+            logger.debug("server %s: %s listing not refreshed: %s", server, kind, exc)
+
+    async def catalog(self) -> Catalog:
+        """The merged catalog; only listings of servers that are up and whose TTL ran out are reloaded.
+
+        A server that is not up contributes its last listing (or nothing); it announces a list change
+        when it comes up, which invalidates its entries.
+        """
+        states = tuple(ds.state for ds in self.downstreams.values())
+        if (
+            self._merged is not None
+            and self._merged_when == (self._cache.generation, states)
+            and self._cache.now() < self._fresh_until
+        ):
+            return self._merged  # the per-call path: nothing to re-check
+        up = [server for server, ds in self.downstreams.items() if ds.state is State.UP]
+        stale = [(server, kind) for server in up for kind in KINDS if not self._cache.is_fresh(f"{server}:{kind}")]
+        if stale:
+            async with anyio.create_task_group() as tg:
+                for server, kind in stale:
+                    tg.start_soon(self._refresh, server, kind)
+        listings = {(s, k): self._cache.peek(f"{s}:{k}") or _NOTHING for s in self.downstreams for k in KINDS}
+        # Listings are replaced, never mutated, so their identities tell whether a re-merge is needed.
+        key = tuple(id(listing) for listing in listings.values())
+        if self._merged is None or key != self._merged_from:
+            self._merged, self._merged_from = self._merge(listings), key
+        self._merged_when = (self._cache.generation, states)  # states as of the refresh: a change since re-checks
+        self._fresh_until = min((self._cache.expires_at(f"{s}:{k}") for s in up for k in KINDS), default=float("inf"))
+        return self._merged
+
+    def _merge(self, listings: dict[tuple[str, str], list[Any]]) -> Catalog:
+        tools = [(s, t) for s in self.downstreams for t in listings[s, "tools"] if self._exposed(s, t.name)]
+        prompts = [(s, p) for s in self.downstreams for p in listings[s, "prompts"]]
+        sep, limit = self._ns.separator, self._ns.max_name_length
+        tool_names = names.assign(((s, t.name) for s, t in tools), sep, limit, self._bare)
+        prompt_names = names.assign(((s, p.name) for s, p in prompts), sep, limit, self._bare)
+        catalog = Catalog()
+        for server, tool in tools:
+            exposed = tool_names[server, tool.name]
+            catalog.tools[exposed] = Entry(exposed, server, tool.name, sanitize_tool(tool, exposed))
+        for server, prompt in prompts:
+            exposed = prompt_names[server, prompt.name]
+            catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
+        for server in self.downstreams:
+            for res in listings[server, "resources"]:
+                update = {"uri": self.uris.exposed(server, res.uri), "name": self._name(server, res.name)}
+                catalog.resources.append(res.model_copy(update=update))
+            for tpl in listings[server, "resource_templates"]:
+                uri_template = self.uris.exposed(server, tpl.uri_template)
+                update = {"uri_template": uri_template, "name": self._name(server, tpl.name)}
+                catalog.resource_templates.append(tpl.model_copy(update=update))
+        return catalog
+
+    def _name(self, server: str, name: str) -> str:
+        return name if server in self._bare else f"{server}{self._ns.separator}{name}"
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""
+        entry = None if self._merged is None else self._merged.tools.get(name)
+        return None if entry is None else entry.item.input_schema  # type: ignore[union-attr]
+
+    def _exposed(self, server: str, tool: str) -> bool:
+        rules = self._filters.get(server)
+        if rules is None:
+            return True
+        return any(fnmatchcase(tool, p) for p in rules.include) and not any(fnmatchcase(tool, p) for p in rules.exclude)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Per downstream: state, tool count (None until listed), restarts, protocol, last error; pools: processes."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, ds in self.downstreams.items():
+            tools = self._cache.peek(f"{name}:tools")
+            out[name] = {
+                "state": ds.state.value,
+                "tools": None if tools is None else sum(1 for t in tools if self._exposed(name, t.name)),
+                "restarts": ds.restarts,
+                "protocol": ds.protocol_version,
+                "last_error": ds.last_error,
+                "problems": [
+                    p
+                    for kind in ("tools", "prompts", "resources", "resource_templates")
+                    for p in ds.problems.get(kind, [])
+                ],
+            }
+            if isinstance(ds, Pool):  # per-user: how many identities' processes run now
+                out[name]["processes"] = ds.processes
+        return out
+
+    # -- the forward (Pipeline's Forwarder) -----------------------------------------------------
+
+    async def forward(self, call: Call) -> None:
+        if call.method.endswith("/list"):
+            await self.wake_pools(call)
+        catalog = await self.catalog()
+        match call.method:
+            case "tools/list":
+                call.result = types.ListToolsResult(tools=[e.item for e in catalog.tools.values()])
+            case "prompts/list":
+                call.result = types.ListPromptsResult(prompts=[e.item for e in catalog.prompts.values()])
+            case "resources/list":
+                call.result = types.ListResourcesResult(resources=catalog.resources)
+            case "resources/templates/list":
+                call.result = types.ListResourceTemplatesResult(resource_templates=catalog.resource_templates)
+            case "tools/call":
+                entry = self._resolve(catalog.tools, "tool", call.params["name"])
+                call.server, call.tool = entry.server, entry.original
+                call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
+                async with self._lease(entry.server, call) as ds:
+                    call.result = await self.features.call_tool(ds, entry.original, call)
+            case "prompts/get":
+                entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
+                call.server, call.tool = entry.server, entry.original
+                fields = {"name": entry.original, "arguments": call.params.get("arguments")}
+                async with self._lease(entry.server, call) as ds:
+                    call.result = await self.features.request(ds, f"prompt {entry.original!r}", call, PROMPT, fields)
+            case "resources/read":
+                await self._read_resource(call, catalog)
+            case _:
+                prompt = self._resolve_prompt(catalog)
+                await self.features.forward(call, Owners(prompt, lambda uri: self.resource_owner(uri, catalog)))
+
+    def _resolve_prompt(self, catalog: Catalog) -> Callable[[str], tuple[str, str]]:
+        def owner(name: str) -> tuple[str, str]:
+            entry = self._resolve(catalog.prompts, "prompt", name)
+            return entry.server, entry.original
+
+        return owner
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call an exposed tool directly, outside the pipeline (for the gateway's own needs, e.g. version sources)."""
+        entry = self._resolve((await self.catalog()).tools, "tool", name)
+        ds = self.downstreams[entry.server]
+        if isinstance(ds, Pool):  # whose credentials would it use? nobody's
+            raise DownstreamUnavailable(entry.server, "per-user", "the gateway's own calls cannot use a user's secrets")
+        result = await ds.call_tool(entry.original, arguments)
+        if isinstance(result, types.InputRequiredResult):
+            raise DownstreamFailed(
+                entry.server, f"tool {entry.original!r} asked for input; no client is there to answer."
+            )
+        return result
+
+    def _lease(self, server: str, call: Call) -> AbstractAsyncContextManager[Downstream]:
+        """The downstream that serves this call: the shared one, or for a per-user server the caller's own."""
+        return self.features.lease(server, (call.session.identity, call.secrets))
+
+    async def wake_pools(self, call: Call, name: str | None = None) -> bool:
+        """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
+
+        With `name` (a tool being called, perhaps before any listing), only the server it belongs to.
+
+        Raises:
+            GatewayError: why the server that `name` belongs to could not start (e.g. a missing secret).
+        """
+        woken = False
+        for server, ds in self.downstreams.items():
+            if name is not None and not name.startswith(f"{server}{self._ns.separator}"):
+                continue
+            if isinstance(ds, Pool) and ds.state is State.IDLE:
+                try:
+                    await ds.wake(call.session.identity, call.secrets)
+                    woken = True
+                except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
+                    if name is not None and name.startswith(f"{server}{self._ns.separator}"):
+                        raise
+                    logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
+        return woken
+
+    def _resolve(self, entries: dict[str, Entry], kind: str, name: str) -> Entry:
+        entry = entries.get(name)
+        if entry is not None:
+            return entry
+        suffix = [e for e in entries if e.endswith(f"{self._ns.separator}{name}")]
+        closest = suffix or difflib.get_close_matches(name, list(entries), n=3, cutoff=0.5)
+        raise UnknownName(kind, name, closest[:3])
+
+    async def _read_resource(self, call: Call, catalog: Catalog) -> None:
+        uri: str = call.params["uri"]
+        server, original = self.resource_owner(uri, catalog)
+        call.server, call.tool = server, original
+        async with self._lease(server, call) as ds:
+            result = await self.features.request(ds, f"resource {original!r}", call, READ, {"uri": original})
+        call.result = result
+        if isinstance(result, types.InputRequiredResult):
+            return  # the client answers and retries
+        exposed = self.uris.exposed(server, original)
+        result.contents = [c.model_copy(update={"uri": exposed}) if c.uri == original else c for c in result.contents]
+
+    def resource_owner(self, uri: str, catalog: Catalog) -> tuple[str, str]:
+        """(server, original URI) of an exposed resource URI; `UnknownName` with the closest URIs if none owns it."""
+        owner = self.uris.owner(uri)
+        if owner is None or owner[0] not in self.downstreams:
+            known = [r.uri for r in catalog.resources]
+            raise UnknownName("resource", uri, difflib.get_close_matches(uri, known, n=3, cutoff=0.5))
+        return owner

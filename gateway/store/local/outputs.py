@@ -1,0 +1,214 @@
+"""Spill store for oversized results: gzip files with validated ids, a TTL, and paged reads of their text."""
+
+import gzip
+import json
+import logging
+import os
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from gateway.errors import GatewayError
+from gateway.results import utf8_len, utf8_slices
+
+logger = logging.getLogger(__name__)
+
+_ID = re.compile(r"[0-9a-f]{24}")
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+MAX_PAGE_BYTES = 20_000
+
+
+def _continues(byte: int) -> bool:
+    """A UTF-8 continuation byte (10xxxxxx): not the start of a character."""
+    return (byte & 0xC0) == 0x80
+
+
+class OutputError(GatewayError):
+    """A read of a spilled output that cannot be served (unknown, expired, bad id or range)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spilled:
+    id: str
+    text_bytes: int
+    """Size of the result's text view (what `read` pages through)."""
+    stored_bytes: int
+    """Size on disk, compressed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    id: str
+    offset: int
+    text: str
+    total_bytes: int
+
+    @property
+    def next_offset(self) -> int | None:
+        end = self.offset + len(self.text.encode())
+        return end if end < self.total_bytes else None
+
+
+def check_range(offset: int, length: int) -> None:
+    if offset < 0:
+        raise OutputError(f"offset must be 0 or more, got {offset}.")
+    if not 1 <= length <= MAX_PAGE_BYTES:
+        raise OutputError(f"length must be between 1 and {MAX_PAGE_BYTES:,} bytes, got {length}.")
+
+
+def check_offset(output_id: str, offset: int, total: int) -> None:
+    if offset >= total and not (offset == 0 and total == 0):
+        raise OutputError(f"offset {offset:,} is past the end of output {output_id!r} ({total:,} bytes).")
+
+
+def cut_page(output_id: str, offset: int, length: int, total: int, chunk: bytes) -> Page:
+    """The page at `offset` from `chunk` (the text's bytes from `offset`, `length + 6` of them or up to the end):
+    at most `length` bytes (one whole character if that is longer), cut on UTF-8 character boundaries."""
+    start = 0
+    while start < len(chunk) and start < 3 and _continues(chunk[start]):
+        start += 1  # the offset landed inside a character: skip its continuation bytes
+    end = min(start + length, len(chunk))
+    while start < end < len(chunk) and _continues(chunk[end]):
+        end -= 1  # the range ends inside a character: leave it for the next page
+    if end == start < len(chunk):
+        # `length` is shorter than the character here: serve that one character whole, or a
+        # paging client would get an empty page whose next offset is its own offset, forever.
+        end += 1
+        while end < len(chunk) and _continues(chunk[end]):
+            end += 1
+    text = chunk[start:end].decode("utf-8")
+    return Page(output_id, offset + start, text, total)
+
+
+def missing(output_id: str, note: str = "") -> OutputError:
+    return OutputError(
+        f"No stored output {output_id!r}. It may never have existed or was already cleaned up{note}; "
+        "call the original tool again."
+    )
+
+
+def check_id(output_id: str) -> None:
+    if not _ID.fullmatch(output_id):
+        raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
+
+
+class OutputStore:
+    """`<dir>/<id>.json.gz` holds the whole result as JSON, `<id>.txt.gz` its text view for paging (byte offsets)."""
+
+    def __init__(self, directory: Path, *, ttl_s: float = 7200.0, clock: Callable[[], float] = time.time) -> None:
+        self.directory = directory
+        self.ttl_s = ttl_s
+        self._clock = clock
+
+    def spill(self, result: dict[str, Any], text: str) -> Spilled:
+        """Write both files atomically (temp file + rename).
+
+        Raises:
+            OSError: the directory is not writable or the disk is full; nothing partial is left behind.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.cleanup()
+        output_id = secrets.token_hex(12)
+        stored = self._write(f"{output_id}.txt.gz", utf8_slices(text))
+        try:
+            # ASCII JSON, written piece by piece: at most one escaped copy of the largest string at a time.
+            pieces = (p for chunk in _ENCODER.iterencode(result) for p in utf8_slices(chunk))
+            stored += self._write(f"{output_id}.json.gz", pieces)
+        except OSError:
+            (self.directory / f"{output_id}.txt.gz").unlink(missing_ok=True)
+            raise
+        return Spilled(output_id, utf8_len(text), stored)
+
+    def _write(self, name: str, pieces: Iterable[bytes]) -> int:
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as gz:
+                for piece in pieces:
+                    gz.write(piece)
+            os.replace(tmp, self.directory / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return (self.directory / name).stat().st_size
+
+    def _path(self, output_id: str, suffix: str) -> Path:
+        check_id(output_id)
+        path = self.directory / f"{output_id}{suffix}"
+        try:
+            age = self._clock() - path.stat().st_mtime
+        except FileNotFoundError:
+            raise missing(output_id) from None
+        if age > self.ttl_s:
+            self._remove(output_id)
+            raise OutputError(
+                f"Stored output {output_id!r} expired ({age / 3600:.1f} h old, kept {self.ttl_s / 3600:g} h); "
+                "call the original tool again."
+            )
+        return path
+
+    def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        """A page of at most `length` bytes of the text view (see `cut_page`).
+
+        Raises:
+            OutputError: bad id, unknown or expired output, negative or past-the-end offset, bad length.
+        """
+        path = self._path(output_id, ".txt.gz")
+        check_range(offset, length)
+        with gzip.open(path, "rb") as gz:
+            total = gz.seek(0, os.SEEK_END)
+            check_offset(output_id, offset, total)
+            gz.seek(offset)
+            chunk = gz.read(length + 6)  # room to skip into, and to finish, a character cut by the range
+        return cut_page(output_id, offset, length, total, chunk)
+
+    def read_whole(self, output_id: str) -> dict[str, Any]:
+        with gzip.open(self._path(output_id, ".json.gz"), "rb") as gz:
+            whole: dict[str, Any] = json.loads(gz.read())
+            return whole
+
+    def _remove(self, output_id: str) -> None:
+        for suffix in (".txt.gz", ".json.gz"):
+            (self.directory / f"{output_id}{suffix}").unlink(missing_ok=True)
+
+    def cleanup(self) -> int:
+        """Delete expired outputs (and stray temp files); returns how many files went."""
+        removed = 0
+        now = self._clock()
+        try:
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            return 0
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime > self.ttl_s:
+                    os.unlink(entry.path)
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        if removed:
+            logger.info("outputs: removed %d expired files from %s", removed, self.directory)
+        return removed
+
+
+class LocalOutputs:
+    """`OutputStore`'s files behind the async `Outputs` interface: gzip work and file reads in a worker thread."""
+
+    def __init__(self, files: OutputStore) -> None:
+        self.files = files
+        self.ttl_s = files.ttl_s
+
+    async def spill(self, result: dict[str, Any], text: str) -> Spilled:
+        return await anyio.to_thread.run_sync(self.files.spill, result, text)
+
+    async def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        return await anyio.to_thread.run_sync(self.files.read, output_id, offset, length)
+
+    async def read_whole(self, output_id: str) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(self.files.read_whole, output_id)

@@ -1,0 +1,1 @@
+"""The Redis backend (redis-py asyncio), imported only when `store.backend: redis` is configured."""

@@ -1,0 +1,34 @@
+"""A Think run's spilled captures in Redis: one hash `{prefix}spill:{workflow}:{run_id}`, a field per capture.
+
+Every replica reads what any replica spilled; the hash goes with the run (`drop` when the run is cleared).
+"""
+
+from typing import cast
+
+from gateway.store.redis.client import Redis, guarded
+
+
+class RedisSpills:
+    def __init__(self, client: Redis, prefix: str, where: str) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self.where = where
+
+    def _key(self, workflow: str, run_id: str) -> str:
+        return f"{self._prefix}spill:{workflow}:{run_id}"
+
+    def location(self, workflow: str, run_id: str, name: str) -> str:
+        return f"{self.where}: hash {self._key(workflow, run_id)}, field {name}"
+
+    async def put(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        async with guarded(self.where):
+            await self._redis.hset(self._key(workflow, run_id), name, data)
+
+    async def get(self, workflow: str, run_id: str, name: str) -> bytes | None:
+        async with guarded(self.where):
+            data = await self._redis.hget(self._key(workflow, run_id), name)
+        return cast(bytes | None, data)
+
+    async def drop(self, workflow: str, run_id: str) -> None:
+        async with guarded(self.where):
+            await self._redis.delete(self._key(workflow, run_id))
