@@ -9,8 +9,8 @@ Rules of the pipeline:
 * A hook refuses a call by raising `GatewayError`; it is stored in `call.error`. Any other exception
   escaping a hook is a bug: it is logged, that hook is skipped, and the call completes.
 * A middleware only sees calls whose method is in its `methods`.
-* Configuration is constructor arguments; the chain is a plain list built in `app.py`. A config reload
-  replaces the whole list (`Pipeline.replace`): a call keeps the chain it started with to its end.
+* Configuration is constructor arguments; the chain is one plain list, `gateway.middleware.default_chain`.
+  A config reload replaces the whole list (`Pipeline.replace`): a call keeps the chain it started with to its end.
 """
 
 import logging
@@ -95,6 +95,8 @@ class Call:
 class Middleware:
     """Override one or both hooks; see the module docstring for the order rules."""
 
+    name: ClassVar[str] = ""
+    """Its row in the pipeline table (`gateway.middleware`'s docstring, the README), for logs and the audit."""
     methods: ClassVar[frozenset[str]] = frozenset({"tools/call"})
 
     async def on_request(self, call: Call) -> None:

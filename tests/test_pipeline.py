@@ -53,20 +53,20 @@ class Recorder(Middleware):
         crash_in: str | None = None,
         refuse_in: str = "request",
     ) -> None:
-        self.name, self.log = name, log
+        self.label, self.log = name, log
         self.answer, self.refuse, self.crash_in, self.refuse_in = answer, refuse, crash_in, refuse_in
 
     async def on_request(self, call: Call) -> None:
-        self.log.append(f"request {self.name}")
+        self.log.append(f"request {self.label}")
         self._act("request", call)
 
     async def on_response(self, call: Call) -> None:
-        self.log.append(f"response {self.name} result={words(call)!r} error={type(call.error).__name__}")
+        self.log.append(f"response {self.label} result={words(call)!r} error={type(call.error).__name__}")
         self._act("response", call)
 
     def _act(self, hook: str, call: Call) -> None:
         if self.crash_in == hook:
-            raise ZeroDivisionError(f"bug in {self.name}")
+            raise ZeroDivisionError(f"bug in {self.label}")
         if self.refuse is not None and self.refuse_in == hook:
             raise self.refuse
         if self.answer is not None and hook == "request":

@@ -23,12 +23,10 @@ from gateway.fronts.auth.callers import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
 from gateway.hosted.prompts import PromptLibrary
-from gateway.middleware import audit, default_chain, policy
+from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
-from gateway.middleware.exposure.hook import ExposureMiddleware
 from gateway.middleware.exposure.view import Exposure
-from gateway.middleware.wake import WakePools
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.registry import Entry, Registry
 from gateway.routing.rename import Names, reference
@@ -109,7 +107,8 @@ class Gateway:
             relay=self.relay,
         )
         self._chain = chain
-        """A chain given here (tests, benches) stays the chain across reloads; else `default_chain(config)`."""
+        """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
+        `default_chain(config, …)`."""
         self.policy = policy.from_config(config.policy, config.namespace.separator)
         # The policy's hook into listing and search: a tool it denies is neither listed nor found.
         self.exposure = Exposure(
@@ -121,11 +120,8 @@ class Gateway:
             else Reloader(config_path, config, self.registry, self._downstream, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
-        middlewares = self._middlewares(config, self.policy)
         self.audit = audit.sink(config.audit)
-        self.pipeline = Pipeline(
-            self.registry, [*middlewares, *([] if self.audit is None else [audit.Audit(self.audit)])]
-        )
+        self.pipeline = Pipeline(self.registry, self._middlewares(config, self.policy, self.audit))
         self.front = Front(
             self.pipeline,
             self.registry,
@@ -151,36 +147,32 @@ class Gateway:
         driver = self.prompts.get(config.bootstrap.driver_version)
         return self._own.text(summary(driver, self._driver_full_text(config)))
 
-    def _middlewares(self, config: GatewayConfig, rules: policy.Policy) -> list[Middleware]:
-        """The request pipeline `config` asks for, all but the audit (at start, and again at each reload).
+    def _middlewares(
+        self, config: GatewayConfig, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
+    ) -> list[Middleware]:
+        """The pipeline `config` asks for (at start, and again at each reload); a chain given to the constructor
+        stays the chain.
 
         Raises:
             PromptNotFound: `bootstrap.driver_version` names no driver prompt.
         """
-        exposure = ExposureMiddleware(
-            self.exposure,
-            self.registry.catalog,
+        if self._chain is not None:
+            return self._chain
+        parts = Parts(
+            wake=self.registry.wake_pools,
+            exposure=self.exposure,
+            catalog=self.registry.catalog,
             notify=self._session_tools_changed,
-            answer_budget=config.limits.max_inline_bytes,
+            tool=self._tool,
+            outputs=self.outputs,
+            cache=self.cache,
+            prompts=self.prompts,
+            call_tool=self.registry.call_tool,
+            driver_full_text=self._driver_full_text(config),
+            engine=self.engine,
+            loads=self.stores.loads,
         )
-        chain = self._chain
-        if chain is None:
-            chain = default_chain(
-                config,
-                outputs=self.outputs,
-                cache=self.cache,
-                prompts=self.prompts,
-                call_tool=self.registry.call_tool,
-                driver_full_text=self._driver_full_text(config),
-                engine=self.engine,
-                loads=self.stores.loads,
-            )
-        # Exposure first (every other middleware sees the registry's name of a direct call, gateway.call_tool
-        # unwrapped), then policy (a refused call goes no further), audit last (it sees every other decision).
-        guard: list[Middleware] = [policy.PolicyCheck(rules, self._tool)] if rules else []
-        # Before exposure reads the catalog: per-user servers start the caller's process (a reload may add one).
-        wake = WakePools(self.registry.wake_pools)
-        return [wake, exposure, *guard, *chain]
+        return default_chain(config, parts, rules, sink)
 
     def reconfigure(self, config: GatewayConfig) -> Callable[[], Coroutine[Any, Any, None]]:
         """Apply a reloaded config's pipeline sections: calls that start from now on go through a pipeline built
@@ -192,9 +184,14 @@ class Gateway:
                 that cannot be opened); nothing was changed.
         """
         rules = policy.from_config(config.policy, config.namespace.separator)
-        middlewares = self._middlewares(config, rules)
         instructions = self._instructions(config)
-        sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)  # opened last
+        sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)
+        try:
+            middlewares = self._middlewares(config, rules, sink)
+        except Exception:
+            if sink is not None and sink is not self.audit:
+                sink.close()
+            raise
         for name in {n for n, c in config.versions.catalogs.items() if c != self.config.versions.catalogs.get(n)}:
             self.cache.invalidate(f"versions:{name}")  # a changed source is read again, not served from cache
         retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
@@ -206,7 +203,7 @@ class Gateway:
             config.limits.url_elicitation_ttl_s,
         )
         self.front.server.instructions = instructions  # for sessions that initialize from now on
-        retired = self.pipeline.replace([*middlewares, *([] if sink is None else [audit.Audit(sink)])])
+        retired = self.pipeline.replace(middlewares)
 
         async def retire() -> None:
             await retired.calls.idle()

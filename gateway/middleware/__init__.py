@@ -1,37 +1,84 @@
-"""The default response pipeline; the list order is the hook order (see `gateway.pipeline`)."""
+"""The pipeline, whole and in order: `default_chain` returns every middleware a call passes through; the list
+order is the hook order (see `gateway.pipeline`). Nothing else inserts into it or appends to it.
+
+| # | middleware | what it does |
+|---|---|---|
+| 1 | wake | starts the caller's own process of a per-user server before its tools are listed or called |
+| 2 | exposure | what the session is listed; answers `gateway.find_tools`, unwraps `gateway.call_tool` |
+| 3 | policy | refuses a call the caller's rules deny (listing and search filter through the same rules) |
+| 4 | versions | live version checks of `name@version` tokens |
+| 5 | observe | records a Think step's real result and says how to go on |
+| 6 | bootstrap | the driver prompt on a session's first result |
+| 7 | steering | hints: configured rules and the built-in ones after errors and truncation |
+| 8 | size_guard | oversized requests refused, oversized results spilled and previewed (after every text is added) |
+| 9 | audit | one line per call (last: it sees every other decision) |
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from gateway.config import GatewayConfig
 from gateway.hosted.prompts import PromptLibrary
+from gateway.middleware import audit, policy
 from gateway.middleware.bootstrap import Bootstrap
+from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.observe import Observe
 from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Steering
 from gateway.middleware.versions import VersionChecks
+from gateway.middleware.wake import Wake, WakePools
 from gateway.pipeline import Middleware
+from gateway.routing.registry import Catalog
 from gateway.store.base import Outputs, SharedLoads
 from gateway.store.cache import SharedCache
 from gateway.think.engine import Engine
 from gateway.types import CallTool
 
 
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """The running gateway's pieces the middlewares are built from (the config gives the rest)."""
+
+    wake: Wake
+    exposure: Exposure
+    catalog: Callable[[], Awaitable[Catalog]]
+    notify: Callable[[str], None]
+    """Tells one session (by key) that its tool list changed."""
+    tool: policy.ToolLookup
+    outputs: Outputs
+    cache: SharedCache
+    prompts: PromptLibrary
+    call_tool: CallTool
+    driver_full_text: str
+    engine: Engine | None = None
+    loads: SharedLoads | None = None
+
+
 def default_chain(
-    config: GatewayConfig,
-    *,
-    outputs: Outputs,
-    cache: SharedCache,
-    prompts: PromptLibrary,
-    call_tool: CallTool,
-    driver_full_text: str,
-    engine: Engine | None = None,
-    loads: SharedLoads | None = None,
+    config: GatewayConfig, parts: Parts, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
 ) -> list[Middleware]:
-    """versions → observe → bootstrap → steering → size_guard (last: it measures what the others produced)."""
+    """wake → exposure → policy → versions → observe → bootstrap → steering → size_guard → audit.
+
+    Middlewares a config leaves nothing to do for are left out (no policy rules, Think off, no audit sink).
+
+    Raises:
+        PromptNotFound: `bootstrap.driver_version` names no driver prompt.
+    """
     limits = SizeLimits.from_config(config)
-    return [
-        VersionChecks.from_config(config, cache=cache, call_tool=call_tool, loads=loads),
-        *([] if engine is None else [Observe.from_config(config, engine=engine)]),
-        Bootstrap.from_config(config, prompts=prompts, full_text=driver_full_text),
+    exposure = ExposureMiddleware(
+        parts.exposure, parts.catalog, notify=parts.notify, answer_budget=config.limits.max_inline_bytes
+    )
+    optional: list[Middleware | None] = [
+        WakePools(parts.wake),
+        exposure,  # before the rest: they see the registry's name of a direct call, gateway.call_tool unwrapped
+        policy.PolicyCheck(rules, parts.tool) if rules else None,  # a refused call goes no further
+        VersionChecks.from_config(config, cache=parts.cache, call_tool=parts.call_tool, loads=parts.loads),
+        None if parts.engine is None else Observe.from_config(config, engine=parts.engine),
+        Bootstrap.from_config(config, prompts=parts.prompts, full_text=parts.driver_full_text),
         Steering.from_config(config, limits=limits),
-        SizeGuard.from_config(config, outputs=outputs, limits=limits),
+        SizeGuard.from_config(config, outputs=parts.outputs, limits=limits),
+        None if sink is None else audit.Audit(sink),
     ]
+    return [m for m in optional if m is not None]

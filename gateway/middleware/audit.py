@@ -96,6 +96,8 @@ def outcome(call: Call) -> str:
 
 
 class Audit(Middleware):
+    name = "audit"
+
     def __init__(self, sink: AuditFile | AuditStream) -> None:
         self.sink = sink
 

@@ -37,6 +37,8 @@ def summary(prompt: Prompt, full_text: str) -> str:
 
 
 class Bootstrap(Middleware):
+    name = "bootstrap"
+
     @classmethod
     def from_config(cls, config: GatewayConfig, *, prompts: PromptLibrary, full_text: str) -> Self:
         return cls(prompts.get(config.bootstrap.driver_version), mode=config.bootstrap.mode, full_text=full_text)

@@ -19,6 +19,8 @@ logger = logging.getLogger(__name__)
 class Observe(Middleware):
     """Tracks the Think runs each session plans, and records observed step results (DESIGN §8.5)."""
 
+    name = "observe"
+
     @classmethod
     def from_config(cls, config: GatewayConfig, *, engine: Engine) -> Self:
         return cls(engine, separator=config.namespace.separator)

@@ -94,6 +94,7 @@ class Policy:
 class PolicyCheck(Middleware):
     """Refuses denied calls before anything else runs (first in the chain); filters listings."""
 
+    name = "policy"
     methods = frozenset({"tools/call", "tools/list"})
 
     def __init__(self, policy: Policy, lookup: ToolLookup) -> None:

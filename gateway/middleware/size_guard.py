@@ -50,6 +50,8 @@ def preview(text: str, budget: int, strategy: PreviewStrategy) -> tuple[str, int
 class SizeGuard(Middleware):
     """Last in the chain, so it measures every result other middlewares produced (hints are not counted)."""
 
+    name = "size_guard"
+
     def __init__(self, store: Outputs, limits: SizeLimits | None = None, *, strategy: PreviewStrategy = "both") -> None:
         self.store = store
         self.limits = limits or SizeLimits()

@@ -59,6 +59,8 @@ def _builtin_error_hint(call: Call) -> str:
 
 
 class Steering(Middleware):
+    name = "steering"
+
     def __init__(self, rules: Sequence[Rule] = (), *, limits: SizeLimits | None = None) -> None:
         self.rules = list(rules)
         self.limits = limits or SizeLimits(max_inline_bytes=2**62)

@@ -76,6 +76,8 @@ def _shared(
 
 
 class VersionChecks(Middleware):
+    name = "versions"
+
     @classmethod
     def from_config(
         cls, config: GatewayConfig, *, cache: SharedCache, call_tool: CallTool, loads: SharedLoads | None = None

@@ -12,6 +12,7 @@ Wake = Callable[[Call, str | None], Awaitable[bool]]
 
 
 class WakePools(Middleware):
+    name = "wake"
     methods = frozenset({"tools/list", "tools/call"})
 
     def __init__(self, wake: Wake) -> None:

@@ -38,6 +38,7 @@ NEXT_AFTER_FIND = (
 
 
 class ExposureMiddleware(Middleware):
+    name = "exposure"
     methods = frozenset({"tools/list", "tools/call"})
 
     def __init__(
