@@ -10,8 +10,11 @@
         └── DownstreamFailed        the connection broke mid-call, or the server answered with an error
 
 Two audiences: developers get these exceptions; the model gets `to_tool_result()` (an `isError` result
-that says what happened and what to do next) for tool calls, and `to_mcp_error()` for everything else.
+that says what happened and what to do next) for tool calls, `to_mcp_error()` for everything else, and
+`jsonrpc_error()` where a front answers on the wire itself (the lanes, the body limit, the bearer refusal).
 """
+
+from typing import Any
 
 import mcp.types as types
 from mcp import MCPError
@@ -118,3 +121,11 @@ def to_mcp_error(exc: GatewayError) -> MCPError:
     # -32000 would make clients believe their connection to the gateway closed.
     code = types.INTERNAL_ERROR if exc.code == types.CONNECTION_CLOSED else exc.code
     return MCPError(code=code, message=str(exc))
+
+
+def jsonrpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response, for the places that answer on the wire without the SDK: the one envelope."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -276,7 +276,7 @@ class Gateway:
         return {reference(e.server, e.original) for e in (await self.registry.catalog()).tools.values()}
 
     def _session_tools_changed(self, key: str) -> None:
-        self.front.tools_changed(key)
+        self.front.notify.tools_changed(key)
 
     def _list_changed(self, server: str, kind: str) -> None:
         self.registry.list_changed(server, kind)
@@ -290,7 +290,7 @@ class Gateway:
     def _front_changed(self, kind: str) -> None:
         if self.reloader is not None and self.reloader.quiet:
             return  # a reload compares the whole catalog before and after, and tells clients once
-        self.front.list_changed(kind)
+        self.front.notify.list_changed(kind)
 
     def _close_audit(self) -> None:
         if self.audit is not None:  # the one in use at shutdown (a reload may have replaced the first)
@@ -316,7 +316,7 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
-            self.front.bind(tg)
+            self.front.notify.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):

@@ -1,7 +1,6 @@
 """The HTTP front: Streamable HTTP at /mcp, legacy SSE at /sse, /healthz; auth outside a body limit that answers."""
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -10,6 +9,7 @@ from typing import Any
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.types import INVALID_REQUEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -17,24 +17,14 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.config import AuthConfig, ListenConfig
+from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.lanes.http import HttpLane, replay
+from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
-
-
-async def _reply(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-    data = json.dumps(body).encode()
-    raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": data})
-
-
-def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
 class BodyLimit:
@@ -90,7 +80,7 @@ class BodyLimit:
             "Send a file path, a reference or a summary instead of the content, or split the request."
         )
         logger.warning("rejected a request of %s%d bytes (limit %d)", "" if declared else "at least ", size, limit)
-        await _reply(send, 413, _jsonrpc_error(-32600, message))
+        await respond_json(send, jsonrpc_error(None, INVALID_REQUEST, message), 413)
 
 
 def reload_route(reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware) -> Route:

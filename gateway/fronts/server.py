@@ -4,17 +4,10 @@ import logging
 import weakref
 from typing import Any, TypeVar
 
-import anyio
-import anyio.abc
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import NotificationOptions, Server
-from mcp.server.subscriptions import (
-    ListenHandler,
-    PromptsListChanged,
-    ResourcesListChanged,
-    ToolsListChanged,
-)
+from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
 from gateway.downstreams.relay import Peer
@@ -22,6 +15,7 @@ from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import relayed
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
+from gateway.fronts.notify import Notifier
 from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
@@ -33,13 +27,6 @@ R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)
 
 logger = logging.getLogger(__name__)
-
-
-_EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
-    "tools": ToolsListChanged,
-    "resources": ResourcesListChanged,
-    "prompts": PromptsListChanged,
-}
 
 
 class GatewayServer(Server[Any]):
@@ -55,7 +42,7 @@ class GatewayServer(Server[Any]):
 
 
 class Front:
-    """Builds the SDK `Server` whose handlers turn requests into `Call`s, and fans out list changes."""
+    """Builds the SDK `Server` whose handlers turn requests into `Call`s; `notify` fans out list changes."""
 
     def __init__(
         self,
@@ -78,8 +65,7 @@ class Front:
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay
-        self._listeners: weakref.WeakValueDictionary[str, sdk.Connection] = self.relay.connections
-        self._tg: anyio.abc.TaskGroup | None = None
+        self.notify = Notifier(self.relay.connections, self.bus)
         self.server = GatewayServer(
             "mcp-gateway",
             version=__version__,
@@ -97,63 +83,13 @@ class Front:
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         relayed.install(self)
 
-    # -- list_changed fan-out ------------------------------------------------------------------
-
-    def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        """Give the front a task group for sending notifications (they are triggered from sync code)."""
-        self._tg = tg
-
-    def list_changed(self, kind: str) -> None:
-        if self._tg is not None:
-            self._tg.start_soon(self._broadcast, kind)
-
-    async def _broadcast(self, kind: str) -> None:
-        for key, session in list(self._listeners.items()):
-            try:
-                match kind:
-                    case "tools":
-                        await session.send_tool_list_changed()
-                    case "resources":
-                        await session.send_resource_list_changed()
-                    case _:
-                        await session.send_prompt_list_changed()
-            except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
-                logger.debug("dropping listener %s", key)
-                self._listeners.pop(key, None)
-        await self.bus.publish(_EVENTS[kind]())
-
-    def tools_changed(self, key: str) -> None:
-        """Tell one session that its tool list changed, e.g. after a promotion.
-
-        A handshake-era session is told alone. A 2026-era one listens on `subscriptions/listen`, whose bus
-        has no per-session address: the event goes to every listener (on stdio that is the one client;
-        over HTTP the others re-list and find their lists unchanged).
-        """
-        if self._tg is None:
-            return
-        listener = self._listeners.get(key)
-        if listener is not None:
-            self._tg.start_soon(self._notify_one, key, listener)
-        else:
-            self._tg.start_soon(self.bus.publish, ToolsListChanged())
-
-    async def _notify_one(self, key: str, listener: Any) -> None:
-        try:
-            await listener.send_tool_list_changed()
-        except Exception:  # noqa: BLE001 -- a gone client is dropped, as in _broadcast
-            self._listeners.pop(key, None)
-
     async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
         connection = sdk.connection_of(ctx.session)
         key = self.callers.of(ctx.request).key
-        self._listeners[key] = connection
+        self.notify.listeners[key] = connection
         weakref.finalize(connection, self.sessions.drop, key)
         weakref.finalize(connection, self.relay.forget, key)  # its log level and subscriptions
-
-    def listener_count(self) -> int:
-        """Connections that hear about list changes (one per open handshake-era session)."""
-        return len(self._listeners)
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -220,27 +156,19 @@ class Front:
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller = self._caller(ctx)
         peer = relayed.peer(ctx, caller.key, self.relay)
-        return await self.call_tool(caller, params.name, params.arguments, _progress(ctx), peer, _rounds(params))
+        return await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), _rounds(params))
 
     async def call_tool(
         self,
         caller: Caller,
         name: str,
         arguments: dict[str, Any] | None,
+        peer: Peer,
         progress: ProgressFn | None = None,
-        peer: Peer | None = None,
         rounds: dict[str, Any] | None = None,
-        *,
-        modern: bool = True,
-        capabilities: types.ClientCapabilities | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """A tool call of `caller`: the result with its hints rendered, or the mapped error.
-
-        Without a `peer` (the lanes): a 2026-era client gets a downstream's input request back (`capabilities`: what
-        its request declared); a handshake-era one is asked on its session's standalone stream (the lane answers
-        in plain JSON).
-        """
-        peer = peer or self._lane_peer(caller.key, modern, capabilities)
+        """A tool call of `caller` (`peer`: its client end, where the relay sends what a downstream asks meanwhile):
+        the result with its hints rendered, or the mapped error; a 2026-era client may get an input request."""
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(
             caller, "tools/call", {"name": name, "arguments": arguments, **(rounds or {})}, progress, peer
@@ -252,22 +180,6 @@ class Front:
         if self.exposure is not None:
             result, hints = await self._in_session_names(self.exposure, call, result)
         return render_hints(result, [*hints, *(Hint("relay", notice) for notice in peer.notices)], self.hint_budget)
-
-    def may_be_asked(self, key: str) -> bool:
-        """Whether a downstream could ask this handshake-era client something (it declared sampling, elicitation
-        or roots): its calls then take the SDK path, whose response stream carries those requests."""
-        connection = self.relay.connections.get(key)
-        if connection is None:  # `initialized` not seen yet (a concurrent POST): assume it may be asked
-            return True
-        caps = connection.client_capabilities
-        return caps is not None and any((caps.sampling, caps.elicitation, caps.roots))
-
-    def _lane_peer(self, key: str, modern: bool, declared: types.ClientCapabilities | None) -> Peer:
-        """A lane's call: a 2026-era request's capabilities are `declared` in it, a handshake-era one's its
-        connection's."""
-        connection = None if modern else self.relay.connections.get(key)
-        capabilities = declared if connection is None else connection.client_capabilities
-        return Peer(key, connection, None, capabilities, modern, None if modern else self.relay.levels.get(key))
 
     async def _in_session_names(
         self, exposure: Exposure, call: Call, result: types.CallToolResult

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
+from gateway.errors import jsonrpc_error
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
 from gateway.sdk import ReadStream, WriteStream
@@ -63,8 +64,7 @@ def bad_id_answer(value: Any) -> bytes:
         "one of the two); nothing was done. Send it again with a string or integer id."
     )
     echo = value if isinstance(value, float) else None
-    error = {"code": types.INVALID_REQUEST, "message": message}
-    return json.dumps({"jsonrpc": "2.0", "id": echo, "error": error}).encode() + b"\n"
+    return json.dumps(jsonrpc_error(echo, types.INVALID_REQUEST, message)).encode() + b"\n"
 
 
 def _pollable(fd: int) -> bool:

@@ -37,11 +37,11 @@ async def test_handshake_era_http_sessions_leave_no_listener_or_session_behind_o
             await client.call_tool("k.echo", {"text": "open"})
             gc.collect()
             # The open session is the only one remembered.
-            assert gateway.front.listener_count() == 1
+            assert gateway.front.notify.count() == 1
             assert len(gateway.sessions) == 1
         gc.collect()
         # At most the last caller of server k stays: the relay keeps it for the server's trailing log lines
         # until the next call there (one per server, never one per session).
-        assert gateway.front.listener_count() <= 1
+        assert gateway.front.notify.count() <= 1
         assert len(gateway.sessions) <= 1
         server.should_exit = True

@@ -10,7 +10,6 @@ that opened it and answer 404 to anyone else.
 """
 
 import hashlib
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,9 +24,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
+from gateway.fronts.respond import respond_json
 from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
@@ -84,14 +85,8 @@ class Authenticate:
         if refused.scope is not None:
             challenge.append(f'scope="{refused.scope}"')
         message = f"{refused.description[:1].upper()}{refused.description[1:]}."
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", ("Bearer " + ", ".join(challenge)).encode("latin-1", "replace")),
-        ]
-        await send({"type": "http.response.start", "status": refused.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        header = ("Bearer " + ", ".join(challenge)).encode("latin-1", "replace")
+        await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, [(b"www-authenticate", header)])
 
 
 def metadata_routes(resource_url: str, authorization_servers: list[str], scopes: list[str]) -> list[Route]:

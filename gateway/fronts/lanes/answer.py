@@ -13,6 +13,8 @@ from opentelemetry.trace import StatusCode
 from pydantic import ValidationError
 
 from gateway import telemetry
+from gateway.downstreams.relay import Peer, Relay
+from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.server import Front
 
@@ -32,12 +34,13 @@ async def answer_tool_call(
         try:
             modern = version in MODERN_PROTOCOL_VERSIONS
             declared = _declared(meta) if modern else None
-            result = await front.call_tool(caller, name, params.get("arguments"), modern=modern, capabilities=declared)
+            peer = lane_peer(front.relay, caller.key, modern, declared)
+            result = await front.call_tool(caller, name, params.get("arguments"), peer)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
             error = modern_error_data(exc)
             span.set_status(StatusCode.ERROR, error.message)
-            body = {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
+            body = jsonrpc_error(request_id, error.code, error.message, error.data)
             return body, error
         telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -56,3 +59,22 @@ def _declared(meta: Any) -> ClientCapabilities | None:
         return ClientCapabilities.model_validate(meta[CLIENT_CAPABILITIES_META_KEY])
     except (KeyError, TypeError, ValidationError):
         return None
+
+
+def lane_peer(relay: Relay, key: str, modern: bool, declared: ClientCapabilities | None) -> Peer:
+    """The client end of a lane's call. A 2026-era client gets a downstream's input request back in the answer
+    (`declared`: the capabilities its request carries); a handshake-era one is asked on its session's connection
+    (the lane answers in plain JSON), with that connection's capabilities and log level."""
+    connection = None if modern else relay.connections.get(key)
+    capabilities = declared if connection is None else connection.client_capabilities
+    return Peer(key, connection, None, capabilities, modern, None if modern else relay.levels.get(key))
+
+
+def may_be_asked(relay: Relay, key: str) -> bool:
+    """Whether a downstream could ask this handshake-era client something (it declared sampling, elicitation or
+    roots): its calls then take the SDK path, whose response stream carries those requests."""
+    connection = relay.connections.get(key)
+    if connection is None:  # `initialized` not seen yet (a concurrent POST): assume it may be asked
+        return True
+    caps = connection.client_capabilities
+    return caps is not None and any((caps.sampling, caps.elicitation, caps.roots))

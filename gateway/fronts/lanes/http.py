@@ -13,7 +13,6 @@ Handshake-era (2025-11-25) POSTs of an established session get the same shortcut
 `tools/call` (`http_lane_legacy`: session, owner, idle timer and cancellation as the SDK keeps them).
 """
 
-import json
 import logging
 from typing import Any
 
@@ -27,22 +26,19 @@ from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
     MCP_PARAM_HEADER_PREFIX,
     MCP_PROTOCOL_VERSION_HEADER,
-    InboundModernRoute,
-    classify_inbound_request,
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
 from mcp_types import LOG_LEVEL_META_KEY
-from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from adapters import jsonwire
 from gateway.fronts.lanes import http_legacy as legacy
-from gateway.fronts.lanes.answer import answer_tool_call
+from gateway.fronts.lanes import recognize
+from gateway.fronts.lanes.answer import answer_tool_call, may_be_asked
 from gateway.fronts.lanes.http_legacy import LegacySessions
+from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
@@ -51,7 +47,6 @@ _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
 _METHOD = MCP_METHOD_HEADER.lower().encode()
 _PARAM = MCP_PARAM_HEADER_PREFIX.lower().encode()
 _SESSION = MCP_SESSION_ID_HEADER.lower().encode()
-_JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class HttpLane:
@@ -99,21 +94,21 @@ class HttpLane:
             await self.app(request.scope, request.receive, send)
             return
         body = await request.body()
-        decoded = legacy.decode(body)
+        decoded = recognize.decode(body)
         session_header = [(_SESSION, session[0].encode())]
         if self.legacy.cancel(session[0], decoded):
-            await _respond(send, None, 202, session_header)  # as the SDK accepts a notification
+            await respond_json(send, None, 202, session_header)  # as the SDK accepts a notification
             return
         version: str = request.headers[MCP_PROTOCOL_VERSION_HEADER]
-        call = legacy.plain_call(decoded, version)
-        if call is None or self.front.may_be_asked(self.front.callers.of(request).key):
+        call = recognize.plain_call(decoded, version)
+        if call is None or may_be_asked(self.front.relay, self.front.callers.of(request).key):
             await self.app(request.scope, replay(body, request.receive), send)
             return
         request_id, params = call
         message, status = await self.legacy.serve(
             session, request_id, lambda: self._answer(request, request_id, params, version)
         )
-        await _respond(send, message, status, session_header)
+        await respond_json(send, message, status, session_header)
 
     async def _serve(
         self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str
@@ -125,7 +120,7 @@ class HttpLane:
             tg.start_soon(_cancel_on_disconnect, request.receive, tg.cancel_scope, answered)
             message, status = await self._answer(request, request_id, params, version)
             answered.set()
-            await _respond(send, message, status)
+            await respond_json(send, message, status)
 
     async def _answer(
         self, request: Request, request_id: str | int, params: dict[str, Any], version: str
@@ -168,29 +163,18 @@ _RELAYED = frozenset({"inputResponses", "requestState"})
 
 
 def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any], str] | None:
-    """(id, params, version) of a well-formed `tools/call` the lane can serve; None sends it to the SDK."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
+    """(id, params, version) of a plain 2026-era `tools/call` the lane can serve; None sends it to the SDK."""
+    decoded = recognize.decode(body)
+    version = recognize.modern_version(decoded, request.headers)
+    call = None if version is None else recognize.plain_call(decoded, version)
+    if version is None or call is None:
         return None
-    if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != "tools/call":
+    meta = call[1].get("_meta")  # this era's requests carry their envelope there; anything else is the SDK's
+    if not isinstance(meta, dict) or find_duplicated_routing_header(request.headers.items()):
         return None
-    request_id, params = decoded.get("id"), decoded.get("params")
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
-        return None
-    meta = params.get("_meta")  # anything but an object is the SDK's to refuse (400, invalid params)
-    if not isinstance(meta, dict) or "progressToken" in meta or find_duplicated_routing_header(request.headers.items()):
-        return None
-    if not _RELAYED.isdisjoint(params) or LOG_LEVEL_META_KEY in params.get("_meta", {}):
+    if not _RELAYED.isdisjoint(call[1]) or LOG_LEVEL_META_KEY in meta:
         return None  # input rounds and log levels concern the relay: the SDK path carries them
-    verdict = classify_inbound_request(decoded, headers=dict(request.headers))
-    if not isinstance(verdict, InboundModernRoute):
-        return None
-    try:
-        spec.validate_client_request("tools/call", verdict.protocol_version, params)
-    except (ValidationError, KeyError):
-        return None
-    return request_id, params, verdict.protocol_version
+    return call[0], call[1], version
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope, answered: anyio.Event) -> None:
@@ -213,20 +197,3 @@ def replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replay
-
-
-async def _respond(
-    send: Send, message: dict[str, Any] | None, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    """The JSON-RPC response (None: an empty body): in one piece when small, else in slices (chunked encoding)."""
-    headers = [*_JSON_HEADERS, *(extra or [])]
-    if message is None or jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
-        body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
-        headers.append((b"content-length", str(len(body)).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-        return
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    for piece in jsonwire.slices(message):
-        await send({"type": "http.response.body", "body": piece, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})

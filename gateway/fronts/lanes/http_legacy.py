@@ -17,19 +17,17 @@ as the SDK answers a cancelled 2025-era request. A closed connection does not ca
 era (the spec says so), so no disconnect watcher runs.
 """
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import methods as spec
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 from starlette.requests import Request
 
 from gateway import sdk
+from gateway.errors import jsonrpc_error
 
 _SESSION = MCP_SESSION_ID_HEADER.lower().encode()
 _LENGTH = b"content-length"
@@ -94,29 +92,4 @@ class LegacySessions:
             finally:
                 if registered:
                     del self._running[key]
-        error = {"code": REQUEST_CANCELLED, "message": "Request cancelled"}
-        return {"jsonrpc": "2.0", "id": request_id, "error": error}, 200
-
-
-def plain_call(decoded: Any, version: str) -> Call | None:
-    """(id, params) of a well-formed handshake-era `tools/call` the lane can serve; None sends it to the SDK."""
-    if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != "tools/call":
-        return None
-    request_id, params = decoded.get("id"), decoded.get("params")
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
-        return None
-    meta = params.get("_meta")
-    if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):
-        return None  # progress needs the SSE stream; a malformed _meta gets the SDK's answer
-    try:
-        spec.validate_client_request("tools/call", version, params)
-    except (ValidationError, KeyError):
-        return None
-    return request_id, params
-
-
-def decode(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+        return jsonrpc_error(request_id, REQUEST_CANCELLED, "Request cancelled"), 200

@@ -21,19 +21,16 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp.types as types
-from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
-from mcp_types import PROTOCOL_VERSION_META_KEY
-from mcp_types import methods as spec
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from adapters.pipe import NdjsonPipe
+from gateway.errors import jsonrpc_error
+from gateway.fronts.lanes import recognize
 from gateway.fronts.lanes.answer import answer_tool_call
+from gateway.fronts.lanes.recognize import RequestId
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
-
-RequestId = str | int
 
 
 class StdioLane:
@@ -77,13 +74,13 @@ class StdioLane:
         first one opens the connection's era, as the SDK decides it."""
         params = message.params
         if self.modern is None:
-            self.modern = message.method != "initialize" and _envelope_version(params) is not None
+            self.modern = message.method != "initialize" and recognize.envelope_version(params) is not None
             if message.method == "initialize":
                 self._opening = message.id
         if message.method != "tools/call" or params is None:
             return None
         version = self._version(params)
-        return None if version is None or not _plain(params, version) else (params, version)
+        return None if version is None or not recognize.plain_params(params, version) else (params, version)
 
     def answered(self, message: types.JSONRPCMessage) -> None:
         """An answer the SDK sends: the one to `initialize` fixes the handshake-era version."""
@@ -99,9 +96,8 @@ class StdioLane:
     def _version(self, params: dict[str, Any] | None) -> str | None:
         """The version this connection serves `params` at, or None for the SDK to answer it."""
         if self.modern:
-            route = classify_inbound_request({"method": "tools/call", "params": params})
-            return route.protocol_version if isinstance(route, InboundModernRoute) else None
-        if _envelope_version(params) is not None:
+            return recognize.modern_version({"method": "tools/call", "params": params})
+        if recognize.envelope_version(params) is not None:
             return None  # an enveloped request on a handshake connection: the SDK refuses it
         return self.legacy_version
 
@@ -126,25 +122,10 @@ class StdioLane:
             logger.info("stdio front: the client closed stdout")
         except Exception:  # a bug in one answer must not end the front's task group, nor leave the caller waiting
             logger.exception("stdio front: answering tools/call %r failed", request_id)
-            error = {"code": types.INTERNAL_ERROR, "message": "The gateway failed to answer this call; see its log."}
+            error = jsonrpc_error(
+                request_id, types.INTERNAL_ERROR, "The gateway failed to answer this call; see its log."
+            )
             with suppress(anyio.BrokenResourceError):
-                await self.pipe.send_json({"jsonrpc": "2.0", "id": request_id, "error": error})
+                await self.pipe.send_json(error)
         finally:
             del self._running[request_id]
-
-
-def _envelope_version(params: dict[str, Any] | None) -> Any:
-    meta = (params or {}).get("_meta")
-    return meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
-
-
-def _plain(params: dict[str, Any], version: str) -> bool:
-    """Valid `tools/call` params at `version`, without a progress token (the SDK relays progress)."""
-    meta = params.get("_meta")
-    if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):
-        return False
-    try:
-        spec.validate_client_request("tools/call", version, params)
-    except (ValidationError, KeyError):
-        return False
-    return True

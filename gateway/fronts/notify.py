@@ -1,0 +1,80 @@
+"""List changes to the clients: every handshake-era session that finished its handshake hears them on its
+connection, 2026-era listen streams through the audience bus. A gone client is dropped, never an error."""
+
+import logging
+import weakref
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
+from gateway import sdk
+from gateway.fronts.audience import AudienceBus
+
+logger = logging.getLogger(__name__)
+
+_EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
+    "tools": ToolsListChanged,
+    "resources": ResourcesListChanged,
+    "prompts": PromptsListChanged,
+}
+
+
+class Notifier:
+    """Fans list changes out to the connected clients (triggered from sync code: `bind` a task group first)."""
+
+    def __init__(self, listeners: "weakref.WeakValueDictionary[str, sdk.Connection]", bus: AudienceBus) -> None:
+        self.listeners = listeners
+        """Handshake-era connections that can receive pushes, by session key (the relay's too). Weak: an entry goes
+        when the SDK lets go of the connection (closed, expired)."""
+        self.bus = bus
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    def bind(self, tg: anyio.abc.TaskGroup) -> None:
+        self._tg = tg
+
+    def list_changed(self, kind: str) -> None:
+        """Tell every client that the `kind` list ("tools", "resources", "prompts") changed."""
+        if self._tg is not None:
+            self._tg.start_soon(self._broadcast, kind)
+
+    def tools_changed(self, key: str) -> None:
+        """Tell one session that its tool list changed, e.g. after a promotion.
+
+        A handshake-era session is told alone. A 2026-era one listens on `subscriptions/listen`, whose bus
+        has no per-session address: the event goes to every listener (on stdio that is the one client;
+        over HTTP the others re-list and find their lists unchanged).
+        """
+        if self._tg is None:
+            return
+        listener = self.listeners.get(key)
+        if listener is not None:
+            self._tg.start_soon(self._notify_one, key, listener)
+        else:
+            self._tg.start_soon(self.bus.publish, ToolsListChanged())
+
+    def count(self) -> int:
+        """Connections that hear about list changes (one per open handshake-era session)."""
+        return len(self.listeners)
+
+    async def _broadcast(self, kind: str) -> None:
+        for key, session in list(self.listeners.items()):
+            try:
+                match kind:
+                    case "tools":
+                        await session.send_tool_list_changed()
+                    case "resources":
+                        await session.send_resource_list_changed()
+                    case _:
+                        await session.send_prompt_list_changed()
+            except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
+                logger.debug("dropping listener %s", key)
+                self.listeners.pop(key, None)
+        await self.bus.publish(_EVENTS[kind]())
+
+    async def _notify_one(self, key: str, listener: Any) -> None:
+        try:
+            await listener.send_tool_list_changed()
+        except Exception:  # noqa: BLE001 -- a gone client is dropped, as in _broadcast
+            self.listeners.pop(key, None)
