@@ -22,7 +22,7 @@ from typing import ClassVar, Protocol
 import mcp.types as types
 
 from gateway.downstreams.inflight import InFlight
-from gateway.downstreams.relay import Peer
+from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError
 from gateway.results import Hint, result_bytes
 from gateway.session import Session

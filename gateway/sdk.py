@@ -11,7 +11,6 @@ is wrapped so its in-place contract is written down once.
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -53,21 +52,27 @@ __all__ = [
 ]
 
 
-OFFERED: ContextVar[dict[str, Any] | None] = ContextVar("gateway_offered", default=None)
-"""While set, the `sampling`, `elicitation` and `roots` client capabilities a 2026-era request declares (see
-`offer_per_request`); the keys absent from it are not declared."""
+OFFER_META_KEY = "gateway/offer"
+"""Private `_meta` key of an outgoing 2026-era request: the `sampling`, `elicitation` and `roots` client
+capabilities it declares (the calling client's; keys absent are not declared). `offer_per_request`'s stamp takes
+it out before the request leaves, so it travels with the request instead of beside it."""
 ASKABLE = ("sampling", "elicitation", "roots")
 
 
 def offer_per_request(session: ClientSession) -> None:
     """Make `session`'s 2026-era requests declare, in place of the session's own `sampling`, `elicitation` and
-    `roots` capabilities, those in `OFFERED` when it is set (the envelope carries capabilities per request; the
-    SDK stamps the session's). Call once the session is connected: its stamp is chosen by the handshake."""
+    `roots` capabilities, those their `_meta` carries under `OFFER_META_KEY` (the envelope carries capabilities
+    per request; the SDK stamps the session's). Call once the session is connected: its stamp is chosen by the
+    handshake."""
     stamp = session._stamp
 
     def stamped(data: dict[str, Any], opts: Any) -> None:
+        params = data.get("params") or {}
+        meta = params.get("_meta")
+        offered = meta.pop(OFFER_META_KEY, None) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and not meta:
+            del params["_meta"]
         stamp(data, opts)
-        offered = OFFERED.get()
         meta = (data.get("params") or {}).get("_meta")
         if offered is None or meta is None or CLIENT_CAPABILITIES_META_KEY not in meta:
             return  # not narrowed, or the handshake era (declared once, at initialize)

@@ -49,14 +49,12 @@ async def test_a_modern_request_declares_the_offered_capabilities_in_place_of_th
 
     async with Client(Server("seam"), mode="2026-07-28", elicitation_callback=elicit) as client:
         sdk.offer_per_request(client.session)
-        message = {"method": "tools/call", "params": {"name": "x"}}
-        token = sdk.OFFERED.set({"roots": {}})
-        try:
-            narrowed = sdk.stamp_envelope(client.session, message)["_meta"][CLIENT_CAPABILITIES_META_KEY]
-        finally:
-            sdk.OFFERED.reset(token)
+        message = {"method": "tools/call", "params": {"name": "x", "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}}}
+        meta = sdk.stamp_envelope(client.session, message)["_meta"]
         own = sdk.stamp_envelope(client.session, {"method": "tools/call", "params": {"name": "x"}})
+    narrowed = meta[CLIENT_CAPABILITIES_META_KEY]
     assert "elicitation" not in narrowed and narrowed["roots"] == {}
+    assert sdk.OFFER_META_KEY not in meta  # the offer travels with the request, not on the wire
     assert "elicitation" in own["_meta"][CLIENT_CAPABILITIES_META_KEY]
 
 

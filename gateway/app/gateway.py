@@ -197,11 +197,7 @@ class Gateway:
         retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
         self.exposure.reconfigure(config.exposure)
         self.front.hint_budget = config.limits.hint_budget_chars
-        asks = self.relay.url_asks  # bounds for asks from now on; those remembered are dropped by the new ones
-        asks.per_session, asks.max_age_s = (
-            config.limits.url_elicitations_per_session,
-            config.limits.url_elicitation_ttl_s,
-        )
+        self.relay.bound_url_asks(config.limits.url_elicitations_per_session, config.limits.url_elicitation_ttl_s)
         self.front.server.instructions = instructions  # for sessions that initialize from now on
         retired = self.pipeline.replace(middlewares)
 

@@ -27,7 +27,7 @@ import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
@@ -36,21 +36,11 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
-from gateway import sdk
+from gateway.downstreams.peer import LEVELS, Peer, passes
 from gateway.downstreams.url_asks import UrlAsks
 
 logger = logging.getLogger(__name__)
 
-LEVELS: tuple[types.LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
 TRAILING_S = 2.0
 """How long after a call ends a server's log with no call in flight still counts as that call's."""
 _RESULTS: dict[str, tuple[Any, str]] = {
@@ -58,24 +48,6 @@ _RESULTS: dict[str, tuple[Any, str]] = {
     "elicitation/create": (types.ElicitResult, "elicitation"),
     "roots/list": (types.ListRootsResult, "roots"),
 }
-
-
-@dataclass(slots=True, eq=False)
-class Peer:
-    """The client end of one request in flight: whom to ask, and on which request's channel."""
-
-    key: str
-    """The client's session key."""
-    session: Any
-    """The SDK's request-scoped `ServerSession` of the client's request."""
-    request_id: types.RequestId | None
-    capabilities: types.ClientCapabilities | None
-    modern: bool
-    """True when the client speaks the 2026-07-28 era (no server-to-client requests)."""
-    log_level: types.LoggingLevel | None = None
-    """The least severe level the client wants for this request (None: the session set none)."""
-    notices: list[str] = field(default_factory=list[str])
-    """What went wrong relaying for this request, for the client's hint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,39 +60,66 @@ class _Recent:
     ended: float
 
 
-def offerable(peer: Peer | None) -> dict[str, Any]:
-    """The client capabilities a downstream may count on during `peer`'s request: the sampling, elicitation and
-    roots its client declared (a 2026-era client answers input requests itself, a handshake-era one is asked by
-    the gateway), as declared; none without a client (the gateway's own calls)."""
-    caps = None if peer is None else peer.capabilities
-    if caps is None:
-        return {}
-    declared: dict[str, Any] = caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE))
-    return declared
-
-
-def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
-    return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
-
-
 class Relay:
     """Routes what downstreams send back; one per gateway, shared by all downstreams and client sessions."""
 
     def __init__(self, *, logger_name: Callable[[str, str | None], str], url_asks: UrlAsks | None = None) -> None:
         self._logger_name = logger_name
         self._inflight: dict[str, list[Peer]] = defaultdict(list)
-        self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-        """The SDK's connections of handshake-era clients by session key, for pushes outside any call (the front
-        fills it; an entry goes with its connection)."""
+        self._connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+        """The SDK's connections of handshake-era clients by session key, for pushes outside any call (an entry
+        goes with its connection)."""
         self._recent: dict[str, _Recent] = {}
         """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
-        self.levels: dict[str, types.LoggingLevel] = {}
+        self._levels: dict[str, types.LoggingLevel] = {}
         """Logging level per client session key (set by `logging/setLevel`)."""
-        self.subscribers: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+        self._subscribers: dict[tuple[str, str | None], set[str]] = defaultdict(set)
         """(exposed resource URI, identity key for a per-user server's, else None) -> keys of the client sessions
         subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
+
+    # -- what the relay keeps per client session (these verbs are its only writers) ---------------
+
+    def attach(self, key: str, connection: Any) -> None:
+        """A handshake-era client finished its handshake: pushes outside any call reach it on `connection`."""
+        self._connections[key] = connection
+
+    def connection(self, key: str) -> Any | None:
+        return self._connections.get(key)
+
+    def connected(self) -> list[tuple[str, Any]]:
+        """(session key, connection) of every attached client, as a list (sending may drop some)."""
+        return list(self._connections.items())
+
+    def detach(self, key: str) -> None:
+        self._connections.pop(key, None)
+
+    def set_level(self, key: str, level: types.LoggingLevel) -> types.LoggingLevel:
+        """Session `key` asked for `level`; returns the most verbose level any session asked for (what a server
+        shared by all of them must send)."""
+        self._levels[key] = level
+        return LEVELS[min(LEVELS.index(lv) for lv in self._levels.values())]
+
+    def level(self, key: str) -> types.LoggingLevel | None:
+        return self._levels.get(key)
+
+    def watch(self, key: str, exposed: str, audience: str | None, on: bool) -> bool:
+        """Session `key` subscribes to (or leaves) a resource; True when that changed whether anyone watches it
+        (the first subscriber subscribes the server, the last one leaves)."""
+        keys = self._subscribers[(exposed, audience)]
+        had = bool(keys)
+        if on:
+            keys.add(key)
+        else:
+            keys.discard(key)
+        if not keys:
+            del self._subscribers[(exposed, audience)]
+        return had != bool(keys)
+
+    def bound_url_asks(self, per_session: int, max_age_s: float) -> None:
+        """Bounds for URL-mode elicitations remembered from now on (a reload changes them)."""
+        self.url_asks.per_session, self.url_asks.max_age_s = per_session, max_age_s
 
     @contextmanager
     def calling(self, server: str, peer: Peer | None) -> Iterator[None]:
@@ -140,10 +139,12 @@ class Relay:
 
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
-        self.levels.pop(key, None)
+        self._levels.pop(key, None)
         self.url_asks.forget(key)
-        for keys in self.subscribers.values():
+        for watched, keys in list(self._subscribers.items()):
             keys.discard(key)
+            if not keys:
+                del self._subscribers[watched]
 
     # -- requests from a downstream -------------------------------------------------------------
 
@@ -237,7 +238,7 @@ class Relay:
             if peer.key == key and peer.request_id is not None:  # on its call's stream: ahead of the call's answer
                 await _quietly(peer.session.send_notification, done, peer.request_id)
                 return
-        connection = self.connections.get(key)
+        connection = self._connections.get(key)
         if connection is not None:
             await _quietly(_notify, connection, done)
 
@@ -274,20 +275,20 @@ class Relay:
         recent = self._recent.get(server)
         if recent is not None and time.monotonic() - recent.ended < TRAILING_S:
             # A log that crossed its call's answer (stdio delivers them on different paths): still that session's.
-            connection = self.connections.get(recent.key)
+            connection = self._connections.get(recent.key)
             if connection is not None and passes(params.level, recent.log_level) and not recent.modern:
                 await _quietly(_notify, connection, renamed)
             return
-        for key, level in list(self.levels.items()):
-            connection = self.connections.get(key)
+        for key, level in list(self._levels.items()):
+            connection = self._connections.get(key)
             if connection is not None and passes(params.level, level):
                 await _quietly(_notify, connection, renamed)
 
     async def updated(self, exposed_uri: str, audience: str | None = None) -> None:
         """A downstream's resource changed: tell the sessions subscribed to it (and no other); `audience`: the
         identity whose own process of a per-user server it is."""
-        for key in list(self.subscribers.get((exposed_uri, audience), ())):
-            session = self.connections.get(key)
+        for key in list(self._subscribers.get((exposed_uri, audience), ())):
+            session = self._connections.get(key)
             if session is not None:
                 await _quietly(session.send_resource_updated, exposed_uri)
 

@@ -2,14 +2,13 @@
 connection, 2026-era listen streams through the audience bus. A gone client is dropped, never an error."""
 
 import logging
-import weakref
 from typing import Any
 
 import anyio
 import anyio.abc
 from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
-from gateway import sdk
+from gateway.downstreams.relay import Relay
 from gateway.fronts.audience import AudienceBus
 
 logger = logging.getLogger(__name__)
@@ -24,10 +23,9 @@ _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListCha
 class Notifier:
     """Fans list changes out to the connected clients (triggered from sync code: `bind` a task group first)."""
 
-    def __init__(self, listeners: "weakref.WeakValueDictionary[str, sdk.Connection]", bus: AudienceBus) -> None:
-        self.listeners = listeners
-        """Handshake-era connections that can receive pushes, by session key (the relay's too). Weak: an entry goes
-        when the SDK lets go of the connection (closed, expired)."""
+    def __init__(self, relay: Relay, bus: AudienceBus) -> None:
+        self.relay = relay
+        """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
         self.bus = bus
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -48,7 +46,7 @@ class Notifier:
         """
         if self._tg is None:
             return
-        listener = self.listeners.get(key)
+        listener = self.relay.connection(key)
         if listener is not None:
             self._tg.start_soon(self._notify_one, key, listener)
         else:
@@ -56,10 +54,10 @@ class Notifier:
 
     def count(self) -> int:
         """Connections that hear about list changes (one per open handshake-era session)."""
-        return len(self.listeners)
+        return len(self.relay.connected())
 
     async def _broadcast(self, kind: str) -> None:
-        for key, session in list(self.listeners.items()):
+        for key, session in self.relay.connected():
             try:
                 match kind:
                     case "tools":
@@ -70,11 +68,11 @@ class Notifier:
                         await session.send_prompt_list_changed()
             except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
                 logger.debug("dropping listener %s", key)
-                self.listeners.pop(key, None)
+                self.relay.detach(key)
         await self.bus.publish(_EVENTS[kind]())
 
     async def _notify_one(self, key: str, listener: Any) -> None:
         try:
             await listener.send_tool_list_changed()
         except Exception:  # noqa: BLE001 -- a gone client is dropped, as in _broadcast
-            self.listeners.pop(key, None)
+            self.relay.detach(key)

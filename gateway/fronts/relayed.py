@@ -15,7 +15,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.relay import Peer, Relay
+from gateway.downstreams.peer import Peer
+from gateway.downstreams.relay import Relay
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.audience import LISTENER, AudienceBus
 from gateway.fronts.auth.callers import Callers
@@ -47,7 +48,7 @@ def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
     """The client end of the request `ctx` answers: where the relay sends what a downstream asks during it."""
     modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
     meta: Any = ctx.meta or {}
-    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.levels.get(key)
+    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.level(key)
     return Peer(key, ctx.session, ctx.request_id, ctx.session.client_capabilities, modern, level)
 
 

@@ -10,7 +10,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
-from gateway.downstreams.relay import Peer
+from gateway.downstreams.peer import Peer
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import relayed
 from gateway.fronts.audience import AudienceBus
@@ -65,7 +65,7 @@ class Front:
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay
-        self.notify = Notifier(self.relay.connections, self.bus)
+        self.notify = Notifier(self.relay, self.bus)
         self.server = GatewayServer(
             "mcp-gateway",
             version=__version__,
@@ -87,7 +87,7 @@ class Front:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
         connection = sdk.connection_of(ctx.session)
         key = self.callers.of(ctx.request).key
-        self.notify.listeners[key] = connection
+        self.relay.attach(key, connection)
         weakref.finalize(connection, self.sessions.drop, key)
         weakref.finalize(connection, self.relay.forget, key)  # its log level and subscriptions
 

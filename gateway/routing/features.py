@@ -16,8 +16,9 @@ from pydantic import TypeAdapter
 
 from gateway import sdk
 from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.peer import offerable
 from gateway.downstreams.pool import Pool
-from gateway.downstreams.relay import LEVELS, Relay, offerable
+from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
 from gateway.pipeline import Call
 from gateway.routing.uris import Uris
@@ -105,25 +106,24 @@ class Features:
         asking a handshake-era client (its sampling, elicitation, roots requests) round by round."""
         peer = call.peer
         extra: dict[str, Any] = {k: call.params[k] for k in ROUND_PARAMS if k in call.params}
+        meta: dict[str, Any] = {}
         if peer is not None and peer.log_level is not None:
-            extra["_meta"] = {LOG_LEVEL_META_KEY: peer.log_level}
-        token = sdk.OFFERED.set(offerable(peer))  # a 2026-era downstream is offered only what this client answers
-        try:
-            with self.relay.calling(ds.name, peer):
-                result = await send(extra)
-                for _ in range(MAX_ROUNDS):
-                    if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
-                        break  # a 2026-era client answers the rounds itself and retries through us
-                    answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
-                    if isinstance(answers, str):
-                        raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
-                    extra["inputResponses"] = {
-                        k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
-                    }
-                    extra["requestState"] = result.request_state
-                    result = await send(extra)
-        finally:
-            sdk.OFFERED.reset(token)
+            meta[LOG_LEVEL_META_KEY] = peer.log_level
+        if ds.protocol_version in MODERN_PROTOCOL_VERSIONS:  # offered only what this client answers
+            meta[sdk.OFFER_META_KEY] = offerable(peer)
+        with self.relay.calling(ds.name, peer):
+            result = await send({**extra, "_meta": dict(meta)} if meta else extra)  # a stamp takes keys out
+            for _ in range(MAX_ROUNDS):
+                if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
+                    break  # a 2026-era client answers the rounds itself and retries through us
+                answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                if isinstance(answers, str):
+                    raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
+                extra["inputResponses"] = {
+                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in answers.items()
+                }
+                extra["requestState"] = result.request_state
+                result = await send({**extra, "_meta": dict(meta)} if meta else extra)
         if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
             raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
         return result
@@ -178,13 +178,7 @@ class Features:
                 f"Server {server!r} offers no resource subscriptions, so {exposed!r} cannot be watched; "
                 "read the resource again when you need it fresh."
             )
-        keys = self.relay.subscribers[(exposed, audience)]
-        had = bool(keys)
-        if on:
-            keys.add(key)
-        else:
-            keys.discard(key)
-        if had != bool(keys):  # the first subscriber subscribes the server, the last one leaves
+        if self.relay.watch(key, exposed, audience, on):  # the first subscriber subscribes the server, the last leaves
             await ds.subscribe(original, on)
 
     @asynccontextmanager
@@ -199,9 +193,8 @@ class Features:
 
     async def _set_level(self, call: Call) -> None:
         level: types.LoggingLevel = call.params["level"]
-        self.relay.levels[call.session.key] = level
-        most = min((LEVELS.index(lv) for lv in self.relay.levels.values()), default=LEVELS.index(level))
-        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=LEVELS[most]))
+        most = self.relay.set_level(call.session.key, level)
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=most))
         for ds in self.downstreams.values():
             if isinstance(ds, Pool):
                 continue  # per-user processes come and go; they start at the server's default level

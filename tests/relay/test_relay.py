@@ -12,7 +12,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 
-from gateway.downstreams.relay import Peer, Relay
+from gateway.downstreams.peer import Peer
+from gateway.downstreams.relay import Relay
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
 from tests.relay.clients import (
     WATCHED,

@@ -13,7 +13,8 @@ from opentelemetry.trace import StatusCode
 from pydantic import ValidationError
 
 from gateway import telemetry
-from gateway.downstreams.relay import Peer, Relay
+from gateway.downstreams.peer import Peer
+from gateway.downstreams.relay import Relay
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.server import Front
@@ -65,15 +66,15 @@ def lane_peer(relay: Relay, key: str, modern: bool, declared: ClientCapabilities
     """The client end of a lane's call. A 2026-era client gets a downstream's input request back in the answer
     (`declared`: the capabilities its request carries); a handshake-era one is asked on its session's connection
     (the lane answers in plain JSON), with that connection's capabilities and log level."""
-    connection = None if modern else relay.connections.get(key)
+    connection = None if modern else relay.connection(key)
     capabilities = declared if connection is None else connection.client_capabilities
-    return Peer(key, connection, None, capabilities, modern, None if modern else relay.levels.get(key))
+    return Peer(key, connection, None, capabilities, modern, None if modern else relay.level(key))
 
 
 def may_be_asked(relay: Relay, key: str) -> bool:
     """Whether a downstream could ask this handshake-era client something (it declared sampling, elicitation or
     roots): its calls then take the SDK path, whose response stream carries those requests."""
-    connection = relay.connections.get(key)
+    connection = relay.connection(key)
     if connection is None:  # `initialized` not seen yet (a concurrent POST): assume it may be asked
         return True
     caps = connection.client_capabilities

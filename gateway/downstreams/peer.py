@@ -1,0 +1,53 @@
+"""The client end of a request in flight, as the relay sees it: whom a downstream's request or log during that
+request reaches, what its client declared (and so what a downstream may be offered), and at which log level."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp.types as types
+
+from gateway import sdk
+
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+@dataclass(slots=True, eq=False)
+class Peer:
+    """The client end of one request in flight: whom to ask, and on which request's channel."""
+
+    key: str
+    """The client's session key."""
+    session: Any
+    """The SDK's request-scoped `ServerSession` of the client's request."""
+    request_id: types.RequestId | None
+    capabilities: types.ClientCapabilities | None
+    modern: bool
+    """True when the client speaks the 2026-07-28 era (no server-to-client requests)."""
+    log_level: types.LoggingLevel | None = None
+    """The least severe level the client wants for this request (None: the session set none)."""
+    notices: list[str] = field(default_factory=list[str])
+    """What went wrong relaying for this request, for the client's hint."""
+
+
+def offerable(peer: Peer | None) -> dict[str, Any]:
+    """The client capabilities a downstream may count on during `peer`'s request: the sampling, elicitation and
+    roots its client declared (a 2026-era client answers input requests itself, a handshake-era one is asked by
+    the gateway), as declared; none without a client (the gateway's own calls)."""
+    caps = None if peer is None else peer.capabilities
+    if caps is None:
+        return {}
+    declared: dict[str, Any] = caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE))
+    return declared
+
+
+def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
+    return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
