@@ -4,7 +4,7 @@ The gateway's lanes and transports need a few things the SDK keeps private: its 
 protocols, its HTTP client factory and origin checks, its trace-context helpers, and the per-era
 envelope a client session stamps on each request (and the capabilities it declares there). Everything
 else imports them from here, so an SDK upgrade that moves or changes one fails in this file and in
-`tests/test_sdk_seam.py`, not in eight places. The names are re-exported unchanged; the envelope stamp
+`tests/test_sdk.py`, not in eight places. The names are re-exported unchanged; the envelope stamp
 is wrapped so its in-place contract is written down once.
 """
 

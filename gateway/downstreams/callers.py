@@ -1,6 +1,6 @@
 """How a downstream's `tools/call` is sent: through the SDK session, or down the connection's lane.
 
-Both callers give the same answer for the same call (tests/test_forwarding.py runs through both): the
+Both callers give the same answer for the same call (tests/system/test_forwarding.py runs through both): the
 lane is a shortcut past the SDK client's per-request machinery for the gateway's hottest request,
 with the session's own per-era envelope stamped on it.
 """

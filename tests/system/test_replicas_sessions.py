@@ -15,7 +15,7 @@ from mcp import Client
 
 from tests.deployment import Deployment, deployed
 from tests.harness import hints_of, http_client, text_of
-from tests.test_replicas import SNAPSHOTS, call, echoes
+from tests.system.test_replicas import SNAPSHOTS, call, echoes
 
 pytestmark = pytest.mark.anyio
 

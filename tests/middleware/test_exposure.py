@@ -30,7 +30,7 @@ from tests.harness import (
     wait_for,
     write_config,
 )
-from tests.think import test_e2e
+from tests.system import test_think_e2e as test_e2e
 
 pytestmark = pytest.mark.anyio
 

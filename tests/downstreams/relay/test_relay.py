@@ -14,8 +14,7 @@ from mcp.client.session import ClientRequestContext
 
 from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
-from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
-from tests.relay.clients import (
+from tests.downstreams.relay.clients import (
     WATCHED,
     Person,
     call_as,
@@ -23,6 +22,7 @@ from tests.relay.clients import (
     logs_reach_only_the_caller,
     updates_reach_only_the_subscriber,
 )
+from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
 
 FIXTURE = str(ROOT / "tests" / "servers" / "conformance.py")
 ENV = {"PYTHONPATH": str(ROOT)}

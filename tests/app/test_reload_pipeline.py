@@ -9,8 +9,8 @@ import mcp.types as types
 import pytest
 
 from gateway.app.reloadable import RESTART_ONLY
+from tests.app.test_reload import reload, reloading, write
 from tests.harness import kitchen, text_of, wait_for
-from tests.test_reload import reload, reloading, write
 
 pytestmark = pytest.mark.anyio
 

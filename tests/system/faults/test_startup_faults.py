@@ -8,8 +8,8 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from tests.faults.wire import call, faulty, status
 from tests.harness import gateway_params, kitchen, text_of, write_config
+from tests.system.faults.wire import call, faulty, status
 
 pytestmark = pytest.mark.anyio
 

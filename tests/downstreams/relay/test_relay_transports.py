@@ -9,8 +9,8 @@ import anyio
 import mcp.types as types
 import pytest
 
+from tests.downstreams.relay.clients import Person
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
-from tests.relay.clients import Person
 
 ENV = {"PYTHONPATH": str(ROOT)}
 WATCHED = "test://watched-resource"

@@ -9,9 +9,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.fronts.lanes.test_http import envelope, headers
 from tests.harness import hints_of, http_client, http_gateway, kitchen, text_of, write_config
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving, unsigned
-from tests.test_http_lane import envelope, headers
 
 pytestmark = pytest.mark.anyio
 

@@ -12,8 +12,8 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from tests.faults.wire import call, faulty, gateway, status
 from tests.harness import gateway_params, text_of, write_config
+from tests.system.faults.wire import call, faulty, gateway, status
 
 pytestmark = pytest.mark.anyio
 

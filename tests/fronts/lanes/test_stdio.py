@@ -13,8 +13,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, S
 from adapters.pipe import NdjsonPipe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
+from tests.fronts.test_stdio import INITIALIZE, raw_gateway
 from tests.harness import gateway_params, kitchen, text_of, wait_for, write_config
-from tests.test_front_stdio import INITIALIZE, raw_gateway
 
 pytestmark = pytest.mark.anyio
 

@@ -9,8 +9,8 @@ import mcp.types as types
 import pytest
 from mcp.server.subscriptions import ResourceUpdated
 
+from tests.downstreams.relay.clients import Person
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, write_config
-from tests.relay.clients import Person
 
 WATCHED, OTHER = "test://watched-resource", "test://static-text"
 TOKENS = {"ann": "ann-token-0123456789", "bob": "bob-token-0123456789"}

@@ -11,8 +11,8 @@ import anyio
 import httpx2
 import pytest
 
+from tests.fronts.lanes.test_http import answer
 from tests.harness import http_client, http_gateway, kitchen, text_of, wait_for, write_config
-from tests.test_http_lane import answer
 
 pytestmark = pytest.mark.anyio
 

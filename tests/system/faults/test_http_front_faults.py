@@ -9,8 +9,8 @@ import anyio
 import httpx2
 import pytest
 
-from tests.faults.wire import logged_http_gateway, peak_rss_bytes, post_chunked
 from tests.harness import kitchen, write_config
+from tests.system.faults.wire import logged_http_gateway, peak_rss_bytes, post_chunked
 
 pytestmark = pytest.mark.anyio
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.wire import call, gateway, status
 from tests.harness import text_of
+from tests.system.faults.wire import call, gateway, status
 
 pytestmark = pytest.mark.anyio
 

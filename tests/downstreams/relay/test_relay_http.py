@@ -10,8 +10,7 @@ import mcp.types as types
 import pytest
 from mcp import MCPError
 
-from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
-from tests.relay.clients import (
+from tests.downstreams.relay.clients import (
     WATCHED,
     Person,
     call_as,
@@ -19,6 +18,7 @@ from tests.relay.clients import (
     logs_reach_only_the_caller,
     updates_reach_only_the_subscriber,
 )
+from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, write_config
 
 STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.faults.wire import RawStdio, raw_stdio_gateway
 from tests.harness import kitchen, write_config
+from tests.system.faults.wire import RawStdio, raw_stdio_gateway
 
 
 @pytest.fixture(scope="module")
