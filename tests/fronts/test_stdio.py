@@ -47,8 +47,8 @@ class Pipe:
 
 
 @asynccontextmanager
-async def raw_gateway(tmp_path: Path, **sections: Any) -> AsyncIterator[Pipe]:
-    params = gateway_params(write_config(tmp_path, {"k": kitchen("k")}, **sections))
+async def raw_gateway(tmp_path: Path, servers: dict[str, Any] | None = None, **sections: Any) -> AsyncIterator[Pipe]:
+    params = gateway_params(write_config(tmp_path, servers or {"k": kitchen("k")}, **sections))
     process = await anyio.open_process([params.command, *params.args], cwd=params.cwd, env=params.env, stderr=None)
     async with process:
         pipe = Pipe(process)

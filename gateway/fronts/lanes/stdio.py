@@ -8,8 +8,10 @@ gateway's CPU per forwarded call on stdio. The lane takes the plainest case, wit
 decisions first: the connection's era is the one its first request opened (`serve_dual_era_loop`'s
 rule); a 2026-era call must pass the SDK's envelope ladder (`classify_inbound_request`), a
 handshake-era call is served only once the SDK has answered `initialize` (at the version it
-negotiated); the params must pass the SDK's per-version surface; a progress token sends the call to
-the SDK (it relays progress). Everything else, including every other method, goes to the SDK.
+negotiated) and the front has registered the connection on `notifications/initialized` (a downstream's
+question goes to it, with what the client declared); the params must pass the SDK's per-version
+surface; a progress token sends the call to the SDK (it relays progress). Everything else, including
+every other method, goes to the SDK.
 A `notifications/cancelled` naming a lane call cancels it; the cancelled call is not answered, as the
 SDK's dispatcher does not answer one either.
 """
@@ -64,6 +66,11 @@ class StdioLane:
         if route is None or self._tg is None or message.id in self._running:
             return False
         params, version = route
+        if not self.modern and self.front.relay.connection(self.front.callers.local.key) is None:
+            # `initialized` is still on its way through the SDK (the client sent it and this call in one
+            # write): the front does not know the connection yet, so a downstream's question would find no
+            # client capabilities. The SDK's path knows them from `initialize`.
+            return False
         scope = anyio.CancelScope()
         self._running[message.id] = scope
         self._tg.start_soon(self._call, scope, message.id, params, version)

@@ -1,6 +1,8 @@
 """The stdio front's lane: which requests it takes in each era (the SDK's own decisions), the same answers as
 the SDK path over a real gateway's pipes in both eras, and cancellation reaching the downstream."""
 
+import json
+import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,7 +16,7 @@ from adapters.pipe import NdjsonPipe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
 from tests.fronts.test_stdio import INITIALIZE, raw_gateway
-from tests.harness import gateway_params, kitchen, text_of, wait_for, write_config
+from tests.harness import ROOT, gateway_params, kitchen, text_of, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +91,48 @@ async def test_a_client_abandoning_a_call_cancels_it_downstream(tmp_path: Path, 
             tg.cancel_scope.cancel()
         await wait_for(lambda: "cancelled slow" in events.read_text(), within_s=10, what="downstream cancelled")
         assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
+
+
+CONFORMANCE = {
+    "transport": "stdio",
+    "command": sys.executable,
+    "args": [str(ROOT / "tests" / "servers" / "conformance.py")],
+    "env": {"PYTHONPATH": str(ROOT)},
+    "cwd": str(ROOT),
+    "protocol": "legacy",
+}
+ASKS = {
+    "test_roots": (
+        "roots/list",
+        {"roots": [{"uri": "file:///work/project", "name": "project"}]},
+        "file:///work/project",
+    ),
+    "test_sampling": (
+        "sampling/createMessage",
+        {"role": "assistant", "content": {"type": "text", "text": "sampled!"}, "model": "m"},
+        "sampled!",
+    ),
+    "test_elicitation": ("elicitation/create", {"action": "accept", "content": {"response": "yes"}}, "yes"),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(ASKS))
+async def test_a_call_sent_with_initialized_in_one_write_is_served_with_the_declared_capabilities(
+    tmp_path: Path, tool: str
+) -> None:
+    """A client's `notifications/initialized` and first call in one write: the call is served knowing what the
+    client declared at `initialize`, so the downstream's question reaches the client."""
+    method, answer, expected = ASKS[tool]
+    opening = json.loads(json.dumps(INITIALIZE))
+    opening["params"]["capabilities"] = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {"form": {}}}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": f"c.{tool}", "arguments": {}}}
+    async with raw_gateway(tmp_path, {"c": CONFORMANCE}) as pipe:
+        await pipe.send(opening)
+        assert (await pipe.receive())["id"] == 1
+        await pipe.stdin.send(f"{json.dumps(initialized)}\n{json.dumps(call)}\n".encode())  # one write
+        asked = await pipe.receive()
+        assert asked.get("method") == method, asked
+        await pipe.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
+        result = await pipe.receive()
+    assert result["id"] == 2 and expected in result["result"]["content"][0]["text"], result
