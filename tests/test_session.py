@@ -3,11 +3,13 @@
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client
 
-from tests.harness import gateway_params, http_client, http_gateway, write_config
+from tests.fronts.lanes.test_http import answer, envelope, headers
+from tests.harness import gateway_params, http_client, http_gateway, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -38,3 +40,39 @@ async def test_two_stdio_clients_are_two_processes_with_a_session_each(tmp_path:
             two = await second.call_tool("gateway.status", {})
     assert bootstrapped(one) and not bootstrapped(one_again)
     assert bootstrapped(two)
+
+
+@pytest.mark.parametrize(("path", "carrier"), [("lane", "header"), ("sdk", "header"), ("lane", "query")])
+async def test_a_2026_request_never_joins_a_2025_session_whose_id_it_carries(
+    tmp_path: Path, path: str, carrier: str
+) -> None:
+    # The 2026-07-28 transport: "An Mcp-Session-Id header on a request: ignore it, and do not mint or echo
+    # session IDs." Before, the 2026-era call was served as the 2025-era session and took its driver bootstrap.
+    opening = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}},
+    }
+    legacy = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    meta = {"progressToken": "p"} if path == "sdk" else {}  # progress: the SDK's path, not the lane
+    with anyio.fail_after(60):
+        async with http_gateway(write_config(tmp_path, {"k": kitchen("k")})) as base:
+            async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+                sid = (await http.post("/mcp", json=opening, headers=legacy)).headers["mcp-session-id"]
+                session = legacy | {"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+                initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                assert (await http.post("/mcp", json=initialized, headers=session)).status_code == 202
+                carried = {"mcp-session-id": sid} if carrier == "header" else {}
+                intruder = await http.post(
+                    "/mcp" if carrier == "header" else f"/mcp?session_id={sid}",
+                    json=envelope("k.echo", {"text": "2026"}, **meta),
+                    headers=headers("k.echo", **carried),
+                )
+                old = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "k.echo"}}
+                old["params"]["arguments"] = {"text": "2025"}  # type: ignore[index]
+                owner = await http.post("/mcp", json=old, headers=session)
+    assert "mcp-session-id" not in intruder.headers  # nor echoed
+    assert answer(intruder)["result"]["content"][0]["text"] == "2026"
+    assert bootstrapped(types.CallToolResult.model_validate(answer(intruder)["result"]))  # its own session's first
+    assert bootstrapped(types.CallToolResult.model_validate(answer(owner)["result"]))  # and the 2025 session's

@@ -5,6 +5,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from gateway.session import ANONYMOUS, Identity
@@ -40,6 +42,15 @@ def _connection(request: Request, client_header: str | None) -> tuple[str, bool]
     return f"conn-{request.client.host}:{request.client.port}", False
 
 
+def _handshake_era(request: Request) -> bool:
+    """Whether the request belongs to the handshake era, decided from its version header as the SDK's session
+    manager routes it. A 2026-era request has no session: the 2026-07-28 transport says to ignore an
+    `Mcp-Session-Id` it carries, so it never joins (and uses up) the 2025-era session that id names, nor
+    one a `session_id` query names."""
+    version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
 class Callers:
     def __init__(
         self, local: Identity, *, secret_header_prefix: str | None = None, client_header: str | None = None
@@ -53,9 +64,11 @@ class Callers:
         if request is None:
             return self.local
         identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
-        sid = request.headers.get("mcp-session-id")
-        if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
-            sid = request.query_params.get("session_id")
+        sid = None
+        if _handshake_era(request):
+            sid = request.headers.get("mcp-session-id")
+            if not sid and request.scope.get("query_string"):  # legacy SSE posts carry it in the query
+                sid = request.query_params.get("session_id")
         if sid:
             return Caller(f"{identity.key}|{sid}", identity, self._secrets(request))
         connection, forwarded = _connection(request, self._client_header)
