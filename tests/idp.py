@@ -17,13 +17,21 @@ AUDIENCE = "http://127.0.0.1/mcp"
 
 
 class IdentityProvider:
-    """Signing keys by kid; `jwks_url` serves the public halves of the published ones, counting the fetches."""
+    """Signing keys by kid; `jwks_url` serves the public halves of the published ones, counting the fetches.
+
+    The endpoint can misbehave as real ones do: answer an error `status`, wait for `hold` to be set before
+    answering (slower than any timeout), pad its answer with `padding` bytes, or send an `endless` one
+    (no declared length)."""
 
     def __init__(self) -> None:
         self.keys: dict[str, tuple[str, Any]] = {}
         self.published: set[str] = set()
         self.fetches = 0
         self.jwks_url = ""
+        self.status = 200
+        self.hold: threading.Event | None = None
+        self.padding = 0
+        self.endless = False
         self.add_key("rsa-1", "RS256")
         self.add_key("ec-1", "ES256")
 
@@ -58,12 +66,23 @@ def serving(idp: IdentityProvider) -> Iterator[IdentityProvider]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             idp.fetches += 1
-            body = json.dumps(idp.jwks()).encode()
+            if idp.hold is not None:
+                idp.hold.wait()
+            if idp.status != 200:
+                self.send_error(idp.status)
+                return
+            body = json.dumps(idp.jwks() | {"padding": "x" * idp.padding}).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
+            if not idp.endless:
+                self.send_header("content-length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body[:-2] if idp.endless else body)
+                while idp.endless:  # a padding string that never ends, until the client hangs up
+                    self.wfile.write(b"x" * 65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -75,6 +94,8 @@ def serving(idp: IdentityProvider) -> Iterator[IdentityProvider]:
     try:
         yield idp
     finally:
+        if idp.hold is not None:
+            idp.hold.set()
         server.shutdown()
         server.server_close()
         thread.join()

@@ -52,7 +52,11 @@ class JwtConfig(ConfigModel):
     jwks_ttl_s: float = Field(default=3600.0, gt=0)
     """Keys are refetched after this; a token with an unknown `kid` refetches sooner."""
     jwks_min_refresh_s: float = Field(default=30.0, ge=0)
-    """Least time between two fetches prompted by unknown `kid`s."""
+    """Least time between two fetches prompted by unknown `kid`s or by a failed fetch (tokens then get 503)."""
+    jwks_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    """How long a JWKS fetch may take; requests waiting for it get 503 after this."""
+    jwks_max_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """The most of the JWKS answer read (real ones are a few KB); a bigger answer is refused, tokens get 503."""
 
 
 class AuthConfig(ConfigModel):

@@ -11,6 +11,7 @@ that opened it and answer 404 to anyone else.
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = frozenset({"/healthz"})
 """Paths served without credentials (they answer less without them)."""
+_UNSAFE = re.compile(r'[^\x20-\x7e]|["\\]')
 
 
 def access_token(identity: Identity) -> AccessToken:
@@ -81,12 +83,21 @@ class Authenticate:
             challenge.append(f'resource_metadata="{self.metadata_url}"')
         if refused.error is not None:
             challenge.append(f'error="{refused.error}"')
-            challenge.append(f'error_description="{refused.description.replace(chr(34), chr(39))}"')
+            challenge.append(f'error_description="{_header_text(refused.description)}"')
         if refused.scope is not None:
             challenge.append(f'scope="{refused.scope}"')
         message = f"{refused.description[:1].upper()}{refused.description[1:]}."
-        header = ("Bearer " + ", ".join(challenge)).encode("latin-1", "replace")
-        await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, [(b"www-authenticate", header)])
+        headers = [(b"www-authenticate", ("Bearer " + ", ".join(challenge)).encode("latin-1", "replace"))]
+        if refused.retry_after_s is not None:
+            headers.append((b"retry-after", str(refused.retry_after_s).encode()))
+        await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
+
+
+def _header_text(text: str, limit: int = 400) -> str:
+    """`text` fit for a quoted header value: one line of printable ASCII without quotes or backslashes. A line
+    break or control character in a header makes the server drop the connection without any answer."""
+    flat = _UNSAFE.sub(lambda m: "'" if m.group() in '"\\' else "?", " ".join(text.split()))
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def metadata_routes(resource_url: str, authorization_servers: list[str], scopes: list[str]) -> list[Route]:

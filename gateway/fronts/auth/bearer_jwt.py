@@ -5,6 +5,7 @@ Only the configured asymmetric algorithms are accepted, so `alg: none` and HMAC 
 key as the secret are refused before any key is looked at.
 """
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,9 +68,10 @@ class JwtVerifier:
         try:
             key = await self.keys.key(kid if isinstance(kid, str) else None)
         except KeysUnavailable as exc:
-            raise Refused(
-                503, "temporarily_unavailable", f"cannot check tokens right now: {exc}; retry shortly"
-            ) from None
+            # Not 401: the token may well be good, only its key cannot be had; 401 would make clients drop it.
+            wait = max(1, math.ceil(exc.retry_in_s))
+            why = f"cannot check tokens right now: {exc}. Retry in {wait} s"
+            raise Refused(503, "temporarily_unavailable", why, retry_after_s=wait) from None
         if key is None:
             raise invalid(f"the token is signed with a key ({kid!r}) the issuer does not publish at {self.keys.url}")
         claims = self._decode(token, key, alg)

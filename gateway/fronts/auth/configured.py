@@ -26,7 +26,13 @@ def authenticator(auth: AuthConfig, listen: ListenConfig) -> Authenticator:
     verifier = None
     if auth.jwt is not None:
         jwt = auth.jwt
-        keys = KeySet(jwt.jwks_url, ttl_s=jwt.jwks_ttl_s, min_refresh_s=jwt.jwks_min_refresh_s)
+        keys = KeySet(
+            jwt.jwks_url,
+            ttl_s=jwt.jwks_ttl_s,
+            min_refresh_s=jwt.jwks_min_refresh_s,
+            timeout_s=jwt.jwks_timeout_s,
+            max_bytes=jwt.jwks_max_bytes,
+        )
         verifier = JwtVerifier(
             keys,
             issuer=jwt.issuer,

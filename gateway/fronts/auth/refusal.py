@@ -15,6 +15,8 @@ class Refused(Exception):
     description: str
     scope: str | None = None
     """For `insufficient_scope`: the scopes the gateway requires (RFC 6750 §3)."""
+    retry_after_s: int | None = None
+    """For 503: when to try again (`Retry-After`)."""
 
     def __str__(self) -> str:
         return self.description

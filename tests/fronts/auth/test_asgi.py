@@ -125,3 +125,26 @@ async def test_a_session_of_the_sdk_client_stays_usable_and_bootstraps_once(tmp_
         first = await client.call_tool("k.echo", {"text": "one"})
         second = await client.call_tool("k.echo", {"text": "two"})
     assert hints_of(first) and not hints_of(second)
+
+
+async def test_a_jwks_outage_is_answered_503_with_a_one_line_challenge_and_tokens_work_once_it_ends(
+    tmp_path: Path,
+) -> None:
+    with serving(IdentityProvider()) as idp:
+        idp.status = 500
+        auth = {"resource_url": AUDIENCE, "jwt": {"issuer": ISSUER, "jwks_url": idp.jwks_url, "jwks_min_refresh_s": 0}}
+        config = write_config(tmp_path, {"k": kitchen("k")}, auth=auth)
+        odd_kid = 'k"\\\n\u00e9\u2028\x07'  # what a token's header may say ends up in the challenge
+        idp.add_key(odd_kid, "RS256", publish=False)
+        async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+            down = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(idp.token()))
+            idp.status = 200
+            up = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(idp.token()))
+            odd = await http.post("/mcp", json=INITIALIZE, headers=LEGACY | bearer(idp.token(kid=odd_kid)))
+    assert down.status_code == 503 and down.headers["retry-after"].isdigit()
+    challenge = down.headers["www-authenticate"]
+    assert 'error="temporarily_unavailable"' in challenge and "answered HTTP 500" in challenge
+    assert "Cannot check tokens right now" in down.json()["error"]["message"]
+    assert up.status_code == 200
+    assert odd.status_code == 401 and "does not publish" in odd.headers["www-authenticate"]
+    assert odd.headers["www-authenticate"].isascii()

@@ -1,7 +1,10 @@
 """JWT access tokens against a real JWKS endpoint: what is accepted, what is refused and why, key refresh."""
 
+import threading
 from collections.abc import Iterator
+from typing import Any
 
+import anyio
 import pytest
 
 from gateway.fronts.auth.bearer import Authenticator
@@ -136,3 +139,93 @@ async def test_without_any_auth_configured_everyone_is_anonymous() -> None:
     auth = Authenticator(StaticTokens([]))
     assert not auth.required
     assert (await auth.identify("Bearer whatever")).name == "anonymous"
+
+
+class Clock:
+    """A timer the test moves by hand (the refresh rate limit is in seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def outage_verifier(idp: IdentityProvider, clock: Clock, **keyset: Any) -> JwtVerifier:
+    keys = KeySet(idp.jwks_url, min_refresh_s=30, timer=clock, **keyset)
+    return JwtVerifier(keys, issuer=ISSUER, audience=AUDIENCE)
+
+
+def retry_later(refused: Refused) -> bool:
+    """A 503 the client can act on: one line, saying when to retry."""
+    one_line = "\n" not in refused.description and "\r" not in refused.description
+    return (refused.status, refused.error) == (503, "temporarily_unavailable") and one_line
+
+
+async def test_a_failing_jwks_answers_503_not_401_until_a_fetch_succeeds() -> None:
+    clock = Clock()
+    with serving(IdentityProvider()) as idp:
+        v = outage_verifier(idp, clock)
+        idp.status = 500
+        first = await refusal(v, idp.token("alice"))
+        clock.now += 10  # within the rate limit: no new fetch, the same verdict
+        again = await refusal(v, idp.token("alice"))
+        idp.status = 200
+        clock.now += 20
+        accepted = await v.verify(idp.token("alice"))
+    assert retry_later(first) and retry_later(again), (first, again)
+    assert "answered HTTP 500" in first.description and idp.jwks_url in first.description
+    assert (first.retry_after_s, again.retry_after_s) == (30, 20)
+    assert accepted.subject == "alice" and idp.fetches == 2
+
+
+async def test_waiters_on_a_jwks_slower_than_its_timeout_share_one_fetch_and_its_503() -> None:
+    clock = Clock()
+    with serving(IdentityProvider()) as idp:
+        idp.hold = threading.Event()  # the issuer never answers while the test runs
+        v = outage_verifier(idp, clock, timeout_s=0.5)
+        refusals: list[Refused] = []
+
+        async def verify() -> None:
+            refusals.append(await refusal(v, idp.token("alice")))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for _ in range(5):
+                    tg.start_soon(verify)
+            later = await refusal(v, idp.token("alice"))
+    assert len(refusals) == 5 and all(retry_later(r) for r in [*refusals, later]), refusals
+    assert all("no answer within 0.5 s" in r.description for r in [*refusals, later])
+    assert idp.fetches == 1
+
+
+async def test_a_rotated_in_key_that_cannot_be_fetched_is_503_and_the_known_keys_keep_working() -> None:
+    clock = Clock()
+    with serving(IdentityProvider()) as idp:
+        v = outage_verifier(idp, clock, ttl_s=600)
+        await v.verify(idp.token("alice"))
+        idp.status = 503
+        idp.add_key("rsa-2", "RS256")
+        clock.now += 30
+        rotated = await refusal(v, idp.token("carol", kid="rsa-2"))
+        rotated_again = await refusal(v, idp.token("carol", kid="rsa-2"))
+        clock.now += 600  # past the keys' ttl, with the issuer still down: the stale keys beat locking all out
+        known = await v.verify(idp.token("alice"))
+        idp.status = 200
+        clock.now += 30
+        recovered = await v.verify(idp.token("carol", kid="rsa-2"))
+    assert retry_later(rotated) and retry_later(rotated_again)
+    assert (known.subject, recovered.subject) == ("alice", "carol")
+
+
+@pytest.mark.parametrize("shape", ["declared", "endless"])
+async def test_a_jwks_answer_over_the_size_limit_is_refused_without_reading_it_all(shape: str) -> None:
+    clock = Clock()
+    with serving(IdentityProvider()) as idp:
+        idp.padding, idp.endless = (2 * 1024 * 1024, False) if shape == "declared" else (0, True)
+        v = outage_verifier(idp, clock, max_bytes=64 * 1024)
+        with anyio.fail_after(10):  # an endless answer read whole would never end
+            refused = await refusal(v, idp.token("alice"))
+    assert retry_later(refused)
+    assert "over the limit of 65,536 (auth.jwt.jwks_max_bytes)" in refused.description
+    assert ("is 2,097," if shape == "declared" else "the answer passed") in refused.description
