@@ -68,6 +68,10 @@ class AuthConfig(ConfigModel):
     """Static bearer tokens, each mapped to a named identity."""
     jwt: JwtConfig | None = None
     """JWT access tokens from an OAuth 2.1 / OpenID Connect identity provider."""
+    admin_groups: list[str] = []
+    """Groups whose members may change the running gateway over HTTP (`POST /reload`); `[]`: nobody may. Without
+    any auth configured, callers on loopback may (one trust domain, as on stdio). SIGHUP and the file watcher
+    reload regardless."""
 
     @model_validator(mode="after")
     def _resource_for_jwt(self) -> Self:

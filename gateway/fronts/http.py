@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.config import AuthConfig, ListenConfig
 from gateway.errors import jsonrpc_error
+from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.lanes.http import HttpLane, replay
@@ -83,14 +84,20 @@ class BodyLimit:
         await respond_json(send, jsonrpc_error(None, INVALID_REQUEST, message), 413)
 
 
-def reload_route(reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware) -> Route:
+def reload_route(
+    reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware, admins: Admins
+) -> Route:
     """`POST /reload` (what `gateway reload --url` sends): re-read the config file; 200 with what changed, or 422
-    with the problems of a refused file. Behind the same auth as /mcp, and Host/Origin checked (no browser CSRF)."""
+    with the problems of a refused file. Behind the same auth as /mcp, Host/Origin checked (no browser CSRF), and
+    for administrators only (403 naming `auth.admin_groups`, see `fronts.auth.admin`)."""
 
     async def endpoint(request: Request) -> Response:
         refused = await security.validate_request(request)
         if refused is not None:
             return refused
+        why = admins.refusal(request, "POST /reload")
+        if why is not None:
+            return JSONResponse({"ok": False, "error": why}, status_code=403)
         report = await reload()
         return JSONResponse(report, status_code=200 if report["ok"] else 422)
 
@@ -131,6 +138,7 @@ def build_app(
             yield
 
     auth = auth or AuthConfig()
+    admins = Admins(frozenset(auth.admin_groups), listen.forwarded_client_header)
     metadata = []
     if auth.jwt is not None and auth.resource_url is not None:
         servers = auth.authorization_servers or [auth.jwt.issuer]
@@ -142,7 +150,7 @@ def build_app(
             Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
-            *([reload_route(reload, TransportSecurityMiddleware(security))] if reload is not None else []),
+            *([reload_route(reload, TransportSecurityMiddleware(security), admins)] if reload is not None else []),
         ],
         lifespan=app_lifespan,
     )
