@@ -72,14 +72,14 @@ def serving(idp: IdentityProvider) -> Iterator[IdentityProvider]:
                 self.send_error(idp.status)
                 return
             body = json.dumps(idp.jwks() | {"padding": "x" * idp.padding}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            if not idp.endless:
-                self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            try:
+            try:  # the gateway may hang up first (it read enough, or gave up waiting)
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                if not idp.endless:
+                    self.send_header("content-length", str(len(body)))
+                self.end_headers()
                 self.wfile.write(body[:-2] if idp.endless else body)
-                while idp.endless:  # a padding string that never ends, until the client hangs up
+                while idp.endless:  # a padding string that never ends
                     self.wfile.write(b"x" * 65536)
             except (BrokenPipeError, ConnectionResetError):
                 pass
