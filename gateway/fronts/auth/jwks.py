@@ -100,7 +100,7 @@ class KeySet:
         self.fetches += 1
         try:
             with anyio.fail_after(self._timeout_s):
-                async with httpx2.AsyncClient(timeout=self._timeout_s) as http:
+                async with httpx2.AsyncClient(timeout=None) as http:  # the whole fetch is bounded above
                     data = await self._read(http)
         except TimeoutError:
             raise KeysUnavailable(f"JWKS {self.url}: no answer within {self._timeout_s:g} s") from None
