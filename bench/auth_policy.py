@@ -28,7 +28,7 @@ from bench._processes import gateway_config
 from gateway.fronts.auth.bearer_jwt import JwtVerifier
 from gateway.fronts.auth.jwks import KeySet
 from gateway.fronts.auth.static import StaticToken, StaticTokens, digest
-from gateway.middleware.policy import Policy, Rule
+from gateway.middleware.policy import Policy, Rule, Subject
 from gateway.session import Identity
 from tests.harness import http_client, http_gateway, kitchen
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving
@@ -62,13 +62,13 @@ async def checks(idp: IdentityProvider, n: int) -> list[list[str]]:
     static = StaticTokens([StaticToken(f"user-{i}", digest(f"token-{i:04d}-abcdefgh")) for i in range(50)])
     policy = Policy(RULES)
     who = Identity("alice", "jwt", "alice", groups=frozenset({"dev"}))
-    tool = types.Tool(name="k.echo", input_schema={"type": "object"})
+    tool = Subject("tool", "k", "k.echo", "echo", types.Tool(name="k.echo", input_schema={"type": "object"}))
 
     async def static_check() -> None:
         static.identify("token-0049-abcdefgh")
 
     async def policy_check() -> None:
-        policy.denial(who, "k.echo", tool)
+        policy.denial(who, tool)
 
     sides: list[tuple[str, Callable[[], Awaitable[Any]], float | None]] = [
         ("JWT RS256 (cached keys)", lambda: verifier.verify(rsa), JWT_TARGET_MS),

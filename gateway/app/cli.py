@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp.types as types
 
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
@@ -142,6 +141,7 @@ async def _tools(config: GatewayConfig, as_json: bool, query: str | None, limit:
 
 async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
     from gateway.app.gateway import Gateway
+    from gateway.middleware.policy import Subject
     from gateway.session import Identity
 
     token = next((t for t in config.auth.tokens if t.name == name), None)
@@ -153,12 +153,21 @@ async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
         catalog = await gateway.registry.catalog()
     shown, hidden = [], []
     for entry in catalog.tools.values():
-        tool = entry.item if isinstance(entry.item, types.Tool) else None
-        denial = gateway.policy.denial(identity, entry.exposed, tool)
+        denial = gateway.policy.denial(identity, Subject.of(entry))
         if denial is None:
             shown.append(f"  {entry.exposed}")
         else:
             hidden.append(f"  {entry.exposed}: {denial.why} (policy rule {denial.rule!r})")
+    # The rest a server offers, hidden ones only (they are what a rule change would surprise someone with).
+    others: list[Subject | None] = [Subject.of(e) for e in catalog.prompts.values()]
+    others += [gateway.subjects.resource(r.uri) for r in catalog.resources]
+    others += [gateway.subjects.resource(t.uri_template, "resource template") for t in catalog.resource_templates]
+    for subject in others:
+        denial = None if subject is None else gateway.policy.denial(identity, subject)
+        if denial is not None:
+            hidden.append(
+                f"  {denial.subject.exposed} ({denial.subject.kind}): {denial.why} (policy rule {denial.rule!r})"
+            )
     groups_text = ", ".join(sorted(groups)) or "none"
     lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
     print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden]))  # noqa: T201

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp.types as types
 from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
@@ -19,6 +18,7 @@ from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
+from gateway.errors import GatewayError
 from gateway.fronts.auth.callers import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -30,7 +30,7 @@ from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.registry import Entry, Registry
 from gateway.routing.rename import Names, reference
-from gateway.session import Session, SessionStore, os_user
+from gateway.session import Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
 from gateway.store.cache import SharedCache
 from gateway.think import server as think_server
@@ -109,10 +109,11 @@ class Gateway:
         self._chain = chain
         """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
         `default_chain(config, …)`."""
-        self.policy = policy.from_config(config.policy, config.namespace.separator)
-        # The policy's hook into listing and search: a tool it denies is neither listed nor found.
+        self.policy = policy.from_config(config.policy)
+        self.subjects = policy.Subjects(self.registry.catalog, self.registry.uris.owner)
+        # The policy's one hook into tools: a tool it denies is neither listed, nor found, nor called.
         self.exposure = Exposure(
-            config.exposure, config.namespace, visible=self._allowed, bare=frozenset({bare} if bare else ())
+            config.exposure, config.namespace, denial=self._tool_denial, bare=frozenset({bare} if bare else ())
         )
         self.reloader = (
             None
@@ -134,6 +135,7 @@ class Gateway:
                 client_header=config.listen.forwarded_client_header,
             ),
             exposure=self.exposure,
+            denial=self._denial,
         )
 
     def _driver_full_text(self, config: GatewayConfig) -> str:
@@ -163,7 +165,7 @@ class Gateway:
             exposure=self.exposure,
             catalog=self.registry.catalog,
             notify=self._session_tools_changed,
-            tool=self._tool,
+            subjects=self.subjects,
             outputs=self.outputs,
             cache=self.cache,
             prompts=self.prompts,
@@ -183,7 +185,7 @@ class Gateway:
             PromptNotFound, OSError: the new pipeline cannot be built (an unknown driver version, an audit file
                 that cannot be opened); nothing was changed.
         """
-        rules = policy.from_config(config.policy, config.namespace.separator)
+        rules = policy.from_config(config.policy)
         instructions = self._instructions(config)
         sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)
         try:
@@ -257,15 +259,12 @@ class Gateway:
     def _secret_header(config: GatewayConfig) -> str | None:
         return config.secrets.header_prefix if "header" in config.secrets.sources else None
 
-    def _allowed(self, session: Session, entry: Entry) -> bool:
-        if not self.policy:  # read per call: a reload may bring rules in or take them out
-            return True
-        tool = entry.item if isinstance(entry.item, types.Tool) else None
-        return self.policy.denial(session.identity, entry.exposed, tool) is None
+    def _denial(self, identity: Identity, subject: policy.Subject) -> GatewayError | None:
+        # `self.policy` read per call: a reload may bring rules in or take them out.
+        return self.policy.denial(identity, subject) if self.policy else None
 
-    async def _tool(self, name: str) -> types.Tool | None:
-        entry = (await self.registry.catalog()).tools.get(name)
-        return entry.item if entry is not None and isinstance(entry.item, types.Tool) else None
+    def _tool_denial(self, session: Session, entry: Entry) -> GatewayError | None:
+        return self._denial(session.identity, policy.Subject.of(entry))
 
     async def _tool_names(self) -> set[str]:
         # Workflows name tools by reference (`server.tool`), whatever the separator clients see.

@@ -4,9 +4,9 @@ The new file is validated first; an invalid one is refused and logged, and the r
 servers whose definition changed are restarted (the new process starts, is swapped in, and the old one gets its
 `timeout_s` to finish the calls in flight before it is closed), added ones start, removed ones close the same way.
 Clients hear `list_changed` only for the kinds whose exposed catalog actually changed (and `tools` when the
-`exposure` or `policy` section did: what a session is listed may differ). The request pipeline is rebuilt from
-the new config for calls that start afterwards (`Gateway.reconfigure`); the few keys that only a restart applies
-are named in the report with why (`gateway.app.reloadable`).
+`exposure` section did, every kind when `policy` did: what a session is listed may differ). The request pipeline is
+rebuilt from the new config for calls that start afterwards (`Gateway.reconfigure`); the few keys that only a restart
+applies are named in the report with why (`gateway.app.reloadable`).
 """
 
 import hashlib
@@ -234,8 +234,10 @@ class Reloader:
         for retired in retiring:
             if isinstance(retired, Downstream):
                 tg.start_soon(_retire, retired)
-        listing = {"exposure", "policy"} & set(applied)  # what each session is listed may differ
-        report.notified = [kind for kind in before if before[kind] != after[kind] or (kind == "tools" and listing)]
+        # What each session is listed may differ: exposure shapes tool lists, the policy every kind's.
+        relisted = {"tools"} if "exposure" in applied else set()
+        relisted |= set(before) if "policy" in applied else set()
+        report.notified = [kind for kind in before if before[kind] != after[kind] or kind in relisted]
         for kind in report.notified:
             self._notify(kind)
         logger.info("reload: %s", {k: v for k, v in report.as_dict().items() if v and k != "ok"})

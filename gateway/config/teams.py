@@ -92,16 +92,19 @@ class PolicyRuleConfig(ConfigModel):
     groups: list[str] = []
     """Groups the rule applies to (any of them)."""
     allow: list[str] | None = None
-    """Exposed tool name globs this rule allows; with several applying rules, their lists add up."""
+    """Globs of what this rule allows: tools, prompts, resources and resource templates, each matched by its exposed
+    name (a resource: its exposed URI) and by its full name `<server>.<own name or URI>`; with several applying
+    rules, their lists add up."""
     deny: list[str] = []
-    """Exposed tool name globs refused (wins over any allow)."""
+    """Globs of what is refused, matched as `allow` (wins over any allow)."""
     read_only: bool = False
     """Hide and refuse tools not annotated `readOnlyHint` (or annotated `destructiveHint`)."""
 
 
 class PolicyConfig(ConfigModel):
     rules: list[PolicyRuleConfig] = []
-    """Applied to tools/list, search and calls; the gateway's own tools are outside allow lists and read-only."""
+    """Applied to listing, search, calls, reads, prompts, completion and subscriptions; the gateway's own servers
+    are outside allow lists and read-only."""
 
 
 SecretSourceName = Literal["header", "dir", "keyring", "env"]

@@ -5,6 +5,7 @@ like any other, so the registry maps exposed names back to the owning server's o
 """
 
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -20,9 +21,11 @@ from gateway.downstreams.relay import Relay
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.audience import LISTENER, AudienceBus
 from gateway.fronts.auth.callers import Callers
+from gateway.middleware.policy import Subject
 from gateway.pipeline import Call
 from gateway.routing.features import Who
 from gateway.routing.registry import Registry
+from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +43,9 @@ class Front(Protocol):
     def bus(self) -> AudienceBus: ...
     @property
     def callers(self) -> Callers: ...
+    @property
+    def denial(self) -> Callable[[Identity, Subject], GatewayError | None]:
+        """The policy, for what the relay resolves itself (a 2026-era listen stream's resource URIs)."""
 
     async def handle_ctx(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call: ...
 
@@ -97,6 +103,9 @@ def install(front: Front) -> None:
             catalog = await front.registry.catalog()
             for uri in params.notifications.resource_subscriptions or ():
                 server, original = front.registry.resource_owner(uri, catalog)
+                denial = front.denial(caller.identity, Subject("resource", server, uri, original))
+                if denial is not None:  # as resources/subscribe would be refused (`PolicyCheck`)
+                    raise denial
                 await front.registry.features.watch(key, server, original, True, who)
                 watched.append((server, original))
         except GatewayError as exc:

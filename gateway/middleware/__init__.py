@@ -4,8 +4,8 @@ order is the hook order (see `gateway.pipeline`). Nothing else inserts into it o
 | # | middleware | what it does |
 |---|---|---|
 | 1 | wake | starts the caller's own process of a per-user server before its tools are listed or called |
-| 2 | exposure | what the session is listed; answers `gateway.find_tools`, unwraps `gateway.call_tool` |
-| 3 | policy | refuses a call the caller's rules deny (listing and search filter through the same rules) |
+| 2 | exposure | what the session is listed, find_tools, call_tool unwrapped; applies the policy to tools |
+| 3 | policy | applies the policy to prompts, resources, templates, completion and subscriptions |
 | 4 | versions | live version checks of `name@version` tokens |
 | 5 | observe | records a Think step's real result and says how to go on |
 | 6 | bootstrap | the driver prompt on a session's first result |
@@ -46,7 +46,8 @@ class Parts:
     catalog: Callable[[], Awaitable[Catalog]]
     notify: Callable[[str], None]
     """Tells one session (by key) that its tool list changed."""
-    tool: policy.ToolLookup
+    subjects: policy.Subjects
+    """What a request names, for the policy of what servers offer besides tools."""
     outputs: Outputs
     cache: SharedCache
     prompts: PromptLibrary
@@ -73,7 +74,7 @@ def default_chain(
     optional: list[Middleware | None] = [
         WakePools(parts.wake),
         exposure,  # before the rest: they see the registry's name of a direct call, gateway.call_tool unwrapped
-        policy.PolicyCheck(rules, parts.tool) if rules else None,  # a refused call goes no further
+        policy.PolicyCheck(rules, parts.subjects) if rules else None,  # a refused request goes no further
         VersionChecks.from_config(config, cache=parts.cache, call_tool=parts.call_tool, loads=parts.loads),
         None if parts.engine is None else Observe.from_config(config, engine=parts.engine),
         Bootstrap.from_config(config, prompts=parts.prompts, full_text=parts.driver_full_text),

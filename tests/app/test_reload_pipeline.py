@@ -50,7 +50,8 @@ async def test_a_reload_rebuilds_the_pipeline_for_new_calls_while_a_call_in_flig
             )
             report = await reload(gateway)
             assert report.ok and report.applied == ["limits.max_request_bytes", "steering", "policy"]
-            assert report.needs_restart == {} and report.restarted == [] and report.notified == ["tools"]
+            assert report.needs_restart == {} and report.restarted == []
+            assert report.notified == ["tools", "prompts", "resources"]  # the policy covers them all
             assert not slow  # still in flight across the reload
             assert hints(await client.call_tool("a.echo", {"text": "x"})) == ["New hint."]
             denied = await client.call_tool("a.measure", {"text": "x"})

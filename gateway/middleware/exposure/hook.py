@@ -8,7 +8,11 @@
   and joins the session's list (promotion), as do the tools a search returns. A session any replica may
   serve (2026 era, Redis store) reads its promotions from the store before listing or promoting, and writes
   them back when they changed: one round trip, only on `tools/list`, a search, or a call of a hidden tool.
-* An unknown name is refused with the closest names, in the session's names.
+* A tool the policy denies the session is neither listed nor found, and every call naming it is refused, naming
+  the rule: a direct call, `gateway.call_tool` (itself, and the tool it names), `gateway.find_tools` itself. The
+  exposure view's policy hook is the one place the policy meets tools (`gateway.middleware.policy`).
+* An unknown name is refused with the closest names the session may see, in its names; so is an unknown
+  `server` of find_tools.
 """
 
 import difflib
@@ -23,7 +27,7 @@ from gateway.middleware.exposure import find
 from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_result
-from gateway.routing.registry import Catalog
+from gateway.routing.registry import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import Session
 
@@ -63,7 +67,9 @@ class ExposureMiddleware(Middleware):
             return
         names = self.exposure.session_names(catalog, call.session)
         canonical = names.resolve(str(call.params.get("name", "")))
-        if canonical == names.by_original.get(CALL):
+        entry = catalog.tools.get(canonical)
+        if entry is not None and canonical == names.by_original.get(CALL):
+            self._admit(call, entry)  # a rule may deny gateway.call_tool itself, as any tool
             try:
                 inner, arguments, notes = find.call_request(call.params.get("arguments"))
             except find.BadArguments as exc:
@@ -75,9 +81,10 @@ class ExposureMiddleware(Middleware):
                 call.result = text_result("gateway.call_tool cannot call itself; name the tool to call.", error=True)
                 return
             call.params = {"name": canonical, "arguments": arguments}
-        entry = catalog.tools.get(canonical)
-        if entry is None:  # a tool the policy denies is refused by the policy check, naming its rule
+            entry = catalog.tools.get(canonical)
+        if entry is None:
             raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
+        self._admit(call, entry)
         call.params["name"] = canonical
         call.reference = reference(entry.server, entry.original)
         if canonical == names.by_original.get(FIND):
@@ -85,10 +92,18 @@ class ExposureMiddleware(Middleware):
         elif self.exposure.hidden(catalog, call.session, canonical):
             await self._promote(catalog, call, [canonical])
 
+    def _admit(self, call: Call, entry: Entry) -> None:
+        """Refuse a tool the policy denies this session (naming the rule), before anything answers or runs it."""
+        denial = self.exposure.denial(call.session, entry)
+        if denial is not None:
+            call.refused_by = "policy"
+            raise denial
+
     async def _find(self, catalog: Catalog, call: Call, names: Names) -> None:
         args = call.params.get("arguments") or {}
         try:
-            request = find.find_request(args, {e.server for e in catalog.tools.values()})
+            servers = {e.server for e in catalog.tools.values() if self.exposure.visible(call.session, e)}
+            request = find.find_request(args, servers)
         except find.BadArguments as exc:
             call.result = text_result(str(exc), error=True)
             return

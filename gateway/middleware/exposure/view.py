@@ -20,6 +20,7 @@ from typing import Any, cast
 import mcp.types as types
 
 from gateway.config import ExposureConfig, NamespaceConfig
+from gateway.errors import GatewayError
 from gateway.middleware.exposure.search import Matches, SearchIndex
 from gateway.routing.registry import Catalog, Entry
 from gateway.routing.rename import Names, reference
@@ -31,12 +32,13 @@ STATE_KEY = "exposure"
 CLIENT_KEY = "client"
 """`session.data[CLIENT_KEY]`: the client's `clientInfo.name`, recorded by the front."""
 
-Visible = Callable[[Session, Entry], bool]
-"""The policy hook: may this session see (list, find) this tool? Listing and search both ask it."""
+Denial = Callable[[Session, Entry], GatewayError | None]
+"""The policy hook: why this session may not see (list, find) nor call this tool (None: it may). Listing, search,
+the suggestions of an unknown name and every call ask it: the one place the policy meets tools."""
 
 
-def _everyone(session: Session, entry: Entry) -> bool:
-    return True
+def _everyone(session: Session, entry: Entry) -> GatewayError | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +93,15 @@ class Exposure:
         self,
         config: ExposureConfig,
         namespace: NamespaceConfig,
-        visible: Visible | None = None,
+        denial: Denial | None = None,
         bare: frozenset[str] = frozenset(),
     ) -> None:
         self.config = config
         self.namespace = namespace
         self.bare = bare
         """Servers named without prefix (`prefix: false`), as the registry names them."""
-        self.visible = visible or _everyone
-        """The policy hook (see `Visible`); everyone sees everything without one."""
+        self.denial = denial or _everyone
+        """The policy hook (see `Denial`); everyone sees everything without one."""
         self._catalog: Catalog | None = None
         self._names: dict[str, Names] = {}
         self._fits: dict[Rule, tuple[int, int]] = {}
@@ -198,6 +200,9 @@ class Exposure:
     def base(self, entry: Entry) -> bool:
         """Listed in every mode: own tools and pins."""
         return entry.server in OWN_SERVERS or self.pinned(entry)
+
+    def visible(self, session: Session, entry: Entry) -> bool:
+        return self.denial(session, entry) is None
 
     def listed(self, catalog: Catalog, session: Session, rule: Rule | None = None) -> list[types.Tool]:
         """The session's `tools/list` (under `rule`, default its own), in catalog order, under its names."""
