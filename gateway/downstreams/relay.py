@@ -16,8 +16,10 @@ each: the client's request-scoped session, its request id, its capabilities):
   sessions that set a level; filtered by each session's level, the logger named by the server.
 * `notifications/resources/updated` goes only to the sessions subscribed to that URI (of a per-user server's
   process: only its identity's sessions).
-* `notifications/elicitation/complete` goes to the session that was asked for that URL-mode elicitation
-  (remembered within bounds, `url_asks`).
+* a URL-mode elicitation reaches the client only with an `https:` URL (or `http:` to loopback); any other is
+  refused with the reason, to the server (a 2026-era server's round: the call fails saying why) and in a notice
+  to the client (`url_asks.url_refusal`). Its `notifications/elicitation/complete` goes to the session that was
+  asked (remembered within bounds, `url_asks`).
 """
 
 import logging
@@ -37,7 +39,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from gateway.downstreams.peer import LEVELS, Peer, passes
-from gateway.downstreams.url_asks import UrlAsks
+from gateway.downstreams.url_asks import UrlAsks, url_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +195,10 @@ class Relay:
             why = why or f"did not declare the {capability} capability"
             peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
             return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
+        unsafe = url_refusal(request)
+        if unsafe is not None:
+            peer.notices.append(f"server {server!r} asked this client to open a URL; the gateway refused: {unsafe}.")
+            return _refusal(f"the gateway does not relay this URL-mode elicitation: {unsafe}", types.INVALID_PARAMS)
         request = self._url_elicitation(server, peer, request)
         try:
             if peer.request_id is None:  # a lane's call: ask on the connection's standalone stream

@@ -1,4 +1,10 @@
-"""Which client session a downstream's URL-mode elicitation asked, so its completion reaches that session.
+"""Which URLs a downstream's URL-mode elicitation may carry to a client, and which client session it asked, so its
+completion reaches that session.
+
+The client opens the URL for its user: a `javascript:`, `data:` or `file:` URL would run script, show
+forged content or reveal local files in the user's browser, under a request that seems to come from a server
+the user trusts. Only `https:` URLs (and `http:` to this machine's loopback) are relayed; any other is refused
+(`url_refusal` says why, for the server and the client's notice).
 
 A URL-mode elicitation is finished out of band (a sign-in page, a payment), and the server announces it
 later with `notifications/elicitation/complete`, perhaps long after the asking call ended. The gateway
@@ -8,16 +14,61 @@ not grow without limit. A completion that comes after its ask was dropped is log
 limits; the client was not told and would see the sign-in finished only on retrying its call.
 """
 
+import ipaddress
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import mcp.types as types
 
 logger = logging.getLogger(__name__)
 
+RELAYED = (
+    "only https: URLs, and http: to this machine (localhost, 127.0.0.0/8, [::1]), are relayed; the server must send one"
+)
+
 FORGOTTEN_KEPT = 256
 """How many dropped asks are still recognised (to tell "dropped" from "never asked" in the log)."""
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def refusal(url: str) -> str | None:
+    """Why a URL-mode elicitation's `url` is not relayed to the client (None: it is)."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        # Browsers drop tabs and newlines inside a URL (`java\tscript:`): what they open is not what was checked.
+        return f"its URL holds whitespace or control characters; {RELAYED}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # e.g. a malformed IPv6 host
+        return f"its URL does not parse ({exc}); {RELAYED}"
+    scheme, host = parts.scheme.lower()[:32], (host or "")[:128]  # a server's text, bounded in our message
+    if scheme not in ("https", "http"):
+        return f"its URL is a {scheme + ':' if scheme else 'scheme-less'} URL; {RELAYED}"
+    if not host:
+        return f"its {scheme}: URL names no host; {RELAYED}"
+    if "@" in parts.netloc:  # `https://bank.example@evil.example/` reads as the bank's
+        return f"its URL carries user info before the host (`…@{host}`), which disguises the host; send the plain URL"
+    if scheme == "http" and not _loopback(host):
+        return f"its URL is plain http: to {host!r}, not to this machine; {RELAYED}"
+    return None
+
+
+def url_refusal(request: Any) -> str | None:
+    """Why a server's request to the client is not relayed: a URL-mode elicitation whose URL the client must not
+    open; None for any other request."""
+    params = getattr(request, "params", None)
+    return refusal(params.url) if isinstance(params, types.ElicitRequestURLParams) else None
 
 
 @dataclass(frozen=True, slots=True)

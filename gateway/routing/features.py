@@ -19,6 +19,7 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.peer import offerable
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
+from gateway.downstreams.url_asks import url_refusal
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
 from gateway.pipeline import Call
 from gateway.routing.uris import Uris
@@ -126,6 +127,11 @@ class Features:
                 result = await send({**extra, "_meta": dict(meta)} if meta else extra)
         if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
             raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
+        if isinstance(result, types.InputRequiredResult):  # on its way to a 2026-era client, which answers it
+            for request in (result.input_requests or {}).values():
+                unsafe = url_refusal(request)
+                if unsafe is not None:
+                    raise DownstreamFailed(ds.name, f"{what} asked the client to open a URL, refused: {unsafe}.")
         return result
 
     async def forward(self, call: Call, owners: "Owners") -> None:

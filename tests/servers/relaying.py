@@ -1,6 +1,7 @@
 """The conformance fixture with what the suite does not ask for but the relay must carry: legacy SSE serving,
-URL-mode elicitation followed by `notifications/elicitation/complete` (handshake era), and a prompt and a
-resource that ask the client before they answer (pushed, or input-required in the 2026 era).
+URL-mode elicitation (of any `url`; a refusal is reported in the tool's text) followed by
+`notifications/elicitation/complete` (handshake era), and a prompt and a resource that ask the client before they
+answer (pushed, or input-required in the 2026 era).
 
 `--transport sse` serves `/sse` (+ `/messages/`) next to Streamable HTTP `/mcp`; `stdio` as the fixture does.
 """
@@ -10,6 +11,7 @@ import os
 from collections.abc import AsyncIterator
 
 import mcp.types as types
+from mcp import MCPError
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.message import ServerMessageMetadata
@@ -25,7 +27,12 @@ from tests.servers.conformance_content import text
 from tests.servers.conformance_tools import string_args, tool
 
 CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
-URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", string_args(id="Its id"))
+URL_ARGS = string_args(id="Its id")
+URL_ARGS["properties"]["url"] = {
+    "type": "string",
+    "description": "The URL to send; default https://example.test/auth/<id>",
+}
+URL_TOOL = tool("test_url_elicitation", "Sends a URL-mode elicitation, then its completion", URL_ARGS)
 LATER_TOOL = tool(
     "test_url_elicitation_later", "Sends a URL-mode elicitation; completes later", string_args(id="Its id")
 )
@@ -107,7 +114,7 @@ class Relaying(Fixtures):
             return types.CallToolResult(content=[text(f"completed {ident}")])
         if params.name not in (URL_TOOL.name, LATER_TOOL.name):
             return await super().call_tool(ctx, params)
-        url = f"https://example.test/auth/{ident}"
+        url = str((params.arguments or {}).get("url", f"https://example.test/auth/{ident}"))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an input-required round: the era has no ids
             modern = types.ElicitRequest(params=types.ElicitRequestURLParams(message="Sign in to continue", url=url))
             render = lambda r: f"url elicitation {ident}: action={r.action}"  # noqa: E731
@@ -116,7 +123,10 @@ class Relaying(Fixtures):
             params=types.ElicitRequestURLParams(message="Sign in to continue", url=url, elicitation_id=ident)
         )
         related = ServerMessageMetadata(related_request_id=ctx.request_id)
-        answer = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
+        try:
+            answer = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
+        except MCPError as exc:  # what the server was told, for the tests to see
+            return types.CallToolResult(content=[text(f"url elicitation {ident}: refused: {exc.error.message}")])
         if params.name == URL_TOOL.name:  # the out-of-band step finished: say so (the client may retry, update its UI)
             await ctx.session.send_notification(done, related_request_id=ctx.request_id)
         return types.CallToolResult(content=[text(f"url elicitation {ident}: action={answer.action}")])
