@@ -5,7 +5,6 @@ like any other, so the registry maps exposed names back to the owning server's o
 """
 
 import logging
-from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -21,11 +20,10 @@ from gateway.downstreams.relay import Relay
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.audience import LISTENER, AudienceBus
 from gateway.fronts.auth.callers import Callers
-from gateway.middleware.policy import Subject
+from gateway.middleware.policy import Denial, Subject
 from gateway.pipeline import Call
 from gateway.routing.features import Who
 from gateway.routing.registry import Registry
-from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +42,7 @@ class Front(Protocol):
     @property
     def callers(self) -> Callers: ...
     @property
-    def denial(self) -> Callable[[Identity, Subject], GatewayError | None]:
+    def denial(self) -> Denial:
         """The policy, for what the relay resolves itself (a 2026-era listen stream's resource URIs)."""
 
     async def handle_ctx(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call: ...

@@ -2,7 +2,6 @@
 
 import logging
 import weakref
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import mcp.types as types
@@ -12,25 +11,23 @@ from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
 from gateway.downstreams.peer import Peer
-from gateway.errors import GatewayError, to_mcp_error, to_tool_result
+from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import relayed
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
 from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
-from gateway.middleware.policy import Subject
+from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
 from gateway.routing.registry import Registry
-from gateway.session import Identity, Session, SessionStore, os_user
+from gateway.session import Session, SessionStore, os_user
 from gateway.types import ProgressFn, RequestCtx
 
 R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)
 
 logger = logging.getLogger(__name__)
-
-Denial = Callable[[Identity, Subject], GatewayError | None]
 
 
 class GatewayServer(Server[Any]):
@@ -61,8 +58,7 @@ class Front:
         denial: Denial | None = None,
     ) -> None:
         self.hint_budget = hint_budget
-        self.denial = denial or (lambda identity, subject: None)
-        """The policy, for what the front resolves itself (a 2026-era stream's resource subscriptions)."""
+        self.denial: Denial = denial or (lambda identity, subject: None)  # for a 2026-era stream's resource URIs
         self.callers = callers or Callers(os_user())
         self.exposure = exposure
         self.pipeline = pipeline

@@ -37,6 +37,8 @@ from gateway.session import Identity
 
 OWN_SERVERS = frozenset({"gateway", "think", "prompt"})
 T = TypeVar("T")
+Denial = Callable[[Identity, "Subject"], GatewayError | None]
+"""Why an identity may not see or use a subject (None: it may): `Policy.denial` of the policy in force."""
 
 
 @dataclass(frozen=True, slots=True)
