@@ -46,6 +46,7 @@ from tests.harness import KITCHEN, PYTHON, free_port, http_client, kitchen
 from tests.services import store_config
 
 STEPS = 10
+OWNER = "bench"
 
 
 def workflow() -> str:
@@ -137,7 +138,7 @@ async def think_side(store: StateStore, folder: Path, runs: int) -> tuple[list[f
     plans, nexts = [], []
     for n in range(runs):
         started = time.perf_counter()
-        answer = await engine.plan("bench_v1", {}, f"r{n}-{time.time_ns()}")
+        answer = await engine.plan(OWNER, "bench_v1", {}, f"r{n}-{time.time_ns()}")
         plans.append(time.perf_counter() - started)
         run = answer["run_id"]
         while not answer.get("done"):
@@ -147,7 +148,7 @@ async def think_side(store: StateStore, folder: Path, runs: int) -> tuple[list[f
                 else {"ok": True}
             )
             started = time.perf_counter()
-            answer = await engine.next("bench_v1", run, answer["step_id"], snapshot)
+            answer = await engine.next(OWNER, "bench_v1", run, answer["step_id"], snapshot)
             nexts.append(time.perf_counter() - started)
     return plans, nexts
 

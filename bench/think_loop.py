@@ -46,6 +46,7 @@ from tests.servers.kitchen import Kitchen
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 LOOP = "bench_loop"
+OWNER = "bench"
 GUARD = "bench_guard"
 TOOLS = {"k.echo", "k.measure"}
 CALLS = ["k.echo", "k.measure", "prompt.say", "local.read"]
@@ -196,8 +197,10 @@ async def run_once(call: Call, run_id: str, rng: random.Random, plans: list[floa
 def engine_caller(engine: Engine) -> Call:
     async def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if tool == "think.plan":
-            return await engine.plan(args["workflow"], args.get("params"), args.get("run_id"))
-        return await engine.next(args["workflow"], args.get("run_id"), args["step_id"], args.get("result_snapshot"))
+            return await engine.plan(OWNER, args["workflow"], args.get("params"), args.get("run_id"))
+        return await engine.next(
+            OWNER, args["workflow"], args.get("run_id"), args["step_id"], args.get("result_snapshot")
+        )
 
     return call
 
@@ -261,16 +264,18 @@ async def guard_runs(engine: Engine, runs: int) -> dict[str, tuple[list[float], 
         info: dict[str, Any] = {}
         for n in range(runs + 3):  # the first 3 are warm-up
             run_id = f"guard-{label.replace(' ', '')}-{n}"
-            answer = await engine.plan(GUARD, {}, run_id)
+            answer = await engine.plan(OWNER, GUARD, {}, run_id)
             while answer["step_id"] != "big":
-                answer = await engine.next(GUARD, run_id, answer["step_id"], result_for(answer, random.Random(n)))
+                answer = await engine.next(
+                    OWNER, GUARD, run_id, answer["step_id"], result_for(answer, random.Random(n))
+                )
             started = time.perf_counter()
-            answer = await engine.next(GUARD, run_id, "big", snapshot)
+            answer = await engine.next(OWNER, GUARD, run_id, "big", snapshot)
             elapsed = (time.perf_counter() - started) * 1000
             assert answer["step_id"] == "after", answer
             if n >= 3:
                 times.append(elapsed)
-            state = await engine.store.load(GUARD, run_id)
+            state = await engine.store.load(OWNER, GUARD, run_id)
             [guarded] = [h for h in state.history if h.event == "snapshot" and h.step_id == "big"]
             info = {
                 "stored": len(to_json(state.captures["big"]["content"])),

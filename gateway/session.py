@@ -2,9 +2,10 @@
 (a JWT's subject, a static token's name, or the OS user) and the per-client session."""
 
 import getpass
+import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +35,23 @@ class Identity:
     def key(self) -> str:
         """The principal's unique key: sessions, processes and secrets are never shared across keys."""
         return f"{self.kind}:{self.issuer or ''}:{self.subject}"
+
+    @property
+    def owner(self) -> str:
+        """Whose things the store keeps (`gateway.store.base.owned`): a digest of `key`, safe in file and key names
+        and revealing no subject or issuer."""
+        return hashlib.sha256(self.key.encode()).hexdigest()[:32]
+
+
+OWNER_META_KEY = "gateway/owner"
+"""The `_meta` key under which the gateway tells its own in-process servers (Think, `gateway.*`) whose call it is:
+`Identity.owner`. Set by the forward only (a client's `_meta` never reaches them), sent to no other server."""
+
+
+def owner_in(meta: Mapping[str, object] | None) -> str | None:
+    """The owner an in-process server's request carries (None: it did not come through the gateway's forward)."""
+    owner = (meta or {}).get(OWNER_META_KEY)
+    return owner if isinstance(owner, str) and owner else None
 
 
 ANONYMOUS = Identity("anonymous", "anonymous", "anonymous")
@@ -93,7 +111,9 @@ class Session:
             now = time.monotonic()
             refresh = now - self.refreshed >= REFRESH_S
             try:
-                found: dict[str, tuple[str, int | None]] = dict(await self.shared.runs(self.key, refresh=refresh))
+                found: dict[str, tuple[str, int | None]] = dict(
+                    await self.shared.runs(self.key, self.identity.owner, refresh=refresh)
+                )
                 self.refreshed = now if refresh else self.refreshed
                 return found
             except StoreUnavailable as exc:

@@ -73,6 +73,8 @@ class Downstream:
         self.protocol_version: str | None = None
         self.problems: dict[str, list[str]] = {}
         """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
+        self.hosted = False
+        """An in-process server (Think, `gateway.*`): the forward tells it whose call it is (`OWNER_META_KEY`)."""
         self._target = target
         self._mode = _MODES[protocol]
         self._connect_timeout_s = connect_timeout_s
@@ -176,6 +178,7 @@ class Downstream:
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         target = self._target()
         if isinstance(target, Server):
+            self.hosted = True
             await self._serve(Client(target, **self._client_options()), None, task_status)
             return
         async with watched(target, self._lost) as link:

@@ -3,6 +3,7 @@
 Tools: `status`, `read_output`, and the definitions of `find_tools` / `call_tool` (answered by the exposure
 middleware, which knows the caller's session: `gateway.middleware.exposure.find`). Resources: `gateway://outputs/{id}`
 (pages of a spilled result, `?offset=&length=`) and `gateway://prompts/{version}` (the full driver prompt).
+A stored output is read as the caller's (the owner the forward names in `_meta`): another's id is an unknown one.
 """
 
 import json
@@ -19,11 +20,15 @@ from gateway import __version__
 from gateway.hosted.contracts import Arguments, ArgumentsError, parse, tool
 from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
+from gateway.session import owner_in
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.local.outputs import MAX_PAGE_BYTES, OutputError, Page
 from gateway.types import RequestCtx
 
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
+Handler = Callable[[str | None, Any], Awaitable[types.CallToolResult]]
+"""Takes the caller's owner key (None: the call did not come through the gateway's forward) and the arguments."""
+UNOWNED = "This call carries no caller identity: stored outputs are read through the gateway's front only."
 
 
 class Status(Arguments):
@@ -91,21 +96,23 @@ def build(
     async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[STATUS, READ_OUTPUT, *answered_upstream])
 
-    async def server_status(args: Status) -> types.CallToolResult:
+    async def server_status(owner: str | None, args: Status) -> types.CallToolResult:
         servers = status()
         up = sum(1 for s in servers.values() if s["state"] == "up")
         body = {"servers": servers, "up": up, "total": len(servers)}
         text = f"{up}/{len(servers)} servers up.\n" + json.dumps(body, indent=1)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
 
-    async def read_output(args: ReadOutput) -> types.CallToolResult:
+    async def read_output(owner: str | None, args: ReadOutput) -> types.CallToolResult:
+        if owner is None:
+            return text_result(UNOWNED, error=True)
         try:
             length, note = clamped(args.length)
-            return text_result(note + pagetext_result(await outputs.read(args.id, args.offset, length)))
+            return text_result(note + pagetext_result(await outputs.read(owner, args.id, args.offset, length)))
         except (OutputError, StoreUnavailable) as exc:
             return text_result(str(exc), error=True)
 
-    handlers: dict[str, tuple[type[Arguments], Callable[[Any], Awaitable[types.CallToolResult]]]] = {
+    handlers: dict[str, tuple[type[Arguments], Handler]] = {
         STATUS.name: (Status, server_status),
         READ_OUTPUT.name: (ReadOutput, read_output),
     }
@@ -122,7 +129,7 @@ def build(
             args = parse(f"gateway.{params.name}", model, params.arguments)
         except ArgumentsError as exc:
             return text_result(exc.text(), error=True)
-        return await handler(args)
+        return await handler(owner_in(ctx.meta), args)
 
     async def list_resources(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(
@@ -149,9 +156,12 @@ def build(
             if parts.netloc == "prompts":
                 text, mime = prompts.get(parts.path.strip("/")).text, "text/markdown"
             elif parts.netloc == "outputs":
+                owner = owner_in(ctx.meta)
+                if owner is None:
+                    raise MCPError(code=types.INVALID_PARAMS, message=UNOWNED)
                 offset, length = int(query.get("offset", 0)), int(query.get("length", MAX_PAGE_BYTES))
                 length, note = clamped(length) if length > 0 else (length, "")
-                page = await outputs.read(parts.path.strip("/"), offset, length)
+                page = await outputs.read(owner, parts.path.strip("/"), offset, length)
                 text, mime = note + pagetext_result(page), "text/plain"
             else:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown gateway resource {params.uri!r}.")

@@ -41,14 +41,14 @@ class Observe(Middleware):
         if name in (("think.plan", "think.next") if reference else (self.plan_tool, self.next_tool)):
             await self._track(call, body)
             return
-        arguments = call.params.get("arguments")
+        arguments, owner = call.params.get("arguments"), call.session.identity.owner
         for workflow, (run_id, version) in (await call.session.runs()).items():
             try:
                 # From memory: a call no ready step waits for costs a dict look-up, not a read of the run
                 # (read again when another replica saved a newer version than the one indexed here).
-                if not await self.engine.runs.watches(workflow, run_id, name, arguments, version):
+                if not await self.engine.runs.watches(owner, workflow, run_id, name, arguments, version):
                     continue
-                step = await self.engine.observe(workflow, run_id, name, arguments, result_view(result))
+                step = await self.engine.observe(owner, workflow, run_id, name, arguments, result_view(result))
             except ThinkError as exc:
                 # A run that is gone (reset or cleared) is forgotten; one that could not store this result
                 # (e.g. nested too deeply) stays tracked: its next steps can still be observed.

@@ -96,7 +96,7 @@ class SizeGuard(Middleware):
         try:
             # The store compresses in a worker thread: gzip-writing 100 MB must not stall every other call.
             whole = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # shares the strings
-            spilled = await self.store.spill(whole, text)
+            spilled = await self.store.spill(call.session.identity.owner, whole, text)  # the caller's alone
         except (OSError, StoreUnavailable) as exc:
             logger.error("size_guard: could not spill %d bytes from %s: %s", size, name, exc)
             why = exc.strerror if isinstance(exc, OSError) else "the store is unavailable"

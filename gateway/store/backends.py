@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
+from gateway.session import ANONYMOUS, os_user
 from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
@@ -36,7 +37,9 @@ def open_stores(config: GatewayConfig) -> Stores:
     if store.backend == "local":
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
-        return Stores("local", LocalRuns(state), LocalSpills(state), LocalOutputs(files))
+        # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
+        heirs = frozenset({os_user().owner, ANONYMOUS.owner})
+        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files))
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
     from gateway.store.redis.loads import RedisLoads

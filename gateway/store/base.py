@@ -1,16 +1,34 @@
-"""What every store backend shares: the errors it raises and the run-record interface (DESIGN §17).
+"""What every store backend shares: the errors it raises, the rule that names what a person creates, and the
+interfaces (DESIGN §16, §17).
 
 Backends store bytes under `(folder, name)` keys with a version counter; the typed layer above them
 (`gateway.think.state.StateStore`) owns the models and the messages the model reads.
 """
 
+import re
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import GatewayError
 
 if TYPE_CHECKING:
     from gateway.store.local.outputs import Page, Spilled
+
+
+OWNED = "~"
+"""Between an owner and a name (no workflow name, run id or output id contains it)."""
+_OWNER = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def owned(owner: str, name: str) -> str:
+    """The one rule of ownership (DESIGN §16), for every backend: what a person creates (a Think run's records,
+    spills and lock, a spilled output) is stored under its name prefixed with its owner (`Identity.owner`). Another
+    identity asking for the same name asks for another key and finds nothing, exactly as for a name never used, so
+    no tool checks ownership and none can leak whether another's exists."""
+    if not _OWNER.fullmatch(owner):
+        raise ValueError(f"not an owner: {owner!r}")  # a bug: every caller has an identity
+    return f"{owner}{OWNED}{name}"
 
 
 class StoreUnavailable(GatewayError):
@@ -50,19 +68,25 @@ class RunRecords(Protocol):
 
     async def delete(self, folder: str, name: str) -> None: ...
 
+    def locked(self, folder: str, name: str) -> AbstractAsyncContextManager[None]:
+        """The record to this process while held, among the processes that would otherwise conflict on it (a
+        save that conflicts anyway is the caller's to re-apply)."""
+        ...
+
 
 class Spills(Protocol):
-    """A Think run's spilled captures (gzip JSON) by `(workflow, run_id, name)`, readable by every replica."""
+    """A Think run's spilled captures (gzip JSON) by `(folder, run_id, name)`, readable by every replica (`folder`:
+    the run's, as for its record)."""
 
-    def location(self, workflow: str, run_id: str, name: str) -> str:
+    def location(self, folder: str, run_id: str, name: str) -> str:
         """Where the value is kept, as shown to the model (a file path, or the Redis hash and field)."""
         ...
 
-    async def put(self, workflow: str, run_id: str, name: str, data: bytes) -> None: ...
+    async def put(self, folder: str, run_id: str, name: str, data: bytes) -> None: ...
 
-    async def get(self, workflow: str, run_id: str, name: str) -> bytes | None: ...
+    async def get(self, folder: str, run_id: str, name: str) -> bytes | None: ...
 
-    async def drop(self, workflow: str, run_id: str) -> None:
+    async def drop(self, folder: str, run_id: str) -> None:
         """Forget every spilled value of the run (it was cleared)."""
         ...
 
@@ -79,8 +103,9 @@ class SessionShare(Protocol):
         """Whether this is the session's first tool result (the driver prompt rides on it), once across replicas."""
         ...
 
-    async def runs(self, session: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
-        """The Think runs the session drives, in one round trip: workflow -> (run id, the run's stored version).
+    async def runs(self, session: str, owner: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
+        """The Think runs the session drives, in one round trip: workflow -> (run id, the run's stored version;
+        `owner`: the session's, whose runs they are).
         `refresh`: restart the session's idle expiry too (a write: with `appendfsync always`, an fsync)."""
         ...
 
@@ -98,15 +123,16 @@ class SessionShare(Protocol):
 
 
 class Outputs(Protocol):
-    """Spilled results, paged by id (`gateway.store.local.outputs` defines ids, pages and errors)."""
+    """Spilled results, paged by id (`gateway.store.local.outputs` defines ids, pages and errors); each is its
+    `owner`'s: stored under `owned(owner, id)`, so the same id read by another owner is an unknown one."""
 
     ttl_s: float
 
-    async def spill(self, result: dict[str, Any], text: str) -> "Spilled": ...
+    async def spill(self, owner: str, result: dict[str, Any], text: str) -> "Spilled": ...
 
-    async def read(self, output_id: str, offset: int = 0, length: int = ...) -> "Page": ...
+    async def read(self, owner: str, output_id: str, offset: int = 0, length: int = ...) -> "Page": ...
 
-    async def read_whole(self, output_id: str) -> dict[str, Any]: ...
+    async def read_whole(self, owner: str, output_id: str) -> dict[str, Any]: ...
 
 
 class SharedLoads(Protocol):

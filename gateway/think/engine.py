@@ -76,23 +76,32 @@ class Engine:
             step_limits = graph.steps[state.steps[step_id].template_of or step_id].limits
         return Limits.merged(asdict(self.limits), graph.workflow.limits, step_limits)
 
-    async def run_of(self, workflow: str, run_id: str | None) -> RunState:
-        """The named run, or the workflow's latest active run when no id is given."""
-        return await (self.runs.load(workflow, run_id) if run_id is not None else self.runs.latest(workflow))
+    async def run_of(self, owner: str, workflow: str, run_id: str | None) -> RunState:
+        """The owner's named run, or their latest active run of the workflow when no id is given."""
+        if run_id is None:
+            return await self.runs.latest(owner, workflow)
+        return await self.runs.load(owner, workflow, run_id)
 
     # -- plan ------------------------------------------------------------------------------------
 
     async def plan(
-        self, workflow: str, params: dict[str, Any] | None, run_id: str | None = None, driver_version: str | None = None
+        self,
+        owner: str,
+        workflow: str,
+        params: dict[str, Any] | None,
+        run_id: str | None = None,
+        driver_version: str | None = None,
     ) -> dict[str, Any]:
+        """Start a run of `workflow` for `owner` (whose it is: only they reach it), or answer for theirs `run_id`."""
         graph = await self.graph(workflow, driver_version)
         values = check_params(graph.workflow, params or {})
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
-        async with self.runs.held(workflow, run_id):
-            if await self.store.exists(workflow, run_id):  # idempotent for a given run_id
-                return self._answer(await self.runs.load(workflow, run_id, whole=True), graph, note=EXISTING)
+        async with self.runs.held(owner, workflow, run_id):
+            if await self.store.exists(owner, workflow, run_id):  # idempotent for a given run_id
+                return self._answer(await self.runs.load(owner, workflow, run_id, whole=True), graph, note=EXISTING)
             driver = self.prompts.get(driver_version or graph.workflow.driver_version)
             state = RunState(
+                owner=owner,
                 workflow=workflow,
                 run_id=run_id,
                 params=values,
@@ -104,7 +113,7 @@ class Engine:
             runner.advance(state, graph, self.templates)
             answer = self._answer(state, graph)
             if not await self.runs.create(state):  # planned meanwhile by a writer sharing no lock with us
-                return self._answer(await self.runs.load(workflow, run_id, whole=True), graph, note=EXISTING)
+                return self._answer(await self.runs.load(owner, workflow, run_id, whole=True), graph, note=EXISTING)
             return answer
 
     def _answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
@@ -137,9 +146,9 @@ class Engine:
     # -- next ------------------------------------------------------------------------------------
 
     async def next(
-        self, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
+        self, owner: str, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
     ) -> dict[str, Any]:
-        run = (await self.run_of(workflow, run_id)).run_id
+        run = (await self.run_of(owner, workflow, run_id)).run_id
 
         def wants(state: RunState, graph: Graph) -> list[str]:
             """The spilled captures (templates read them) and this step's spilled observation, unless it is
@@ -152,7 +161,7 @@ class Engine:
             return spilled(state, observations=False) + ([] if skip else [step_id])
 
         return await self.runs.update(
-            workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True), wants
+            owner, workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True), wants
         )
 
     def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
@@ -240,11 +249,12 @@ class Engine:
 
     # -- observe (the gateway saw the client make a step's call) ----------------------------------
 
-    async def observe(self, workflow: str, run_id: str, tool: str, arguments: Any, result: Any) -> str | None:
-        """Record `result` for the ready step whose call is `tool` with exactly `arguments`; returns its id.
-
-        Touches the store only when the run waits for that call (see `Runs.watches`)."""
-        if not await self.runs.watches(workflow, run_id, tool, arguments):
+    async def observe(
+        self, owner: str, workflow: str, run_id: str, tool: str, arguments: Any, result: Any
+    ) -> str | None:
+        """Record `result` for the ready step of the owner's run whose call is `tool` with exactly `arguments`;
+        returns its id. Touches the store only when the run waits for that call (see `Runs.watches`)."""
+        if not await self.runs.watches(owner, workflow, run_id, tool, arguments):
             return None
         result, wanted = unwrapped(result), digest(arguments or {})
 
@@ -264,7 +274,7 @@ class Engine:
                 return sid, True
             return None, False  # not (or no longer) ready in the stored state: nothing to record
 
-        return await self.runs.update(workflow, run_id, record, no_spill)
+        return await self.runs.update(owner, workflow, run_id, record, no_spill)
 
 
 def _lazy(observed: Observation | None, result: Any, template: Step) -> bool:

@@ -20,8 +20,9 @@ from gateway.think.views import graph_view, replay
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[Any], Awaitable[dict[str, Any]]]
-"""Takes the tool's arguments model (`gateway.think.tools`), already checked by the server."""
+Handler = Callable[[str, Any], Awaitable[dict[str, Any]]]
+"""Takes the caller's owner key (`Identity.owner`: whose runs it reaches) and the tool's arguments model
+(`gateway.think.tools`), already checked by the server."""
 
 
 class Operations:
@@ -44,17 +45,19 @@ class Operations:
         }
         return {name: (tools.CONTRACTS[name][1], handler) for name, handler in handlers.items()}
 
-    async def plan(self, args: tools.Plan) -> dict[str, Any]:
-        return await self.engine.plan(args.workflow, args.params or {}, args.run_id, args.driver_version)
+    async def plan(self, owner: str, args: tools.Plan) -> dict[str, Any]:
+        return await self.engine.plan(owner, args.workflow, args.params or {}, args.run_id, args.driver_version)
 
-    async def next(self, args: tools.Next) -> dict[str, Any]:
-        return await self.engine.next(args.workflow, args.run_id, args.step_id, args.result_snapshot, force=args.force)
+    async def next(self, owner: str, args: tools.Next) -> dict[str, Any]:
+        return await self.engine.next(
+            owner, args.workflow, args.run_id, args.step_id, args.result_snapshot, force=args.force
+        )
 
-    async def explain(self, args: tools.Explain) -> dict[str, Any]:
+    async def explain(self, owner: str, args: tools.Explain) -> dict[str, Any]:
         workflow, step_id, run_id = args.workflow, args.step_id, args.run_id
         state = None
-        if run_id is not None or await self.engine.store.latest_active(workflow) is not None:
-            state = await self.engine.run_of(workflow, run_id)
+        if run_id is not None or await self.engine.store.latest_active(owner, workflow) is not None:
+            state = await self.engine.run_of(owner, workflow, run_id)
         graph = await self.engine.graph(workflow, state.driver.get("version") if state else None)
         if step_id is None:
             if state is None or args.view == "graph":
@@ -91,9 +94,9 @@ class Operations:
             )
         return body
 
-    async def reset(self, args: tools.Reset) -> dict[str, Any]:
+    async def reset(self, owner: str, args: tools.Reset) -> dict[str, Any]:
         workflow, checkpoint = args.workflow, args.checkpoint
-        state = await self.engine.run_of(workflow, args.run_id)
+        state = await self.engine.run_of(owner, workflow, args.run_id)
         if checkpoint is None:
             if not args.force:
                 raise ThinkError(
@@ -101,7 +104,7 @@ class Operations:
                     f"clearing run {state.run_id} deletes its state",
                     "Pass force: true to clear it, or a checkpoint (a completed step id) to roll back.",
                 )
-            await self.engine.runs.clear(workflow, state.run_id)
+            await self.engine.runs.clear(owner, workflow, state.run_id)
             return {"ok": True, "cleared": state.run_id}
 
         def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
@@ -117,42 +120,42 @@ class Operations:
             state.log("reset", checkpoint)
             return self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
-        return {"ok": True, "instruction": await self.engine.runs.update(workflow, state.run_id, roll_back)}
+        return {"ok": True, "instruction": await self.engine.runs.update(owner, workflow, state.run_id, roll_back)}
 
-    async def driver_prompt(self, args: tools.DriverPrompt) -> dict[str, Any]:
+    async def driver_prompt(self, owner: str, args: tools.DriverPrompt) -> dict[str, Any]:
         try:
             prompt = self.engine.prompts.get(args.version)
         except PromptNotFound as exc:
             raise ThinkError("PROMPT_NOT_FOUND", str(exc), "Omit version to get the current one.") from None
         return {"version": prompt.version, "hash": prompt.hash, "prompt_md": prompt.text}
 
-    async def list(self, args: tools.ListWorkflows) -> dict[str, Any]:
+    async def list(self, owner: str, args: tools.ListWorkflows) -> dict[str, Any]:
         workflows, broken = self.engine.library.all()
         body = list_workflows(workflows, filter=args.filter, tags=args.tags, mode=args.mode, detailed=args.detailed)
         if broken:
             body["invalid"] = [e.body() for e in broken]
         return body
 
-    async def read(self, args: tools.ReadWorkflow) -> dict[str, Any]:
+    async def read(self, owner: str, args: tools.ReadWorkflow) -> dict[str, Any]:
         path, text = self.engine.library.raw(args.workflow)
         if args.format == "parsed":
             return {"workflow": path.stem, "parsed": yaml.safe_load(text)}
         return {"workflow": path.stem, "workflow_yaml": text}
 
-    async def state_get(self, args: tools.RunOf) -> dict[str, Any]:
-        state = await self.engine.run_of(args.workflow, args.run_id)
+    async def state_get(self, owner: str, args: tools.RunOf) -> dict[str, Any]:
+        state = await self.engine.run_of(owner, args.workflow, args.run_id)
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
         return {"state": snapshot_of(state), "progress": runner.progress(state), "metrics": metrics(outputs)}
 
-    async def state_list(self, args: tools.Runs) -> dict[str, Any]:
+    async def state_list(self, owner: str, args: tools.Runs) -> dict[str, Any]:
         workflow = args.workflow
         runs = [
             {"run_id": s.run_id, "status": s.status, "progress": runner.progress(s), "updated": s.updated}
-            for s in await self.engine.store.runs(workflow)
+            for s in await self.engine.store.runs(owner, workflow)
         ]
         return {"workflow": workflow, "runs": runs}
 
-    async def validate(self, args: tools.Validate) -> dict[str, Any]:
+    async def validate(self, owner: str, args: tools.Validate) -> dict[str, Any]:
         if args.schema_ is not None:
             errors = self.engine.schemas.errors(args.schema_, args.response)
             return {"valid": not errors, "errors": errors}
@@ -168,8 +171,8 @@ class Operations:
             return {"valid": False, "errors": exc.extra.get("diagnostics") or [exc.body()]}
         return {"valid": True, "errors": []}
 
-    async def debug(self, args: tools.Debug) -> dict[str, Any]:
-        state = await self.engine.run_of(args.workflow, args.run_id)
+    async def debug(self, owner: str, args: tools.Debug) -> dict[str, Any]:
+        state = await self.engine.run_of(owner, args.workflow, args.run_id)
         if args.action == "replay":
             graph = await self.engine.graph(args.workflow, state.driver.get("version"))
             await self.engine.runs.whole(state, spilled(state, observations=False))  # the templates read them

@@ -27,7 +27,7 @@ def digest(value: Any) -> str:
 class ReadyIndex:
     def __init__(self, size: int = RUNS) -> None:
         self.size = size
-        self._runs: OrderedDict[tuple[str, str], tuple[int, dict[str, set[str]]]] = OrderedDict()
+        self._runs: OrderedDict[tuple[str, str, str], tuple[int, dict[str, set[str]]]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -39,24 +39,25 @@ class ReadyIndex:
             st = state.steps[sid]
             if observable(st.call) and st.input is not None:
                 waiting.setdefault(st.call, set()).add(digest(st.input))
-        key = (state.workflow, state.run_id)
+        key = (state.owner, state.workflow, state.run_id)
         self._runs[key] = (state.version, waiting)
         self._runs.move_to_end(key)
         while len(self._runs) > self.size:
             self._runs.popitem(last=False)
 
-    def forget(self, workflow: str, run_id: str) -> None:
-        self._runs.pop((workflow, run_id), None)
+    def forget(self, owner: str, workflow: str, run_id: str) -> None:
+        self._runs.pop((owner, workflow, run_id), None)
 
     def waits_for(
-        self, workflow: str, run_id: str, tool: str, arguments: Any, version: int | None = None
+        self, owner: str, workflow: str, run_id: str, tool: str, arguments: Any, version: int | None = None
     ) -> bool | None:
-        """Whether a ready step of the run calls `tool` with exactly `arguments`; None when the run is not indexed,
-        or indexed at another version than `version` (the one stored now, when the caller knows it)."""
-        entry = self._runs.get((workflow, run_id))
+        """Whether a ready step of the owner's run calls `tool` with exactly `arguments`; None when the run is not
+        indexed, or indexed at another version than `version` (the one stored now, when the caller knows it)."""
+        key = (owner, workflow, run_id)
+        entry = self._runs.get(key)
         if entry is None or (version is not None and entry[0] != version):
             return None
-        self._runs.move_to_end((workflow, run_id))
+        self._runs.move_to_end(key)
         waiting = entry[1]
         digests = waiting.get(tool)
         return digests is not None and digest(arguments or {}) in digests

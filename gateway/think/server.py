@@ -11,6 +11,7 @@ from mcp.server import Server
 from gateway import __version__, telemetry
 from gateway.hosted.contracts import Arguments, ArgumentsError, parse
 from gateway.hosted.prompts import PromptNotFound
+from gateway.session import owner_in
 from gateway.store.base import StoreUnavailable
 from gateway.think import resources, tools
 from gateway.think.engine import Engine
@@ -23,6 +24,11 @@ logger = logging.getLogger(__name__)
 
 
 Handlers = dict[str, tuple[type[Arguments], Handler]]
+UNOWNED = {
+    "error": "INVALID_PARAMS",
+    "details": "the call carries no caller identity: Think is reached through the gateway's front only",
+    "guidance": "Call the tool through the gateway (a client session), not on the in-process server directly.",
+}
 
 
 def _ok(body: dict[str, Any]) -> types.CallToolResult:
@@ -48,6 +54,9 @@ def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: 
                 {"error": "UNKNOWN_TOOL", "details": f"no tool {params.name!r}", "guidance": f"Use {known}."}
             )
         model, handler = found
+        owner = owner_in(ctx.meta)
+        if owner is None:  # every run is someone's: a call that names nobody reaches none
+            return _failed(UNOWNED)
         started = time.perf_counter()
         try:  # every tool's arguments against the schema it declares, before anything acts on them
             args = parse(f"{name}.{params.name}", model, params.arguments)
@@ -62,7 +71,7 @@ def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: 
             }
         )
         try:
-            return _ok(await handler(args))
+            return _ok(await handler(owner, args))
         except ThinkError as exc:
             logger.info("think %s failed: %s", params.name, exc.error_code)
             return _failed(exc.body())
@@ -86,7 +95,7 @@ def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
     ops = Operations(engine)
     think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library))
 
-    async def say(args: tools.Say) -> dict[str, Any]:
+    async def say(owner: str, args: tools.Say) -> dict[str, Any]:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         return {"message": args.text, "display": True, "timestamp": stamp}
 

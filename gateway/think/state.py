@@ -1,13 +1,14 @@
 """Durable run state: the run models, and `StateStore` (async, off the event loop) over a store backend."""
 
 import time
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from gateway.store.base import RunRecords, Spills, VersionConflict
+from gateway.store.base import RunRecords, Spills, VersionConflict, owned
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
 from gateway.think.errors import ThinkError
@@ -67,6 +68,8 @@ class HistoryEntry(_Model):
 
 
 class RunState(_Model):
+    owner: str = Field(default="", exclude=True)
+    """Whose run (`Identity.owner`): given by where it is stored (`StateStore`), never written into the record."""
     workflow: str
     run_id: str
     version: int = 0
@@ -101,28 +104,33 @@ class RunState(_Model):
 
 
 class StateStore:
-    """Run states by `(workflow, run_id)`, one JSON document each, with a version counter against stale writers.
+    """Run states by `(owner, workflow, run_id)`, one JSON document each, with a version counter against stale writers.
 
-    The records live in a backend (`gateway.store`): files under `root` by default (`<root>/<workflow>/<run_id>.json`,
+    The records live in a backend (`gateway.store`): files under `root` by default (`<root>/<folder>/<run_id>.json`,
     written atomically in a worker thread), or Redis shared by replicas. Either way `save` is a compare-and-set
     atomic across processes: a stale writer gets STATE_CONFLICT. Spilled captures go to `spills`, the same way.
+    Every key of a run is under its owner's folder (`folder`), so another identity's run is one that does not exist.
     """
 
     def __init__(self, root: Path, records: RunRecords | None = None, spills: Spills | None = None) -> None:
-        self.root = root
         self.records: RunRecords = records if records is not None else LocalRuns(root)
         self.spills: Spills = spills if spills is not None else LocalSpills(root)
 
-    def path(self, workflow: str, run_id: str) -> Path:
-        """Where the local backend keeps the run (its captures spill to `<run_id>.files/` beside it)."""
-        return self.root / check_name("workflow", workflow) / f"{check_name('run', run_id)}.json"
+    @staticmethod
+    def folder(owner: str, workflow: str) -> str:
+        """Where an owner's runs of a workflow are kept, on every backend (records, spills, lock)."""
+        return owned(owner, check_name("workflow", workflow))
 
-    async def exists(self, workflow: str, run_id: str) -> bool:
-        return await self.records.get(check_name("workflow", workflow), check_name("run", run_id)) is not None
+    def locked(self, owner: str, workflow: str, run_id: str) -> AbstractAsyncContextManager[None]:
+        """The run to this process among those sharing the backend's lock (see `RunRecords.locked`)."""
+        return self.records.locked(self.folder(owner, workflow), check_name("run", run_id))
 
-    async def load(self, workflow: str, run_id: str) -> RunState:
-        """Raises: ThinkError UNKNOWN_RUN (missing or unreadable record); StoreUnavailable."""
-        data = await self.records.get(check_name("workflow", workflow), check_name("run", run_id))
+    async def exists(self, owner: str, workflow: str, run_id: str) -> bool:
+        return await self.records.get(self.folder(owner, workflow), check_name("run", run_id)) is not None
+
+    async def load(self, owner: str, workflow: str, run_id: str) -> RunState:
+        """Raises: ThinkError UNKNOWN_RUN (missing, unreadable, or another owner's: one answer); StoreUnavailable."""
+        data = await self.records.get(self.folder(owner, workflow), check_name("run", run_id))
         if data is None:
             raise ThinkError(
                 "UNKNOWN_RUN",
@@ -130,23 +138,25 @@ class StateStore:
                 "Call think.state.list to see the runs, or think.plan to start one.",
             )
         try:
-            return RunState.model_validate_json(data)
+            state = RunState.model_validate_json(data)
         except ValidationError as exc:
             raise ThinkError(
                 "UNKNOWN_RUN",
                 f"run {workflow}/{run_id} in {self.records.where} is unreadable ({exc.error_count()} problems)",
                 "Start a new run with think.plan.",
             ) from None
+        state.owner = owner
+        return state
 
     async def save(self, state: RunState, expected_version: int) -> RunState:
-        """Write `state` as version `expected_version + 1`.
+        """Write `state` (its owner's) as version `expected_version + 1`.
 
         Raises:
             ThinkError: STATE_CONFLICT when the stored run is no longer at `expected_version`;
                 PAYLOAD_TOO_LARGE when the state cannot be serialized. Nothing is written then.
             StoreUnavailable: the backend cannot be reached (nothing is written either).
         """
-        workflow, run_id = check_name("workflow", state.workflow), check_name("run", state.run_id)
+        folder, run_id = self.folder(state.owner, state.workflow), check_name("run", state.run_id)
         state.version = expected_version + 1
         state.updated = time.time()
         try:
@@ -161,7 +171,7 @@ class StateStore:
                 "Send a flatter result_snapshot: a summary, or a file path instead of the structure.",
             ) from None
         try:
-            await self.records.put(workflow, run_id, data, expected_version)
+            await self.records.put(folder, run_id, data, expected_version)
         except VersionConflict as exc:
             state.version = expected_version
             raise ThinkError(
@@ -174,21 +184,23 @@ class StateStore:
             raise
         return state
 
-    async def runs(self, workflow: str) -> list[RunState]:
-        """All readable runs of a workflow, newest first."""
+    async def runs(self, owner: str, workflow: str) -> list[RunState]:
+        """All readable runs of a workflow that are the owner's, newest first."""
         out: list[RunState] = []
-        for data in await self.records.all(check_name("workflow", workflow)):
+        for data in await self.records.all(self.folder(owner, workflow)):
             try:
-                out.append(RunState.model_validate_json(data))
+                state = RunState.model_validate_json(data)
             except ValidationError:
                 continue
+            state.owner = owner
+            out.append(state)
         return sorted(out, key=lambda s: (s.updated, s.run_id), reverse=True)
 
-    async def latest_active(self, workflow: str) -> RunState | None:
-        return next((s for s in await self.runs(workflow) if s.status == "active"), None)
+    async def latest_active(self, owner: str, workflow: str) -> RunState | None:
+        return next((s for s in await self.runs(owner, workflow) if s.status == "active"), None)
 
-    async def delete(self, workflow: str, run_id: str) -> None:
-        await self.records.delete(check_name("workflow", workflow), check_name("run", run_id))
+    async def delete(self, owner: str, workflow: str, run_id: str) -> None:
+        await self.records.delete(self.folder(owner, workflow), check_name("run", run_id))
 
 
 def snapshot_of(state: RunState) -> dict[str, Any]:

@@ -29,6 +29,7 @@ steps:
     input_template: {text: "two {{ first_out.text }}"}
 """
 DRIVER = {"version": "stable-2025-11", "text": "the driver"}
+OWNER = "tester"
 
 
 class CountingStore(StateStore):
@@ -36,9 +37,9 @@ class CountingStore(StateStore):
         super().__init__(root)
         self.loads = self.saves = 0
 
-    async def load(self, workflow: str, run_id: str) -> RunState:
+    async def load(self, owner: str, workflow: str, run_id: str) -> RunState:
         self.loads += 1
-        return await super().load(workflow, run_id)
+        return await super().load(owner, workflow, run_id)
 
     async def save(self, state: RunState, expected_version: int) -> RunState:
         self.saves += 1
@@ -51,9 +52,9 @@ def engine_on(tmp_path: Path, store: StateStore) -> Engine:
 
 
 async def at_first(engine: Engine, run_id: str) -> dict[str, Any]:
-    ins = await engine.plan("echo", {}, run_id)
+    ins = await engine.plan(OWNER, "echo", {}, run_id)
     while ins["step_id"].startswith("__driver"):
-        ins = await engine.next("echo", run_id, ins["step_id"], DRIVER)
+        ins = await engine.next(OWNER, "echo", run_id, ins["step_id"], DRIVER)
     assert (ins["step_id"], ins["call"], ins["input"]) == ("first", "k.echo", {"text": "one"})
     return ins
 
@@ -64,18 +65,18 @@ async def test_calls_no_step_waits_for_touch_no_disk_and_a_match_records(tmp_pat
     await at_first(engine, "r")
     loads, saves = store.loads, store.saves
     for arguments in ({"text": "other"}, {"text": "one", "extra": 1}, None):
-        assert await engine.observe("echo", "r", "k.echo", arguments, {"text": "x"}) is None
+        assert await engine.observe(OWNER, "echo", "r", "k.echo", arguments, {"text": "x"}) is None
     for tool in ("k.other", "think.state.get", "prompt.say"):
-        assert await engine.observe("echo", "r", tool, {"text": "one"}, {"text": "x"}) is None
+        assert await engine.observe(OWNER, "echo", "r", tool, {"text": "one"}, {"text": "x"}) is None
     assert (store.loads, store.saves) == (loads, saves)  # six calls, not one read
 
-    assert await engine.observe("echo", "r", "k.echo", {"text": "one"}, {"text": "one"}) == "first"
+    assert await engine.observe(OWNER, "echo", "r", "k.echo", {"text": "one"}, {"text": "one"}) == "first"
     assert (store.loads, store.saves) == (loads + 1, saves + 1)
-    answer = await engine.next("echo", "r", "first")  # recorded by the gateway: no snapshot needed
+    answer = await engine.next(OWNER, "echo", "r", "first")  # recorded by the gateway: no snapshot needed
     assert answer["input"] == {"text": "two one"}
     # the index moved on with the run: the old call is no longer watched, the new one is
-    assert not await engine.runs.watches("echo", "r", "k.echo", {"text": "one"})
-    assert await engine.runs.watches("echo", "r", "k.echo", {"text": "two one"})
+    assert not await engine.runs.watches(OWNER, "echo", "r", "k.echo", {"text": "one"})
+    assert await engine.runs.watches(OWNER, "echo", "r", "k.echo", {"text": "two one"})
 
 
 async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_memory(tmp_path: Path) -> None:
@@ -83,8 +84,8 @@ async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_mem
     store = CountingStore(tmp_path / "state")
     fresh = engine_on(tmp_path, store)  # another gateway process, or one restarted
     for _ in range(5):
-        assert not await fresh.runs.watches("echo", "r", "k.other", {})
-    assert await fresh.runs.watches("echo", "r", "k.echo", {"text": "one"})
+        assert not await fresh.runs.watches(OWNER, "echo", "r", "k.other", {})
+    assert await fresh.runs.watches(OWNER, "echo", "r", "k.echo", {"text": "one"})
     assert store.loads == 1
 
 
@@ -92,9 +93,9 @@ async def test_a_step_another_process_recorded_meanwhile_is_not_recorded_twice(t
     first = engine_on(tmp_path, StateStore(tmp_path / "state"))
     await at_first(first, "r")
     second = engine_on(tmp_path, StateStore(tmp_path / "state"))
-    await second.next("echo", "r", "first", {"text": "reported"})  # first's index still shows `first` ready
-    assert await first.observe("echo", "r", "k.echo", {"text": "one"}, {"text": "late"}) is None
-    state = await first.store.load("echo", "r")
+    await second.next(OWNER, "echo", "r", "first", {"text": "reported"})  # first's index still shows `first` ready
+    assert await first.observe(OWNER, "echo", "r", "k.echo", {"text": "one"}, {"text": "late"}) is None
+    state = await first.store.load(OWNER, "echo", "r")
     assert state.steps["first"].status == "done" and "first" not in state.observed
 
 
@@ -103,7 +104,7 @@ async def test_per_run_structures_are_bounded(tmp_path: Path, monkeypatch: pytes
     engine = engine_on(tmp_path, StateStore(tmp_path / "state"))
     engine.runs.ready = ReadyIndex(size=5)
     for n in range(12):
-        await engine.plan("echo", {}, f"r{n}")
+        await engine.plan(OWNER, "echo", {}, f"r{n}")
         await engine.graph("echo", f"v{n}")  # a graph per driver version asked for (unknown ones fall back)
     assert len(engine.runs._locks) == 0  # a run's lock lives only while it is held or awaited
     assert len(engine._graphs) == 3

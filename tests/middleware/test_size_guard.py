@@ -23,7 +23,8 @@ from gateway.downstreams.downstream import Target
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
-from gateway.session import Session
+from gateway.session import Session, os_user
+from gateway.store.base import owned
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from tests import harness
 from tests.harness import hints_of, kitchen, text_of, write_config
@@ -178,7 +179,7 @@ async def test_an_oversized_result_of_an_output_schema_tool_becomes_an_error_wit
     assert isinstance(link, types.ResourceLink) and LINK.fullmatch(link.uri)
     assert [h.kind for h in call.hints] == ["truncated"]
     assert call.spilled is not None
-    kept = await guard.store.read_whole(call.spilled)
+    kept = await guard.store.read_whole(call.session.identity.owner, call.spilled)
     assert kept["structuredContent"] == rows  # the whole result, structured part included, is on disk
 
 
@@ -225,8 +226,9 @@ async def test_a_result_over_the_limit_is_spilled_whole_and_the_client_gets_prev
     assert match is not None
     output_id = match[1]
     assert link.size == TOTAL
-    assert sorted(p.name for p in outputs.iterdir()) == [f"{output_id}.json.gz", f"{output_id}.txt.gz"]
-    with gzip.open(outputs / f"{output_id}.json.gz", "rb") as gz:
+    name = owned(os_user().owner, output_id)  # the in-process client's (the stdio front's OS user's)
+    assert sorted(p.name for p in outputs.iterdir()) == [f"{name}.json.gz", f"{name}.txt.gz"]
+    with gzip.open(outputs / f"{name}.json.gz", "rb") as gz:
         assert json.loads(gz.read())["content"] == [{"type": "text", "text": ORIGINAL}]
     # The hint: how to read more, starting right after what the preview's head showed.
     [hint] = hint_texts(result, "truncated")

@@ -16,6 +16,8 @@ from tests.services import RedisServer, store_config
 
 pytestmark = pytest.mark.anyio
 
+OWNER = "tester"
+
 # ~700 KB over three Redis chunks, 1-, 2-, 3- and 4-byte characters mixed, so chunk and page edges cut characters.
 TEXT = "".join(f"line {i}: aé漢😀 " * (1 + i % 3) + "\n" for i in range(14_000))
 RESULT = {"content": [{"type": "text", "text": TEXT}], "structuredContent": {"n": 1}}
@@ -32,7 +34,7 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 async def read_all(outputs: Outputs, output_id: str, length: int) -> str:
     parts, offset = [], 0
     while True:
-        page = await outputs.read(output_id, offset, length)
+        page = await outputs.read(OWNER, output_id, offset, length)
         parts.append(page.text)
         if page.next_offset is None:
             return "".join(parts)
@@ -41,36 +43,36 @@ async def read_all(outputs: Outputs, output_id: str, length: int) -> str:
 
 
 async def test_an_output_pages_back_whole_with_no_character_cut(stores: Stores) -> None:
-    spilled = await stores.outputs.spill(RESULT, TEXT)
+    spilled = await stores.outputs.spill(OWNER, RESULT, TEXT)
     assert spilled.text_bytes == len(TEXT.encode()) > 2 * CHUNK
     assert await read_all(stores.outputs, spilled.id, MAX_PAGE_BYTES) == TEXT
-    assert await stores.outputs.read_whole(spilled.id) == RESULT
+    assert await stores.outputs.read_whole(OWNER, spilled.id) == RESULT
     # pages that start inside a character, across a chunk edge, and shorter than a character
     for offset in (1, CHUNK - 2, CHUNK - 1, 2 * CHUNK + 1):
-        page = await stores.outputs.read(spilled.id, offset, 7)
+        page = await stores.outputs.read(OWNER, spilled.id, offset, 7)
         assert page.text and TEXT.encode()[page.offset :].startswith(page.text.encode())
-    page = await stores.outputs.read(spilled.id, CHUNK - 3, 1)
+    page = await stores.outputs.read(OWNER, spilled.id, CHUNK - 3, 1)
     assert len(page.text) == 1
 
 
 async def test_bad_reads_say_what_is_wrong(stores: Stores) -> None:
-    spilled = await stores.outputs.spill(RESULT, TEXT)
+    spilled = await stores.outputs.spill(OWNER, RESULT, TEXT)
     cases = {
         "nothing": "is not an output id",
         "0" * 24: "No stored output",
     }
     for output_id, message in cases.items():
         with pytest.raises(OutputError, match=message):
-            await stores.outputs.read(output_id)
+            await stores.outputs.read(OWNER, output_id)
     with pytest.raises(OutputError, match="past the end"):
-        await stores.outputs.read(spilled.id, spilled.text_bytes)
+        await stores.outputs.read(OWNER, spilled.id, spilled.text_bytes)
     with pytest.raises(OutputError, match="length must be between"):
-        await stores.outputs.read(spilled.id, 0, MAX_PAGE_BYTES + 1)
+        await stores.outputs.read(OWNER, spilled.id, 0, MAX_PAGE_BYTES + 1)
 
 
 async def test_an_empty_text_is_one_empty_page(stores: Stores) -> None:
-    spilled = await stores.outputs.spill({"content": []}, "")
-    page = await stores.outputs.read(spilled.id)
+    spilled = await stores.outputs.spill(OWNER, {"content": []}, "")
+    page = await stores.outputs.read(OWNER, spilled.id)
     assert (page.text, page.total_bytes, page.next_offset) == ("", 0, None)
 
 
@@ -79,11 +81,11 @@ async def test_redis_evicts_the_oldest_outputs_past_the_size_cap(redis: RedisSer
     stores = open_stores(config)
     assert isinstance(stores.outputs, RedisOutputs)
     noise = secrets.token_hex(200_000)  # 400 KB that gzip cannot shrink much: ~200 KB stored each
-    ids = [(await stores.outputs.spill({"n": n}, noise)).id for n in range(8)]
+    ids = [(await stores.outputs.spill(OWNER, {"n": n}, noise)).id for n in range(8)]
     kept = []
     for output_id in ids:
         try:
-            await stores.outputs.read(output_id, 0, 10)
+            await stores.outputs.read(OWNER, output_id, 0, 10)
             kept.append(output_id)
         except OutputError as exc:
             assert "the oldest go first past 1,048,576 bytes" in str(exc)

@@ -16,6 +16,8 @@ from tests.harness import free_port
 from tests.services import redis_server, store_config
 from tests.store.conftest import Backend
 
+OWNER = "tester"
+
 pytestmark = pytest.mark.anyio
 
 
@@ -55,14 +57,16 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
     run through StateStore with retries on STATE_CONFLICT: every increment lands exactly once."""
     writers = [backend.open() for _ in range(4)]
     stores = [StateStore(backend.folder / "state", w.runs) for w in writers]
-    await stores[0].save(RunState(workflow="counter", run_id="shared", params={"count": 0}), expected_version=0)
+    await stores[0].save(
+        RunState(owner=OWNER, workflow="counter", run_id="shared", params={"count": 0}), expected_version=0
+    )
     conflicts = 0
 
     async def increment(store: StateStore, times: int) -> None:
         nonlocal conflicts
         for _ in range(times):
             while True:
-                state = await store.load("counter", "shared")
+                state = await store.load(OWNER, "counter", "shared")
                 state.params["count"] += 1
                 try:
                     await store.save(state, expected_version=state.version)
@@ -75,7 +79,7 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
         async with anyio.create_task_group() as tg:
             for store in stores:
                 tg.start_soon(increment, store, 25)
-    final = await stores[0].load("counter", "shared")
+    final = await stores[0].load(OWNER, "counter", "shared")
     assert (final.params["count"], final.version) == (100, 101)
     assert conflicts > 0  # they did overlap
     for w in writers:
@@ -88,11 +92,11 @@ async def test_an_unreachable_redis_is_a_clear_store_unavailable_error(tmp_path:
     store = StateStore(tmp_path, stores.runs)
     with anyio.fail_after(15):
         with pytest.raises(StoreUnavailable) as caught:
-            await store.load("w", "r")
+            await store.load(OWNER, "w", "r")
     message = str(caught.value)
     assert url.removesuffix("/0") in message and "cannot reach it" in message and "Retry" in message
     with anyio.fail_after(15), pytest.raises(StoreUnavailable):
-        await store.save(RunState(workflow="w", run_id="r"), expected_version=0)
+        await store.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
     await stores.aclose()
 
 
@@ -100,12 +104,12 @@ async def test_a_redis_restart_keeps_saved_runs_and_the_store_reconnects(tmp_pat
     with redis_server(tmp_path / "redis") as server:
         stores = open_stores(store_config("redis", server.url, "p:", tmp_path))
         store = StateStore(tmp_path, stores.runs)
-        await store.save(RunState(workflow="w", run_id="r", params={"n": 1}), expected_version=0)
+        await store.save(RunState(owner=OWNER, workflow="w", run_id="r", params={"n": 1}), expected_version=0)
         server.stop()
         with anyio.fail_after(15), pytest.raises(StoreUnavailable, match="cannot reach it"):
-            await store.load("w", "r")
+            await store.load(OWNER, "w", "r")
         server.start()
-        state = await store.load("w", "r")  # from the append-only file, over a new connection
+        state = await store.load(OWNER, "w", "r")  # from the append-only file, over a new connection
         assert (state.version, state.params) == (1, {"n": 1})
         await store.save(state, expected_version=1)
         await stores.aclose()

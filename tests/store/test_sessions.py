@@ -11,7 +11,7 @@ import pytest
 
 from gateway.session import Identity, SessionStore
 from gateway.store.backends import open_stores
-from gateway.store.base import SESSION_IDLE_S, StoreUnavailable
+from gateway.store.base import SESSION_IDLE_S, StoreUnavailable, owned
 from gateway.store.redis.sessions import RedisSessions
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
@@ -57,11 +57,11 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
     assert sorted(firsts) == [False, False, True]
     assert not await sessions[0].first_response()  # known locally from now on
 
-    records = opened[0].runs
-    await records.put("flow", "r1", b"{}", 0)
+    records, folder = opened[0].runs, owned(alice.owner, "flow")  # alice's runs of `flow`
+    await records.put(folder, "r1", b"{}", 0)
     await sessions[0].track("flow", "r1")
     assert await sessions[1].runs() == {"flow": ("r1", 1)}  # with the version stored now, in one read
-    await records.put("flow", "r1", b"{}", 1)
+    await records.put(folder, "r1", b"{}", 1)
     assert await sessions[2].runs() == {"flow": ("r1", 2)}
     await sessions[2].track("flow", None)
     assert await sessions[0].runs() == {}
@@ -76,9 +76,9 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
     shared = opened[0].sessions
     assert shared is not None
     await client.expire(names[0], 100)
-    await shared.runs(key, refresh=False)  # the per-call read writes nothing…
+    await shared.runs(key, alice.owner, refresh=False)  # the per-call read writes nothing…
     assert await client.ttl(names[0]) <= 100
-    await shared.runs(key)  # …the occasional refresh restarts the idle expiry
+    await shared.runs(key, alice.owner)  # …the occasional refresh restarts the idle expiry
     assert await client.ttl(names[0]) > 100
     local = SessionStore().get(key, alice, roaming=True)  # the local backend: memory only
     assert local.shared is None and await local.first_response() and not await local.first_response()
@@ -98,5 +98,5 @@ async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_mem
         await session.promote(["kitchen.blob"])
         assert await session.promoted() is None  # listing falls back to this replica's view
         with pytest.raises(StoreUnavailable, match="failed less than 5 s ago"):  # not asked again meanwhile
-            await stores.sessions.runs("k|conn-1")
+            await stores.sessions.runs("k|conn-1", "k")
     await stores.aclose()

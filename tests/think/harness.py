@@ -13,9 +13,17 @@ from mcp import Client
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
+from gateway.session import os_user
+from gateway.store.base import owned
 from tests.harness import ROOT, hints_of, kitchen, text_of, write_config
 
 FIXTURES = ROOT / "tests" / "fixtures" / "workflows"
+
+
+def runs_folder(state_dir: Path, workflow: str) -> Path:
+    """Where the local backend keeps the runs of `workflow` planned by an in-process client (the stdio front's
+    user: the OS user)."""
+    return state_dir / owned(os_user().owner, workflow)
 
 
 @asynccontextmanager

@@ -14,6 +14,7 @@ import pytest
 from anyio.abc import Process
 from mcp import Client
 
+from gateway.session import os_user
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.state import RunState, StateStore
 from gateway.think.workflow import NAME_PATTERN
@@ -26,6 +27,7 @@ FIXTURES = harness.FIXTURES
 think_client = partial(harness.think_client, max_inline_bytes=10_000_000)  # state.get answers unspilled
 
 DEEPEST_SENDABLE = 252
+OWNER = "tester"
 """Levels below the snapshot that mcp.Client still serializes (pydantic_core stops near 255 for the request)."""
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -246,21 +248,21 @@ async def test_unknown_prompt_and_runs_and_names_that_would_escape_the_state_dir
     # nothing was created outside the state folder, nor anything but the one run inside it
     assert not (tmp_path / "x").exists() and not (tmp_path.parent / "x").exists()
     assert [p.relative_to(tmp_path / "state").as_posix() for p in (tmp_path / "state").rglob("*.json")] == [
-        "sink_v1/r1.json"
+        f"{os_user().owner}~sink_v1/r1.json"  # the stdio front's OS user's
     ]
 
 
 async def test_a_stale_writer_gets_state_conflict(tmp_path: Path) -> None:
     first, second = StateStore(tmp_path), StateStore(tmp_path)
-    await first.save(RunState(workflow="sink_v1", run_id="r"), expected_version=0)
-    mine, theirs = await first.load("sink_v1", "r"), await second.load("sink_v1", "r")
+    await first.save(RunState(owner=OWNER, workflow="sink_v1", run_id="r"), expected_version=0)
+    mine, theirs = await first.load(OWNER, "sink_v1", "r"), await second.load(OWNER, "sink_v1", "r")
     await first.save(mine, expected_version=mine.version)  # version 2 on disk
     with pytest.raises(ThinkError) as caught:
         await second.save(theirs, expected_version=theirs.version)  # still believes version 1
     body = caught.value.body()
     assert body["error"] == "STATE_CONFLICT" and "at version 2, expected 1" in body["details"]
     assert "think.state.get" in body["guidance"]
-    assert (await second.load("sink_v1", "r")).version == 2  # the stale write changed nothing
+    assert (await second.load(OWNER, "sink_v1", "r")).version == 2  # the stale write changed nothing
     assert not list(tmp_path.rglob("*.tmp"))  # noqa: ASYNC240 -- a test's look at the folder
     SEEN.add("STATE_CONFLICT")
 

@@ -21,6 +21,7 @@ from tests.harness import ROOT
 pytestmark = pytest.mark.anyio
 
 CHILDREN = 60
+OWNER = "tester"
 FAN = """
 name: fan
 version: "1"
@@ -48,6 +49,7 @@ from gateway.think.validator import Schemas
 
 root, workflows, parity, children = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 engine = Engine(Library([workflows]), StateStore(root), PromptLibrary(), schemas=Schemas([]))
+OWNER = "tester"
 print("ready", flush=True)
 sys.stdin.readline()
 
@@ -56,7 +58,7 @@ async def main():
     failed = []
     for i in range(parity, children, 2):
         try:
-            await engine.next("fan", "shared", f"each[{i}]", {"n": i, "by": parity})
+            await engine.next(OWNER, "fan", "shared", f"each[{i}]", {"n": i, "by": parity})
         except ThinkError as exc:
             failed.append(exc.error_code)
     print(json.dumps(failed), flush=True)
@@ -75,9 +77,9 @@ async def test_two_processes_recording_steps_of_one_run_never_see_a_conflict(tmp
     (workflows / "fan.yaml").write_text(FAN)
     (tmp_path / "writer.py").write_text(WRITER)
     engine = engine_on(workflows, root)
-    ins = await engine.plan("fan", {"items": list(range(CHILDREN))}, "shared")
+    ins = await engine.plan(OWNER, "fan", {"items": list(range(CHILDREN))}, "shared")
     while ins["step_id"].startswith("__driver"):  # the injected driver steps come first
-        ins = await engine.next("fan", "shared", ins["step_id"], {"version": "stable-2025-11", "text": "ok"})
+        ins = await engine.next(OWNER, "fan", "shared", ins["step_id"], {"version": "stable-2025-11", "text": "ok"})
     assert ins["step_id"] == "each[0]"
 
     command = [sys.executable, str(tmp_path / "writer.py"), str(root), str(workflows)]
@@ -95,7 +97,7 @@ async def test_two_processes_recording_steps_of_one_run_never_see_a_conflict(tmp
                 await process.stdin.send(b"go\n")
             failed = [json.loads(await out.receive_until(b"\n", 100_000)) for out in outs]
     assert failed == [[], []]  # not one STATE_CONFLICT (nor anything else) reached a client
-    state = await engine.store.load("fan", "shared")
+    state = await engine.store.load(OWNER, "fan", "shared")
     children = {sid: st for sid, st in state.steps.items() if sid.startswith("each[")}
     assert len(children) == CHILDREN and all(st.status == "done" for st in children.values())
     assert sorted(state.captures[f"notes[{i}]"]["content"]["n"] for i in range(CHILDREN)) == list(range(CHILDREN))
@@ -109,8 +111,13 @@ def test_the_state_folder_holds_only_run_files_and_run_folders(tmp_path: Path) -
     (tmp_path / "fan.yaml").write_text(FAN)
 
     async def run() -> None:
-        await engine.plan("fan", {"items": [1]}, "r.json")
-        await engine.plan("fan", {"items": [1]}, "r")
+        await engine.plan(OWNER, "fan", {"items": [1]}, "r.json")
+        await engine.plan(OWNER, "fan", {"items": [1]}, "r")
 
     anyio.run(run)
-    assert sorted(p.name for p in (root / "fan").iterdir()) == ["r.files", "r.json", "r.json.files", "r.json.json"]
+    assert sorted(p.name for p in (root / f"{OWNER}~fan").iterdir()) == [
+        "r.files",
+        "r.json",
+        "r.json.files",
+        "r.json.json",
+    ]

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.anyio
 
 RUNS = ("r0", "r1", "r2")
 WRITES = 200
+OWNER = "tester"
 TEMP = re.compile(r"\.(?P<run>.+)\.[A-Za-z0-9_]{8}\.tmp")
 """The only stray file a killed `StateStore.save` may leave: its `mkstemp` temp file."""
 
@@ -55,14 +56,15 @@ def fsync(fd):
 os.fsync = fsync
 rng = random.Random(seed)
 store = StateStore(root)
+OWNER = "tester"
 
 
 async def main():
     global current
     states = {}
     for r in runs:
-        fresh = RunState(workflow="crash", run_id=r)
-        states[r] = await store.load("crash", r) if await store.exists("crash", r) else fresh
+        fresh = RunState(owner=OWNER, workflow="crash", run_id=r)
+        states[r] = await store.load(OWNER, "crash", r) if await store.exists(OWNER, "crash", r) else fresh
     for i in range(writes):
         current = i
         run = rng.choice(runs)
@@ -87,6 +89,7 @@ from gateway.think.errors import ThinkError
 from gateway.think.state import StateStore
 
 store, count = StateStore(Path(sys.argv[1])), int(sys.argv[2])
+OWNER = "tester"
 print("ready", flush=True)
 sys.stdin.readline()
 
@@ -95,7 +98,7 @@ async def main():
     conflicts = 0
     for _ in range(count):
         while True:
-            state = await store.load("counter", "shared")
+            state = await store.load(OWNER, "counter", "shared")
             state.params["count"] += 1
             try:
                 await store.save(state, expected_version=state.version)
@@ -173,7 +176,7 @@ async def write_until_killed(script: Path, root: Path, seed: int, kill_after: in
 def check_files(root: Path, saved: dict[str, int], in_flight: str | None) -> list[str]:
     """Every run file is whole and at its last printed version (or one more for the run whose save was killed
     after its rename); the only other files are temp files of a run. Returns the runs of the temp files."""
-    folder = root / "crash"
+    folder = root / f"{OWNER}~crash"
     temps: list[str] = []
     seen: set[str] = set()
     for path in folder.iterdir():
@@ -191,7 +194,7 @@ def check_files(root: Path, saved: dict[str, int], in_flight: str | None) -> lis
             assert match is not None and match["run"] in RUNS, f"unexpected file {path.name}"
             temps.append(match["run"])
     assert seen == {run for run, version in saved.items() if version}
-    assert [p.name for p in root.iterdir()] == ["crash"]
+    assert [p.name for p in root.iterdir()] == [f"{OWNER}~crash"]
     return temps
 
 
@@ -226,7 +229,7 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
     # Temp files of killed saves are removed by the run's next save (under the folder lock, so none is live).
     store = StateStore(root)
     for run in RUNS:
-        state = await store.load("crash", run)
+        state = await store.load(OWNER, "crash", run)
         state.steps[f"s{state.version}"] = StepState(call="local.read")
         saved[run] = (await store.save(state, expected_version=state.version)).version
     assert check_files(root, saved, None) == []
@@ -234,24 +237,24 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
 
 async def test_the_next_save_of_a_run_removes_its_stale_temp_files_only(tmp_path: Path) -> None:
     store = StateStore(tmp_path)
-    await store.save(RunState(workflow="w", run_id="r"), expected_version=0)
-    folder = tmp_path / "w"
+    await store.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
+    folder = tmp_path / f"{OWNER}~w"
     stale = folder / ".r.abcd_123.tmp"
     stale.write_bytes(b'{"workflow": "w", "run_id": "r", "vers')  # what a SIGKILL mid-write leaves
     kept = [folder / ".r.x.abcd_123.tmp", folder / ".r.abc.tmp", folder / "notes.txt"]  # run "r.x"; not a temp
     for path in kept:
         path.write_bytes(b"x")
-    assert (await store.load("w", "r")).version == 1  # load ignores temp files
-    await store.save(await store.load("w", "r"), expected_version=1)
+    assert (await store.load(OWNER, "w", "r")).version == 1  # load ignores temp files
+    await store.save(await store.load(OWNER, "w", "r"), expected_version=1)
     assert not stale.exists()
     assert all(p.exists() for p in kept)
-    assert [s.run_id for s in await store.runs("w")] == ["r"]
+    assert [s.run_id for s in await store.runs(OWNER, "w")] == ["r"]
 
 
 async def test_a_stale_writer_gets_state_conflict_and_the_first_update_is_kept(tmp_path: Path) -> None:
     a, b = StateStore(tmp_path), StateStore(tmp_path)
-    await a.save(RunState(workflow="w", run_id="r"), expected_version=0)
-    mine, theirs = await a.load("w", "r"), await b.load("w", "r")
+    await a.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
+    mine, theirs = await a.load(OWNER, "w", "r"), await b.load(OWNER, "w", "r")
     mine.params["by"] = "a"
     await a.save(mine, expected_version=mine.version)
     theirs.params["by"] = "b"
@@ -259,10 +262,10 @@ async def test_a_stale_writer_gets_state_conflict_and_the_first_update_is_kept(t
         await b.save(theirs, expected_version=theirs.version)
     assert caught.value.error_code == "STATE_CONFLICT"
     assert "at version 2, expected 1" in str(caught.value.details) and caught.value.guidance
-    kept = await b.load("w", "r")
+    kept = await b.load(OWNER, "w", "r")
     assert (kept.version, kept.params) == (2, {"by": "a"})
     with pytest.raises(ThinkError, match="STATE_CONFLICT"):  # a second plan of the same run id: no overwrite
-        await b.save(RunState(workflow="w", run_id="r"), expected_version=0)
+        await b.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
 
 
 async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> None:
@@ -270,9 +273,12 @@ async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> 
     version v and both rename a version v+1 file (an increment lost, no STATE_CONFLICT; seen with 2 x 300)."""
     script = tmp_path / "incrementer.py"
     script.write_text(INCREMENTER, encoding="utf-8")
-    store = StateStore(tmp_path / "state")
-    await store.save(RunState(workflow="counter", run_id="shared", params={"count": 0}), expected_version=0)
-    command = [sys.executable, str(script), str(store.root), "300"]
+    root = tmp_path / "state"
+    store = StateStore(root)
+    await store.save(
+        RunState(owner=OWNER, workflow="counter", run_id="shared", params={"count": 0}), expected_version=0
+    )
+    command = [sys.executable, str(script), str(root), "300"]
     with anyio.fail_after(60):
         async with (
             await anyio.open_process(command, cwd=ROOT, env=child_env()) as first,
@@ -286,7 +292,7 @@ async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> 
                 await process.stdin.send(b"go\n")
             conflicts = [await read_line(out) for out in outs]
             assert [await first.wait(), await second.wait()] == [0, 0], conflicts
-    final = await store.load("counter", "shared")
+    final = await store.load(OWNER, "counter", "shared")
     assert (final.params["count"], final.version) == (600, 601), conflicts
 
 
@@ -328,9 +334,9 @@ def workflows(tmp_path: Path) -> Path:
 
 async def planned(engine: Engine, run_id: str) -> None:
     """Plan a run of `pair` and complete the driver steps: `left` and `right` are then both ready."""
-    assert (await engine.plan("pair", {}, run_id))["step_id"] == "__driver_bootstrap"
-    assert (await engine.next("pair", run_id, "__driver_bootstrap", DRIVER))["step_id"] == "__driver_announce"
-    answer = await engine.next("pair", run_id, "__driver_announce", {"message": "ok"})
+    assert (await engine.plan(OWNER, "pair", {}, run_id))["step_id"] == "__driver_bootstrap"
+    assert (await engine.next(OWNER, "pair", run_id, "__driver_bootstrap", DRIVER))["step_id"] == "__driver_announce"
+    answer = await engine.next(OWNER, "pair", run_id, "__driver_announce", {"message": "ok"})
     assert answer["step_id"] == "left" and answer["progress"] == {"done": 2, "total": 5}
 
 
@@ -370,20 +376,20 @@ async def test_concurrent_next_calls_on_one_run_lose_no_update(
             await planned(first, run_id)
             answers = await both_at_once(
                 [
-                    partial(pick[0].next, "pair", run_id, "left", {"n": n, "side": "left"}),
-                    partial(pick[1].next, "pair", run_id, "right", {"n": n, "side": "right"}),
+                    partial(pick[0].next, OWNER, "pair", run_id, "left", {"n": n, "side": "left"}),
+                    partial(pick[1].next, OWNER, "pair", run_id, "right", {"n": n, "side": "right"}),
                 ]
             )
             # The first to land is told to do the other step, the second gets `join` (rendered from both).
             assert {a["step_id"] for a in answers} in ({"right", "join"}, {"left", "join"})
-            state = await store.load("pair", run_id)
+            state = await store.load(OWNER, "pair", run_id)
             assert (state.steps["left"].status, state.steps["right"].status) == ("done", "done")
             assert state.captures["left_out"]["content"] == {"n": n, "side": "left"}
             assert state.captures["right_out"]["content"] == {"n": n, "side": "right"}
             assert state.version == 5  # plan, two driver steps, left, right
-            last = await second.next("pair", run_id, "join", {"message": "said"})
+            last = await second.next(OWNER, "pair", run_id, "join", {"message": "said"})
             assert last["done"] is True and last["progress"] == {"done": 5, "total": 5}
-            assert (await store.load("pair", run_id)).steps["join"].input == {"text": f"{n}+{n}"}
+            assert (await store.load(OWNER, "pair", run_id)).steps["join"].input == {"text": f"{n}+{n}"}
     assert store.conflicts == 0
 
 
@@ -392,7 +398,7 @@ class AlwaysBehind(StateStore):
 
     async def save(self, state: RunState, expected_version: int) -> RunState:
         if expected_version > 0:
-            other = await self.load(state.workflow, state.run_id)
+            other = await self.load(state.owner, state.workflow, state.run_id)
             other.log("someone else")
             await super().save(other, expected_version=other.version)
         return await super().save(state, expected_version)
@@ -402,11 +408,11 @@ async def test_next_re_applies_up_to_its_bound_then_reports_state_conflict_and_t
     tmp_path: Path, workflows: Path
 ) -> None:
     engine = engine_on(workflows, AlwaysBehind(tmp_path / "state"), None)
-    assert (await engine.plan("pair", {}, "busy"))["step_id"] == "__driver_bootstrap"
+    assert (await engine.plan(OWNER, "pair", {}, "busy"))["step_id"] == "__driver_bootstrap"
     with pytest.raises(ThinkError) as caught:
-        await engine.next("pair", "busy", "__driver_bootstrap", DRIVER)
+        await engine.next(OWNER, "pair", "busy", "__driver_bootstrap", DRIVER)
     assert caught.value.error_code == "STATE_CONFLICT"
-    state = await engine.store.load("pair", "busy")
+    state = await engine.store.load(OWNER, "pair", "busy")
     assert state.steps["__driver_bootstrap"].status == "pending"
     assert [h.event for h in state.history] == ["plan"] + ["someone else"] * ATTEMPTS  # re-applied, bounded
 
@@ -442,10 +448,10 @@ async def test_bad_workflow_names_and_run_ids_are_refused_and_write_nothing(
     store = StateStore(root)
     engine = engine_on(workflows, store, None)
     before = files_under(tmp_path)
-    good = RunState(workflow="pair", run_id="ok")
+    good = RunState(owner=OWNER, workflow="pair", run_id="ok")
     path_calls: list[tuple[str, Callable[[], object]]] = [
-        ("UNKNOWN_RUN", lambda: store.path("pair", name)),
-        ("UNKNOWN_WORKFLOW", lambda: store.path(name, "ok")),
+        ("UNKNOWN_RUN", lambda: store.locked(OWNER, "pair", name)),
+        ("UNKNOWN_WORKFLOW", lambda: store.folder(OWNER, name)),
         ("UNKNOWN_WORKFLOW", lambda: engine.library.get(name)),
     ]
     for code, path_call in path_calls:
@@ -453,25 +459,25 @@ async def test_bad_workflow_names_and_run_ids_are_refused_and_write_nothing(
             path_call()
         assert caught.value.error_code == code, (code, name)
     store_calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        ("UNKNOWN_RUN", lambda: store.load("pair", name)),
-        ("UNKNOWN_WORKFLOW", lambda: store.exists(name, "ok")),
+        ("UNKNOWN_RUN", lambda: store.load(OWNER, "pair", name)),
+        ("UNKNOWN_WORKFLOW", lambda: store.exists(OWNER, name, "ok")),
         ("UNKNOWN_RUN", lambda: store.save(good.model_copy(update={"run_id": name}), expected_version=0)),
         ("UNKNOWN_WORKFLOW", lambda: store.save(good.model_copy(update={"workflow": name}), expected_version=0)),
-        ("UNKNOWN_RUN", lambda: store.delete("pair", name)),
-        ("UNKNOWN_WORKFLOW", lambda: store.runs(name)),
-        ("UNKNOWN_WORKFLOW", lambda: engine.run_of(name, None)),
+        ("UNKNOWN_RUN", lambda: store.delete(OWNER, "pair", name)),
+        ("UNKNOWN_WORKFLOW", lambda: store.runs(OWNER, name)),
+        ("UNKNOWN_WORKFLOW", lambda: engine.run_of(OWNER, name, None)),
     ]
     for code, call in store_calls:
         with pytest.raises(ThinkError) as caught:
             await call()
         assert caught.value.error_code == code, (code, name)
     engine_calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        ("UNKNOWN_WORKFLOW", lambda: engine.plan(name, {}, "ok")),
-        ("UNKNOWN_WORKFLOW", lambda: engine.next(name, "ok", "left", {})),
-        ("UNKNOWN_RUN", lambda: engine.next("pair", name, "left", {})),
+        ("UNKNOWN_WORKFLOW", lambda: engine.plan(OWNER, name, {}, "ok")),
+        ("UNKNOWN_WORKFLOW", lambda: engine.next(OWNER, name, "ok", "left", {})),
+        ("UNKNOWN_RUN", lambda: engine.next(OWNER, "pair", name, "left", {})),
     ]
     if name:  # an empty run_id asks plan to generate one
-        engine_calls.append(("UNKNOWN_RUN", lambda: engine.plan("pair", {}, name)))
+        engine_calls.append(("UNKNOWN_RUN", lambda: engine.plan(OWNER, "pair", {}, name)))
     for code, acall in engine_calls:
         with pytest.raises(ThinkError) as caught:
             await acall()

@@ -20,7 +20,7 @@ import yaml
 from gateway.think.observed import unwrapped
 from gateway.think.workflow import parse
 from tests.harness import hints_of
-from tests.think.harness import body_of, failure, gateway_on, run_naively
+from tests.think.harness import body_of, failure, gateway_on, run_naively, runs_folder
 
 pytestmark = pytest.mark.anyio
 
@@ -253,7 +253,7 @@ async def test_an_observed_100_mb_result_is_spilled_and_the_run_state_keeps_a_pr
         with anyio.fail_after(120):
             result = await client.call_tool("k.blob", ins["input"])
         assert any("Step `fetch`" in h for h in hints_of(result))
-        state_file = anyio.Path(tmp_path) / "state" / "big_v1" / f"{ins['run_id']}.json"
+        state_file = anyio.Path(runs_folder(tmp_path / "state", "big_v1")) / f"{ins['run_id']}.json"
         held = json.loads(await state_file.read_bytes())["observed"]["fetch"]
         assert (await state_file.stat()).st_size < 50_000  # the preview, not 100 MB
         assert held["truncated"] is True and held["bytes"] > 100 * 2**20

@@ -17,6 +17,7 @@ import anyio
 
 from gateway.errors import GatewayError
 from gateway.results import utf8_len, utf8_slices
+from gateway.store.base import owned
 
 logger = logging.getLogger(__name__)
 
@@ -100,15 +101,16 @@ def check_id(output_id: str) -> None:
 
 
 class OutputStore:
-    """`<dir>/<id>.json.gz` holds the whole result as JSON, `<id>.txt.gz` its text view for paging (byte offsets)."""
+    """`<dir>/<name>.json.gz` holds the whole result as JSON, `<name>.txt.gz` its text view for paging (byte offsets);
+    `name` is `owned(owner, id)`: the id read by another owner names no file."""
 
     def __init__(self, directory: Path, *, ttl_s: float = 7200.0, clock: Callable[[], float] = time.time) -> None:
         self.directory = directory
         self.ttl_s = ttl_s
         self._clock = clock
 
-    def spill(self, result: dict[str, Any], text: str) -> Spilled:
-        """Write both files atomically (temp file + rename).
+    def spill(self, owner: str, result: dict[str, Any], text: str) -> Spilled:
+        """Write both files atomically (temp file + rename), as the owner's.
 
         Raises:
             OSError: the directory is not writable or the disk is full; nothing partial is left behind.
@@ -116,13 +118,14 @@ class OutputStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.cleanup()
         output_id = secrets.token_hex(12)
-        stored = self._write(f"{output_id}.txt.gz", utf8_slices(text))
+        name = owned(owner, output_id)
+        stored = self._write(f"{name}.txt.gz", utf8_slices(text))
         try:
             # ASCII JSON, written piece by piece: at most one escaped copy of the largest string at a time.
             pieces = (p for chunk in _ENCODER.iterencode(result) for p in utf8_slices(chunk))
-            stored += self._write(f"{output_id}.json.gz", pieces)
+            stored += self._write(f"{name}.json.gz", pieces)
         except OSError:
-            (self.directory / f"{output_id}.txt.gz").unlink(missing_ok=True)
+            (self.directory / f"{name}.txt.gz").unlink(missing_ok=True)
             raise
         return Spilled(output_id, utf8_len(text), stored)
 
@@ -138,28 +141,30 @@ class OutputStore:
             raise
         return (self.directory / name).stat().st_size
 
-    def _path(self, output_id: str, suffix: str) -> Path:
+    def _path(self, owner: str, output_id: str, suffix: str) -> Path:
         check_id(output_id)
-        path = self.directory / f"{output_id}{suffix}"
+        name = owned(owner, output_id)
+        path = self.directory / f"{name}{suffix}"
         try:
             age = self._clock() - path.stat().st_mtime
         except FileNotFoundError:
             raise missing(output_id) from None
         if age > self.ttl_s:
-            self._remove(output_id)
+            self._remove(name)
             raise OutputError(
                 f"Stored output {output_id!r} expired ({age / 3600:.1f} h old, kept {self.ttl_s / 3600:g} h); "
                 "call the original tool again."
             )
         return path
 
-    def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
-        """A page of at most `length` bytes of the text view (see `cut_page`).
+    def read(self, owner: str, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        """A page of at most `length` bytes of the owner's output's text view (see `cut_page`).
 
         Raises:
-            OutputError: bad id, unknown or expired output, negative or past-the-end offset, bad length.
+            OutputError: bad id, unknown (or another owner's) or expired output, negative or past-the-end offset,
+                bad length.
         """
-        path = self._path(output_id, ".txt.gz")
+        path = self._path(owner, output_id, ".txt.gz")
         check_range(offset, length)
         with gzip.open(path, "rb") as gz:
             total = gz.seek(0, os.SEEK_END)
@@ -168,14 +173,14 @@ class OutputStore:
             chunk = gz.read(length + 6)  # room to skip into, and to finish, a character cut by the range
         return cut_page(output_id, offset, length, total, chunk)
 
-    def read_whole(self, output_id: str) -> dict[str, Any]:
-        with gzip.open(self._path(output_id, ".json.gz"), "rb") as gz:
+    def read_whole(self, owner: str, output_id: str) -> dict[str, Any]:
+        with gzip.open(self._path(owner, output_id, ".json.gz"), "rb") as gz:
             whole: dict[str, Any] = json.loads(gz.read())
             return whole
 
-    def _remove(self, output_id: str) -> None:
+    def _remove(self, name: str) -> None:
         for suffix in (".txt.gz", ".json.gz"):
-            (self.directory / f"{output_id}{suffix}").unlink(missing_ok=True)
+            (self.directory / f"{name}{suffix}").unlink(missing_ok=True)
 
     def cleanup(self) -> int:
         """Delete expired outputs (and stray temp files); returns how many files went."""
@@ -204,11 +209,11 @@ class LocalOutputs:
         self.files = files
         self.ttl_s = files.ttl_s
 
-    async def spill(self, result: dict[str, Any], text: str) -> Spilled:
-        return await anyio.to_thread.run_sync(self.files.spill, result, text)
+    async def spill(self, owner: str, result: dict[str, Any], text: str) -> Spilled:
+        return await anyio.to_thread.run_sync(self.files.spill, owner, result, text)
 
-    async def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
-        return await anyio.to_thread.run_sync(self.files.read, output_id, offset, length)
+    async def read(self, owner: str, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        return await anyio.to_thread.run_sync(self.files.read, owner, output_id, offset, length)
 
-    async def read_whole(self, output_id: str) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(self.files.read_whole, output_id)
+    async def read_whole(self, owner: str, output_id: str) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(self.files.read_whole, owner, output_id)

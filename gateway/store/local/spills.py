@@ -1,4 +1,5 @@
-"""A Think run's spilled captures as files: `<root>/<workflow>/<run_id>.files/<name>` (the run's own folder).
+"""A Think run's spilled captures as files: `<root>/<folder>/<run_id>.files/<name>` (the run's own folder; `folder`
+is the run's: `owned(owner, workflow)`).
 
 Written atomically (temp file, fsync, rename) in a worker thread, so the event loop never waits on the disk.
 """
@@ -10,7 +11,7 @@ from pathlib import Path
 import anyio
 
 FILES = ".files"
-"""A run's own folder (spilled captures, its lock) is `<workflow>/<run_id>.files`: no run's `<run_id>.json` can be
+"""A run's own folder (spilled captures, its lock) is `<folder>/<run_id>.files`: no run's `<run_id>.json` can be
 named that, whatever its id (a folder named after the id alone collided with run `<id>.json`'s state file)."""
 
 
@@ -35,7 +36,7 @@ def _read(path: Path) -> bytes | None:
 
 
 def _drop(folder: Path) -> None:
-    # The folder itself stays: it carries the run's cross-process lock (`gateway.think.runlock`).
+    # The folder itself stays: it carries the run's cross-process lock (`LocalRuns.locked`).
     for path in folder.glob("*.json.gz") if folder.is_dir() else []:
         path.unlink(missing_ok=True)
 
@@ -44,17 +45,17 @@ class LocalSpills:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def folder(self, workflow: str, run_id: str) -> Path:
-        return self.root / workflow / f"{run_id}{FILES}"
+    def folder(self, folder: str, run_id: str) -> Path:
+        return self.root / folder / f"{run_id}{FILES}"
 
-    def location(self, workflow: str, run_id: str, name: str) -> str:
-        return str(self.folder(workflow, run_id) / name)
+    def location(self, folder: str, run_id: str, name: str) -> str:
+        return str(self.folder(folder, run_id) / name)
 
-    async def put(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
-        await anyio.to_thread.run_sync(_write, self.folder(workflow, run_id) / name, data)
+    async def put(self, folder: str, run_id: str, name: str, data: bytes) -> None:
+        await anyio.to_thread.run_sync(_write, self.folder(folder, run_id) / name, data)
 
-    async def get(self, workflow: str, run_id: str, name: str) -> bytes | None:
-        return await anyio.to_thread.run_sync(_read, self.folder(workflow, run_id) / name)
+    async def get(self, folder: str, run_id: str, name: str) -> bytes | None:
+        return await anyio.to_thread.run_sync(_read, self.folder(folder, run_id) / name)
 
-    async def drop(self, workflow: str, run_id: str) -> None:
-        await anyio.to_thread.run_sync(_drop, self.folder(workflow, run_id))
+    async def drop(self, folder: str, run_id: str) -> None:
+        await anyio.to_thread.run_sync(_drop, self.folder(folder, run_id))

@@ -1,8 +1,9 @@
 """Spilled outputs in Redis, so any replica pages any output: the text view in gzip chunks, the whole result as one
 gzip blob, all under Redis's own TTL; a size cap evicts the oldest outputs first.
 
-Keys: `{prefix}out:{id}` (hash: text_bytes, chunks, stored), `{prefix}out:{id}:t:{n}` (text chunk n),
-`{prefix}out:{id}:j` (the result's JSON); `{prefix}outs` orders ids by age, `{prefix}outs:size` holds their sizes.
+Keys: `{prefix}out:{name}` (hash: text_bytes, chunks, stored), `{prefix}out:{name}:t:{n}` (text chunk n),
+`{prefix}out:{name}:j` (the result's JSON); `{prefix}outs` orders names by age, `{prefix}outs:size` holds their
+sizes. An output's `name` is `owned(owner, id)`: the id read by another owner names no key.
 """
 
 import gzip
@@ -15,6 +16,7 @@ from typing import Any, cast
 import anyio
 
 from gateway.results import utf8_len, utf8_slices
+from gateway.store.base import owned
 from gateway.store.local.outputs import (
     _ENCODER,
     MAX_PAGE_BYTES,
@@ -60,32 +62,33 @@ class RedisOutputs:
         self.max_bytes = max_bytes
         """Compressed bytes all outputs may take together; beyond it the oldest go first."""
 
-    def _key(self, output_id: str, part: str = "") -> str:
-        return f"{self._prefix}out:{output_id}{part}"
+    def _key(self, name: str, part: str = "") -> str:
+        return f"{self._prefix}out:{name}{part}"
 
-    async def spill(self, result: dict[str, Any], text: str) -> Spilled:
-        """Store one output atomically (MULTI/EXEC): all its keys or none.
+    async def spill(self, owner: str, result: dict[str, Any], text: str) -> Spilled:
+        """Store one output of the owner's atomically (MULTI/EXEC): all its keys or none.
 
         Raises:
             StoreUnavailable: Redis cannot be reached or refused the write (e.g. out of memory).
         """
         output_id = secrets.token_hex(12)
+        name = owned(owner, output_id)
         chunks, whole = await anyio.to_thread.run_sync(_compress, result, text)
         stored = sum(map(len, chunks)) + len(whole)
         ttl_ms = max(1, int(self.ttl_s * 1000))
         async with guarded(self.where):
             async with self._redis.pipeline(transaction=True) as pipe:
                 for n, chunk in enumerate(chunks):
-                    pipe.set(self._key(output_id, f":t:{n}"), chunk, px=ttl_ms)
-                pipe.set(self._key(output_id, ":j"), whole, px=ttl_ms)
+                    pipe.set(self._key(name, f":t:{n}"), chunk, px=ttl_ms)
+                pipe.set(self._key(name, ":j"), whole, px=ttl_ms)
                 text_bytes = utf8_len(text)
                 meta: dict[str | bytes, int] = {"text_bytes": text_bytes, "chunks": len(chunks), "stored": stored}
-                pipe.hset(self._key(output_id), mapping=cast(Any, meta))
-                pipe.pexpire(self._key(output_id), ttl_ms)
-                pipe.zadd(f"{self._prefix}outs", {output_id: time.time()})
-                pipe.hset(f"{self._prefix}outs:size", output_id, stored)
+                pipe.hset(self._key(name), mapping=cast(Any, meta))
+                pipe.pexpire(self._key(name), ttl_ms)
+                pipe.zadd(f"{self._prefix}outs", {name: time.time()})
+                pipe.hset(f"{self._prefix}outs:size", name, stored)
                 await pipe.execute()
-            await self._evict(keep=output_id)
+            await self._evict(keep=name)
         return Spilled(output_id, text_bytes, stored)
 
     async def _evict(self, keep: str) -> None:
@@ -114,20 +117,21 @@ class RedisOutputs:
             await self._redis.zrem(index, *gone)
             await self._redis.hdel(sizes, *gone)
 
-    async def read(self, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
-        """A page of the text view (as `OutputStore.read`), from the one or two chunks that hold it."""
+    async def read(self, owner: str, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
+        """A page of the owner's output's text view (as `OutputStore.read`), from the one or two chunks that hold it."""
         check_id(output_id)
         check_range(offset, length)
+        name = owned(owner, output_id)
         async with guarded(self.where):
             text_bytes, count = cast(
-                list[bytes | None], await self._redis.hmget(self._key(output_id), ["text_bytes", "chunks"])
+                list[bytes | None], await self._redis.hmget(self._key(name), ["text_bytes", "chunks"])
             )
             if text_bytes is None:
                 raise self._gone(output_id)
             total = int(text_bytes)
             check_offset(output_id, offset, total)
             first, last = offset // CHUNK, min((offset + length + 6) // CHUNK, int(count or 1) - 1)
-            keys = [self._key(output_id, f":t:{n}") for n in range(first, last + 1)]
+            keys = [self._key(name, f":t:{n}") for n in range(first, last + 1)]
             blobs = cast(list[bytes | None], await self._redis.mget(keys))
         found = [b for b in blobs if b is not None]
         if len(found) < len(blobs):  # expired between the two reads
@@ -136,10 +140,10 @@ class RedisOutputs:
         start = offset - first * CHUNK
         return cut_page(output_id, offset, length, total, data[start : start + length + 6])
 
-    async def read_whole(self, output_id: str) -> dict[str, Any]:
+    async def read_whole(self, owner: str, output_id: str) -> dict[str, Any]:
         check_id(output_id)
         async with guarded(self.where):
-            blob = cast(bytes | None, await self._redis.get(self._key(output_id, ":j")))
+            blob = cast(bytes | None, await self._redis.get(self._key(owned(owner, output_id), ":j")))
         if blob is None:
             raise self._gone(output_id)
         whole: dict[str, Any] = json.loads(gzip.decompress(blob))

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import cast
 
-from gateway.store.base import SESSION_IDLE_S, StoreUnavailable
+from gateway.store.base import SESSION_IDLE_S, StoreUnavailable, owned
 from gateway.store.redis.client import Redis, guarded
 
 # The run keys are computed in the script, so this assumes one Redis (not a cluster: keys in other slots).
@@ -70,8 +70,9 @@ class RedisSessions:
             first, _ = await pipe.execute()
         return bool(first)
 
-    async def runs(self, session: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
-        args: list[str | int] = [f"{self._prefix}run:", self.idle_s, int(refresh)]
+    async def runs(self, session: str, owner: str, *, refresh: bool = True) -> dict[str, tuple[str, int]]:
+        # The owner's run keys are this prefix, then the workflow (`RedisRuns` keys `run:<folder>:<run id>`).
+        args: list[str | int] = [f"{self._prefix}run:{owned(owner, '')}", self.idle_s, int(refresh)]
         async with self._guarded():
             flat = cast(list[bytes], await self._runs(keys=[self._key(session)], args=args))
         return {flat[i].decode(): (flat[i + 1].decode(), int(flat[i + 2])) for i in range(0, len(flat), 3)}

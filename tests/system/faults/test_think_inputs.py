@@ -110,7 +110,7 @@ async def test_a_run_id_ending_in_json_never_meets_another_runs_files(tmp_path: 
     for run_id, state in zip(order, states, strict=True):
         spilled = anyio.Path(state["captures"]["__driver"]["file_path"])
         assert await spilled.is_file() and spilled.parent.name == f"{run_id}.files"
-    runs = sorted([p.name async for p in anyio.Path(tmp_path / "state" / "sink_v1").glob("*.json")])
+    runs = sorted([p.name async for p in anyio.Path(harness.runs_folder(tmp_path / "state", "sink_v1")).glob("*.json")])
     assert runs == ["X.json", "X.json.json"]
 
 
