@@ -50,7 +50,8 @@ class ThinkConfig(ConfigModel):
     workflows_dirs: list[str] | None = None
     """Folders of `*.yaml` workflows (relative to the config file's folder); None: the project's workflows/."""
     state_dir: str = ".gateway/state"
-    """Run state: one JSON file per run under `<state_dir>/<workflow>/<run_id>.json`."""
+    """Run state: one JSON file per run under `<state_dir>/<owner>~<workflow>/<run_id>.json` (`<owner>`: a digest of
+    the identity that planned it; the local backend only)."""
     max_snapshot_bytes: int = Field(default=50_000, ge=1000)
     """A `think.next` result_snapshot above this is truncated (or rejected, see `truncation`)."""
     max_string_bytes: int = Field(default=5_000, ge=100)

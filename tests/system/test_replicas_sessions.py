@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from gateway.session import ANONYMOUS
+from gateway.store.base import owned
 from tests.deployment import Deployment, deployed
 from tests.harness import hints_of, http_client, text_of
 from tests.system.test_replicas import SNAPSHOTS, call, echoes
@@ -89,8 +91,9 @@ async def test_a_big_result_captured_on_one_replica_is_read_whole_by_a_template_
     assert answer["step_id"] == "use"
     assert answer["input"] == {"chars": 30_000, "tail": "ééé"}  # the whole value, not the 50 KB preview
     captured = next(c for c in answer["context"] if c["capture"] == "big")
-    assert "spill:spill_v1:spilled" in captured["file_path"]  # where the whole value is: the Redis hash
-    assert not list(deploy.folder.glob("replica*/state/**/*.json.gz"))  # in Redis, on no replica's disk
+    folder = owned(ANONYMOUS.owner, "spill_v1")  # the run is its planner's: anonymous HTTP
+    assert f"spill:{folder}:spilled" in captured["file_path"]  # where the whole value is: the Redis hash
+    assert not list(deploy.folder.glob("replica*/state"))  # in Redis, and nothing else on any replica's disk
 
 
 async def test_a_2026_client_gets_the_driver_bootstrap_once_across_replicas(deploy: Deployment) -> None:

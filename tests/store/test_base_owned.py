@@ -16,11 +16,11 @@ import pytest
 import uvicorn
 from mcp import Client, MCPError
 
-from gateway.app import Gateway
-from gateway.auth.configured import authenticator
+from gateway.app.gateway import Gateway
+from gateway.app.serve import http_app
 from gateway.config import load_config
-from gateway.fronts.serve import http_app
-from gateway.identity import os_user
+from gateway.fronts.auth.configured import authenticator
+from gateway.session import OWNER_META_KEY, Identity, os_user
 from gateway.store.base import owned
 from tests.harness import http_client, text_of, write_config
 from tests.servers.kitchen import Kitchen
@@ -33,6 +33,8 @@ pytestmark = pytest.mark.anyio
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
 SINK = {"workflow": "sink_v1", "run_id": "r1"}
 DRIVER = {"version": "stable-2025-11", "text": "the driver"}
+FORGED: Any = {OWNER_META_KEY: Identity("alice", "static", "alice").owner}
+"""What bob would send to pass as alice: a client's `_meta` never reaches the gateway's own servers."""
 
 
 class _Uvicorn(uvicorn.Server):
@@ -77,9 +79,9 @@ def as_(base: str, token: str | None) -> Any:
     return http_client(base, headers={"authorization": f"Bearer {token}"} if token else None)
 
 
-async def think(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+async def think(client: Client, tool: str, meta: Any = None, **arguments: Any) -> dict[str, Any]:
     """A Think tool's answer: its body, or its error body."""
-    result = await client.call_tool(f"think.{tool}", arguments)
+    result = await client.call_tool(f"think.{tool}", arguments, meta=meta)
     body: dict[str, Any] = json.loads(text_of(result))
     assert result.is_error == ("error" in body), body
     return body
@@ -100,6 +102,8 @@ async def test_another_identity_finds_none_of_a_think_run_it_did_not_plan(backen
             planned = await think(alice, "plan", **SINK, params={"label": "alice's secret"})
             assert planned["step_id"] == "__driver_bootstrap"
             assert (await think(bob, "state.list", workflow="sink_v1"))["runs"] == []
+            assert (await think(bob, "state.list", FORGED, workflow="sink_v1"))["runs"] == []
+            unknown(await think(bob, "state.get", FORGED, **SINK), "r1")
             for run_id in ("r1", "never-planned"):  # hers and nobody's: one answer
                 step = {"workflow": "sink_v1", "run_id": run_id}
                 unknown(await think(bob, "state.get", **step), run_id)
@@ -132,12 +136,13 @@ async def test_another_identity_cannot_read_a_stored_output_by_its_id(backend: B
             output_id = str(link.uri).rsplit("/", 1)[1]
             page = await alice.call_tool("gateway.read_output", {"id": output_id, "length": 10})
             assert not page.is_error and text_of(page).endswith("a" * 10)
-            assert "aaaa" in (await alice.read_resource(str(link.uri))).contents[0].text  # type: ignore[union-attr]
+            [content] = (await alice.read_resource(str(link.uri))).contents
+            assert isinstance(content, types.TextResourceContents) and "aaaa" in content.text
             for asked in (output_id, "f" * 24):  # hers and nobody's: one answer
-                read = await bob.call_tool("gateway.read_output", {"id": asked})
+                read = await bob.call_tool("gateway.read_output", {"id": asked}, meta=FORGED)
                 assert read.is_error and text_of(read).startswith(f"No stored output {asked!r}.")
                 with pytest.raises(MCPError, match=f"No stored output {asked!r}"):
-                    await bob.read_resource(f"gateway://outputs/{asked}")
+                    await bob.read_resource(f"gateway://outputs/{asked}", meta=FORGED)
 
 
 async def test_the_redis_backend_leaves_nothing_on_local_disk(redis: RedisServer, tmp_path: Path) -> None:
