@@ -36,6 +36,7 @@ from pydantic_core import to_json
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.hosted.prompts import PromptLibrary
+from gateway.store.base import owned
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.state import StateStore
@@ -306,7 +307,7 @@ async def main(runs: int, guard: int, seed: int) -> None:
         await run_once(engine_caller(engine), "warmup", random.Random(seed), [], [])
         e_plans, e_nexts, per_run = await engine_runs(engine, runs, seed)
         g_plans, g_nexts = await gateway_runs(tmp, workflows, runs, seed)
-        sizes = sorted(p.stat().st_size for p in (tmp / "state" / LOOP).glob("engine*.json"))
+        sizes = sorted(p.stat().st_size for p in (tmp / "state" / owned(OWNER, LOOP)).glob("engine*.json"))
 
         print(f"Think loop: 20-step workflow, 1 plan + {per_run} next per run, {runs} runs per path")
         print(f"(final state file {sizes[len(sizes) // 2] / 1024:.0f} KB; every save fsyncs file and folder)")
