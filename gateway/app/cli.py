@@ -1,4 +1,4 @@
-"""Command line: `gateway serve | check | tools`. Parses arguments and delegates; no logic of its own."""
+"""Command line: `gateway serve | check | tools | init | reload`. Parses arguments and delegates; no logic."""
 
 import argparse
 import importlib.util
@@ -14,6 +14,8 @@ from typing import Any
 
 import anyio
 
+from gateway import __version__
+from gateway.bundled import default_config
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
 
@@ -23,23 +25,26 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway", description="One MCP endpoint in front of many MCP servers.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} (mcp-doorway)")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve MCP on stdio (default) or Streamable HTTP")
-    serve.add_argument("--config", required=True, type=Path)
+    serve.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)")
     serve.add_argument("--log-level", default="INFO")
     check = sub.add_parser("check", help="validate a config file")
-    check.add_argument("--config", required=True, type=Path)
+    check.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
     check.add_argument("--groups", default="", help="with --as: its groups, comma-separated (JWT identities)")
     reload = sub.add_parser("reload", help="make a running HTTP gateway reload its config file")
     reload.add_argument("--url", required=True, help="the gateway's base URL, e.g. http://127.0.0.1:8765")
     reload.add_argument("--token-env", default="GATEWAY_TOKEN", help="variable holding a bearer token, if it needs one")
     tools = sub.add_parser("tools", help="start the servers and print the namespaced tool catalog")
-    tools.add_argument("--config", required=True, type=Path)
+    tools.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     tools.add_argument("--json", action="store_true", help="machine-readable output")
     tools.add_argument("--find", metavar="QUERY", help="try gateway.find_tools with this query instead")
     tools.add_argument("--limit", type=int, default=5, help="hits to show with --find (default 5)")
+    init = sub.add_parser("init", help="write an editable starter config and the shipped workflows into DIR")
+    init.add_argument("dir", nargs="?", default=Path("."), type=Path, metavar="DIR")
     return parser
 
 
@@ -53,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         from gateway.app.reload import request_reload
 
         return request_reload(args.url, os.environ.get(args.token_env))
+    if args.command == "init":
+        from gateway.app.init import init
+
+        return init(args.dir)
+    if args.config is None:
+        args.config = default_config()
     try:
         config = load_config(args.config)
     except ConfigError as exc:

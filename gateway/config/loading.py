@@ -3,6 +3,8 @@ validation with errors that name the key path, and paths resolved against the fi
 
 import os
 import re
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from gateway.bundled import data_home
 from gateway.config.root import GatewayConfig
 from gateway.config.servers import HttpServerConfig, SseServerConfig, StdioServerConfig
 from gateway.errors import ConfigError
@@ -49,6 +52,8 @@ def expand_vars(node: Any, path: str, problems: list[str]) -> Any:
 
         def sub(m: re.Match[str]) -> str:
             value = os.environ.get(m.group(1))
+            if value is None and m.group(1) == "GATEWAY_DATA":  # the one variable with a default (bundled.py)
+                value = str(data_home())
             if value is None:
                 problems.append(f"{path}: environment variable {m.group(1)} is not set")
                 return ""
@@ -56,6 +61,13 @@ def expand_vars(node: Any, path: str, problems: list[str]) -> Any:
 
         return _VAR.sub(sub, node)
     return node
+
+
+def _beside_interpreter(command: str) -> str:
+    """A bare command that is not on PATH, found beside the gateway's own Python instead: servers installed
+    with the gateway (the embedded default's) live there, and pipx/uv tool environments are not on PATH."""
+    local = Path(sys.executable).parent / command  # not resolved: a venv's python is a symlink out of it
+    return str(local) if local.is_file() and os.access(local, os.X_OK) else command
 
 
 def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
@@ -66,6 +78,8 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
             command = server.command
             if "/" in command and not os.path.isabs(command):
                 command = str(base / command)
+            elif "/" not in command and shutil.which(command) is None:
+                command = _beside_interpreter(command)
             server = server.model_copy(update={"cwd": str(cwd.resolve()), "command": command})
         servers[name] = server
     limits = config.limits.model_copy(update={"outputs_dir": str((base / config.limits.outputs_dir).resolve())})

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import yaml
 
+from gateway.bundled import shipped
 from gateway.errors import GatewayError
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "prompts"
+DEFAULT_DIR = shipped("prompts")
 
 
 class PromptNotFound(GatewayError):

@@ -2,15 +2,15 @@
 
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 
+from gateway.bundled import shipped
 from gateway.think import aliases
 from gateway.think.errors import Diagnostic, ThinkError
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "workflows"
+DEFAULT_DIR = shipped("workflows")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.?$"
 NAME_MAX = 64
 """Workflow names, run ids and schema names: letters, digits, '_', '-' and single dots, safe as file names (no
