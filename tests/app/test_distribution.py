@@ -1,0 +1,112 @@
+"""The distribution: `python -m build` makes the sdist and, from it, the wheel; the wheel installed into a fresh
+venv outside the checkout serves the embedded default (with the shipped workflows and driver prompts) to a real
+MCP client over stdio and over HTTP, and `gateway init` / `check` / `--version` work there."""
+
+import os
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.harness import ROOT, free_port, http_client, served, text_of
+
+pytestmark = pytest.mark.anyio
+SHIPPED = {"code_review_v1", "develop_ticket_v1", "review_local_v1"}
+
+
+class Installed:
+    def __init__(self, venv: Path, home: Path) -> None:
+        self.venv, self.home = venv, home  # home: a folder outside the checkout to run in
+        self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        self.env["GATEWAY_DATA"] = str(home / "data")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        argv = [str(self.venv / "bin" / "gateway"), *args]
+        return subprocess.run(
+            argv, cwd=self.home, env=self.env, capture_output=True, text=True, timeout=120, check=False
+        )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    dist, home = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("home")
+    build = [sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)]
+    subprocess.run(build, check=True, capture_output=True, timeout=300)
+    (sdist,) = dist.glob("mcp_doorway-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
+    assert {"workflows/code_review_v1.yaml", "prompts/prompts.yml", "config/gateway.yaml"} <= names
+    assert not any(n.startswith(("tests/", "bench/", "scripts/")) for n in names)
+    (wheel,) = dist.glob("mcp_doorway-*-py3-none-any.whl")
+    venv = home / "venv"
+    python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)]
+    subprocess.run(pip, check=True, capture_output=True, timeout=600)
+    yield Installed(venv, home)
+
+
+def test_the_installed_gateway_is_the_wheel_not_the_checkout(installed: Installed) -> None:
+    where = [str(installed.venv / "bin" / "python"), "-c", "import gateway, adapters; print(gateway.__file__)"]
+    done = subprocess.run(where, cwd=installed.home, env=installed.env, capture_output=True, text=True, check=True)
+    assert done.stdout.startswith(str(installed.venv)) and not done.stdout.startswith(str(ROOT))
+    assert installed.run("--version").stdout.strip().startswith("gateway 0.1.0")
+
+
+async def test_the_installed_wheel_serves_the_embedded_default_over_stdio(installed: Installed) -> None:
+    params = StdioServerParameters(
+        command=str(installed.venv / "bin" / "gateway"), args=["serve"], cwd=installed.home, env=installed.env
+    )
+    with anyio.fail_after(90):
+        async with Client(params, mode="legacy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"git.git_status", "time.get_current_time", "think.workflows.list"} <= names
+            now = await client.call_tool("time.get_current_time", {"timezone": "UTC"})
+            assert not now.is_error and '"timezone": "UTC"' in text_of(now)
+            flows = await client.call_tool("think.workflows.list", {})
+            assert not flows.is_error and all(name in text_of(flows) for name in SHIPPED)
+            prompt = await client.call_tool("think.driver_prompt", {})
+            assert not prompt.is_error and "stable-2025-11" in text_of(prompt)
+
+
+async def test_the_installed_wheel_serves_the_embedded_default_over_http(installed: Installed) -> None:
+    base = f"127.0.0.1:{free_port()}"
+    argv = [str(installed.venv / "bin" / "gateway"), "serve", "--http", base, "--log-level", "WARNING"]
+
+    async def ready() -> str | None:
+        return f"http://{base}" if await _up(f"http://{base}/healthz") else None
+
+    async with served(argv, ready, "installed gateway", cwd=installed.home, env=installed.env) as url:
+        async with http_client(url, mode="legacy") as client:
+            now = await client.call_tool("time.get_current_time", {"timezone": "UTC"})
+            assert not now.is_error and isinstance(now.content[0], types.TextContent)
+            flows = await client.call_tool("think.workflows.list", {})
+            assert all(name in text_of(flows) for name in SHIPPED)
+
+
+async def _up(url: str) -> bool:
+    try:
+        async with httpx2.AsyncClient(timeout=1) as http:
+            return (await http.get(url)).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+def test_init_outside_the_checkout_writes_a_config_that_checks_and_owns_its_workflows(installed: Installed) -> None:
+    folder = installed.home / "mine"
+    done = installed.run("init", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in (folder / "workflows").glob("*.yaml")} == {f"{n}.yaml" for n in SHIPPED}
+    checked = installed.run("check", "--config", str(folder / "gateway.yaml"))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.strip() == f"{folder / 'gateway.yaml'}: ok (2 servers: git, time)"
+    assert "not on PATH" not in checked.stderr  # the default's servers came with the wheel
+    again = installed.run("init", str(folder))
+    assert again.returncode == 1 and "already exist" in again.stderr and "init writes only new files" in again.stderr
