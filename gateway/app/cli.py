@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from gateway import __version__
+from gateway.app.connect import CLIENTS
 from gateway.bundled import default_config
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
 from gateway.errors import ConfigError
@@ -45,6 +46,13 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("--limit", type=int, default=5, help="hits to show with --find (default 5)")
     init = sub.add_parser("init", help="write an editable starter config and the shipped workflows into DIR")
     init.add_argument("dir", nargs="?", default=Path("."), type=Path, metavar="DIR")
+    connect = sub.add_parser("connect", help="print (or --write) the config snippet a client needs for this gateway")
+    connect.add_argument("client", choices=sorted(CLIENTS))
+    connect.add_argument("--config", type=Path, help="the config the client's gateway serves (default: embedded)")
+    connect.add_argument("--http", metavar="URL", help="reach a running gateway at URL (…/mcp) instead of stdio")
+    connect.add_argument("--name", default="gateway", help="the server's name in the client (default: gateway)")
+    connect.add_argument("--write", action="store_true", help="merge into the client's file, keeping the rest")
+    connect.add_argument("--file", type=Path, help="with --write: that file instead of the client's usual one")
     return parser
 
 
@@ -62,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from gateway.app.init import init
 
         return init(args.dir)
+    if args.command == "connect":
+        from gateway.app.connect import connect
+
+        return connect(args.client, config=args.config, url=args.http, name=args.name, write=args.write, file=args.file)
     if args.config is None:
         args.config = default_config()
     try:
