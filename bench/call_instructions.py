@@ -1,0 +1,82 @@
+"""CPU per forwarded call in instructions: the gateway process, sequential stdio→stdio `tools/call` echoes through
+the full default pipeline, counted by callgrind (a count does not depend on the machine's load, so two checkouts
+compare without interleaving). Both client eras; with `--before DIR`, that checkout too (run with this venv and
+its own code on PYTHONPATH) and the ratio.
+
+per call = the instructions counted while `--calls` calls are served, after `--warm` calls, divided by `--calls`:
+the counters are zeroed and read by `callgrind_control` around them, so start-up and imports are left out.
+
+Usage: `.venv/bin/python -m bench.call_instructions [--before /path/to/checkout] [--calls 200] [--warm 20]`
+"""
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import anyio
+import psutil
+from mcp import Client, StdioServerParameters
+
+from bench._harness import echo_once, table
+from bench._processes import PASS_THROUGH_LIMITS
+from tests.harness import KITCHEN, PYTHON, ROOT, write_config
+
+MODES = ("legacy", "2026-07-28")
+THREAD = re.compile(r"^\s*Th\s+\d+\s+([\d,]+)", re.MULTILINE)
+"""A thread's instruction count in `callgrind_control -e` output (the process's count is their sum)."""
+
+
+async def callgrind(action: str, pid: int) -> str:
+    done = await anyio.run_process(["callgrind_control", action, str(pid)])
+    return done.stdout.decode()
+
+
+async def per_call(checkout: Path, config: Path, mode: str, opts: argparse.Namespace) -> float:
+    """Instructions per call of one gateway process of `checkout` under callgrind, counted around `opts.calls`."""
+    argv = ["--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-m", "gateway", "serve"]
+    params = StdioServerParameters(
+        command="valgrind",
+        args=[*argv, "--config", str(config), "--log-level", "WARNING"],
+        cwd=str(checkout),
+        env={"PYTHONPATH": str(checkout)},
+    )
+    async with Client(params, mode=mode, read_timeout_seconds=600) as client:
+        for _ in range(opts.warm):
+            await echo_once(client, "k.echo")
+        pid = next(p.pid for p in psutil.Process().children() if str(config) in " ".join(p.cmdline()))
+        await callgrind("--zero", pid)
+        for _ in range(opts.calls):
+            await echo_once(client, "k.echo")
+        counters = await callgrind("-e", pid)
+    threads = [int(n.replace(",", "")) for n in THREAD.findall(counters)]
+    if not threads:
+        raise RuntimeError(f"callgrind_control printed no instruction count: {counters!r}")
+    return sum(threads) / opts.calls
+
+
+async def main(opts: argparse.Namespace) -> None:
+    sides = [("after", ROOT)] if opts.before is None else [("before", opts.before), ("after", ROOT)]
+    rows = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        kitchen = {"transport": "stdio", "command": PYTHON, "args": [KITCHEN, "--name", "k"]}
+        config = write_config(tmp, {"k": kitchen}, limits=dict(PASS_THROUGH_LIMITS))
+        for mode in MODES:
+            counts = {label: await per_call(checkout, config, mode, opts) for label, checkout in sides}
+            row = [mode, *(f"{counts[label] / 1e6:.3f} M" for label, _ in sides)]
+            if opts.before is not None:
+                row.append(f"{counts['after'] / counts['before']:.2f}×")
+            rows.append(row)
+            print(f"{mode}: {counts}", file=sys.stderr, flush=True)
+    header = ["client era", *(label for label, _ in sides), *(["after / before"] if opts.before else [])]
+    table(header, rows, right=set(range(1, len(header))))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--before", type=Path, default=None)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--warm", type=int, default=20)
+    anyio.run(main, parser.parse_args())
