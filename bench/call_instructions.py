@@ -53,7 +53,8 @@ async def per_call(checkout: Path, config: Path, mode: str, opts: argparse.Names
     threads = [int(n.replace(",", "")) for n in THREAD.findall(counters)]
     if not threads:
         raise RuntimeError(f"callgrind_control printed no instruction count: {counters!r}")
-    return sum(threads) / opts.calls
+    calls: int = opts.calls
+    return sum(threads) / calls
 
 
 async def main(opts: argparse.Namespace) -> None:
