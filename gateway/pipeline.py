@@ -111,12 +111,28 @@ class Forwarder(Protocol):
         """Send the call to its downstream; sets `call.result` or raises `GatewayError`."""
 
 
+Hook = Callable[[Call], Awaitable[None]]
+
+
 class Chain:
     """One generation of the middleware list, and the calls in flight through it."""
 
     def __init__(self, middlewares: Sequence[Middleware]) -> None:
         self.middlewares = list(middlewares)
         self.calls = InFlight()
+        self._hooks: dict[str, tuple[list[Hook], list[Hook]]] = {}
+
+    def hooks(self, method: str) -> tuple[list[Hook], list[Hook]]:
+        """The request and response hooks a call of `method` runs, in list order; a middleware's hook that it does
+        not override does nothing, so it is left out (every call would otherwise await it)."""
+        found = self._hooks.get(method)
+        if found is None:
+            chain = [mw for mw in self.middlewares if method in mw.methods]
+            found = self._hooks[method] = (
+                [mw.on_request for mw in chain if type(mw).on_request is not Middleware.on_request],
+                [mw.on_response for mw in chain if type(mw).on_response is not Middleware.on_response],
+            )
+        return found
 
 
 class Pipeline:
@@ -137,11 +153,11 @@ class Pipeline:
     async def handle(self, call: Call) -> None:
         current = self._current
         with current.calls.counted():
-            await self._through([mw for mw in current.middlewares if call.method in mw.methods], call)
+            await self._through(*current.hooks(call.method), call)
 
-    async def _through(self, chain: list[Middleware], call: Call) -> None:
-        for mw in chain:
-            await self._run(mw.on_request, call)
+    async def _through(self, requests: list[Hook], responses: list[Hook], call: Call) -> None:
+        for hook in requests:
+            await self._run(hook, call)
             if call.result is not None or call.error is not None:
                 break
         else:
@@ -149,10 +165,10 @@ class Pipeline:
                 await self._forwarder.forward(call)
             except GatewayError as exc:
                 call.error = exc
-        for mw in chain:
-            await self._run(mw.on_response, call)
+        for hook in responses:
+            await self._run(hook, call)
 
-    async def _run(self, hook: Callable[[Call], Awaitable[None]], call: Call) -> None:
+    async def _run(self, hook: Hook, call: Call) -> None:
         try:
             await hook(call)
         except GatewayError as exc:

@@ -90,6 +90,8 @@ class Session:
     """Per-session scratch for middlewares, keyed by middleware name."""
     refreshed: float = -REFRESH_S
     """When this replica last restarted the shared fields' idle expiry (monotonic seconds)."""
+    kept: float = 0.0
+    """When the session store last restarted this session's idle expiry (its timer's seconds)."""
 
     async def first_response(self) -> bool:
         """Whether this tool result is the session's first; it never is again. Shared: once across replicas
@@ -163,16 +165,24 @@ class SessionStore:
     ):
         self._sessions: TTLCache[str, Session] = TTLCache(maxsize=maxsize, ttl=ttl_s, timer=timer)
         self._shared = shared
+        self._timer = timer
+        self._keep_s = ttl_s / 16
+        """A session's idle expiry is restarted at most this often: every request looks its session up."""
 
     def get(self, key: str, identity: Identity = ANONYMOUS, *, roaming: bool = False) -> Session:
         """`roaming`: a 2026-era session keyed by the client connection the balancer forwarded: nothing pins it to
         this replica, so its fields are shared (on the Redis store)."""
         session = self._sessions.get(key)
+        now = self._timer()
         if session is None or session.identity.key != identity.key:
             # Keys embed the identity's key, so a mismatch means a new principal: never hand it another's state.
             session = Session(key, identity, self._shared if roaming else None)
-        session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
-        self._sessions[key] = session  # re-insert refreshes the idle timer
+        elif now - session.kept < self._keep_s:
+            session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
+            return session
+        session.identity = identity
+        session.kept = now
+        self._sessions[key] = session  # re-insert restarts the idle timer
         return session
 
     def drop(self, key: str) -> None:

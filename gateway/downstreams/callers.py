@@ -57,9 +57,11 @@ class SessionCaller:
 class LaneCaller:
     """The lane path (stdio connections): written from the caller's task, answered by the reader."""
 
-    def __init__(self, lane: Lane, session: ClientSession) -> None:
+    def __init__(self, lane: Lane, session: ClientSession, *, modern: bool) -> None:
         self._lane = lane
         self._session = session
+        self._modern = modern
+        """The 2026 era stamps an envelope on each request; the handshake era's stamp adds nothing, so it is skipped."""
 
     async def call_tool(
         self,
@@ -72,10 +74,11 @@ class LaneCaller:
     ) -> ToolAnswer:
         params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
         params.update(extra or {})
-        sdk.stamp_envelope(self._session, {"method": "tools/call", "params": params})
+        if self._modern:
+            sdk.stamp_envelope(self._session, {"method": "tools/call", "params": params})
         raw = await self._lane.request("tools/call", params, time_limit_s=timeout_s, on_progress=progress)
         return CALL_RESULT.validate_python(raw, by_name=False)
 
 
-def caller_for(session: ClientSession, lane: Lane | None) -> ToolCaller:
-    return SessionCaller(session) if lane is None else LaneCaller(lane, session)
+def caller_for(session: ClientSession, lane: Lane | None, *, modern: bool) -> ToolCaller:
+    return SessionCaller(session) if lane is None else LaneCaller(lane, session, modern=modern)

@@ -198,7 +198,8 @@ class Downstream:
             async with client:
                 self._client = client
                 sdk.offer_per_request(client.session)  # a 2026-era call declares what its client can answer
-                self._caller = caller_for(client.session, lane)
+                modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+                self._caller = caller_for(client.session, lane, modern=modern)
                 self._lane = lane
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
