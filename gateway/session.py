@@ -31,16 +31,17 @@ class Identity:
     groups: frozenset[str] = frozenset()
     scopes: frozenset[str] = frozenset()
 
-    @property
-    def key(self) -> str:
-        """The principal's unique key: sessions, processes and secrets are never shared across keys."""
-        return f"{self.kind}:{self.issuer or ''}:{self.subject}"
+    key: str = field(init=False, repr=False, compare=False)
+    """The principal's unique key: sessions, processes and secrets are never shared across keys."""
+    owner: str = field(init=False, repr=False, compare=False)
+    """Whose things the store keeps (`gateway.store.base.owned`): a digest of `key`, safe in file and key names
+    and revealing no subject or issuer."""
 
-    @property
-    def owner(self) -> str:
-        """Whose things the store keeps (`gateway.store.base.owned`): a digest of `key`, safe in file and key names
-        and revealing no subject or issuer."""
-        return hashlib.sha256(self.key.encode()).hexdigest()[:32]
+    def __post_init__(self) -> None:
+        # Both are read on every request: computed once (a frozen dataclass sets them through object).
+        key = f"{self.kind}:{self.issuer or ''}:{self.subject}"
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "owner", hashlib.sha256(key.encode()).hexdigest()[:32])
 
 
 OWNER_META_KEY = "gateway/owner"

@@ -126,6 +126,8 @@ def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
 def annotate(**attributes: Any) -> None:
     """Set attributes on the current span (the SDK's SERVER span inside a handler); None values are skipped."""
     span = trace.get_current_span()
+    if not span.is_recording():  # no provider, or not sampled: nothing would keep them
+        return
     for key, value in attributes.items():
         if value is not None:
             span.set_attribute(key, value)

@@ -16,6 +16,7 @@ Key = Literal["max_inline_bytes", "max_request_bytes"]
 THINK_INLINE_BYTES = 200_000
 """Think answers are bounded by design (context budget) and structured: a preview of an instruction would
 break the loop, so they get this much room unless the config says otherwise."""
+MATCHES_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,8 @@ class SizeLimits:
     max_request_bytes: int = 10 * 1024 * 1024
     overrides: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
     """Exposed-tool glob or `server.*`-style glob -> {max_inline_bytes, max_request_bytes}; first match wins."""
+    _found: dict[tuple[str, Key], int] = field(default_factory=dict, repr=False, compare=False)
+    """Limits already matched, by (name, key): every call asks up to three times, the globs do not change."""
 
     @classmethod
     def from_config(cls, config: GatewayConfig) -> Self:
@@ -36,9 +39,17 @@ class SizeLimits:
         return cls(limits.max_inline_bytes, limits.max_request_bytes, overrides)
 
     def limit(self, call: Call, key: Key) -> int:
+        found = self._found.get((call.name, key))
+        if found is None:
+            if len(self._found) >= MATCHES_KEPT:  # names come from clients: keep the memo bounded
+                self._found.clear()
+            found = self._found[(call.name, key)] = self._match(call.name, key)
+        return found
+
+    def _match(self, name: str, key: Key) -> int:
         for pattern, values in self.overrides.items():
             value = values.get(key)
-            if value is not None and fnmatchcase(call.name, pattern):
+            if value is not None and fnmatchcase(name, pattern):
                 return value
         return self.max_inline_bytes if key == "max_inline_bytes" else self.max_request_bytes
 
