@@ -8,7 +8,9 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +102,12 @@ def check_id(output_id: str) -> None:
         raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
 
 
+def _open(path: Path) -> gzip.GzipFile:
+    if path.stat().st_size == 0:  # gzip reads an empty file as an empty text, but a spill always writes a header
+        raise EOFError("the file is empty")
+    return gzip.GzipFile(path, "rb")
+
+
 class OutputStore:
     """`<dir>/<name>.json.gz` holds the whole result as JSON, `<name>.txt.gz` its text view for paging (byte offsets);
     `name` is `owned(owner, id)`: the id read by another owner names no file."""
@@ -161,22 +169,44 @@ class OutputStore:
         """A page of at most `length` bytes of the owner's output's text view (see `cut_page`).
 
         Raises:
-            OutputError: bad id, unknown (or another owner's) or expired output, negative or past-the-end offset,
-                bad length.
+            OutputError: bad id, unknown (or another owner's), expired, unreadable or corrupt output, negative or
+                past-the-end offset, bad length.
         """
         path = self._path(owner, output_id, ".txt.gz")
         check_range(offset, length)
-        with gzip.open(path, "rb") as gz:
+        with self._reading(output_id, path), _open(path) as gz:
             total = gz.seek(0, os.SEEK_END)
             check_offset(output_id, offset, total)
             gz.seek(offset)
             chunk = gz.read(length + 6)  # room to skip into, and to finish, a character cut by the range
-        return cut_page(output_id, offset, length, total, chunk)
+            return cut_page(output_id, offset, length, total, chunk)
 
     def read_whole(self, owner: str, output_id: str) -> dict[str, Any]:
-        with gzip.open(self._path(owner, output_id, ".json.gz"), "rb") as gz:
-            whole: dict[str, Any] = json.loads(gz.read())
+        path = self._path(owner, output_id, ".json.gz")
+        with self._reading(output_id, path), _open(path) as gz:
+            whole = json.loads(gz.read())
+            if not isinstance(whole, dict):
+                raise ValueError(f"it holds a JSON {type(whole).__name__}, not a result")
             return whole
+
+    @contextmanager
+    def _reading(self, output_id: str, path: Path) -> Iterator[None]:
+        """A file that is not what `spill` wrote (truncated, not gzip, not UTF-8 or JSON) is corrupt: logged with
+        its path, removed with its sibling (so logged once) and answered as missing; other I/O errors say why."""
+        try:
+            yield
+        except (EOFError, zlib.error, gzip.BadGzipFile, ValueError) as exc:
+            logger.warning(
+                "outputs: %s is corrupt (%s: %s); removed, answered as missing", path, type(exc).__name__, exc
+            )
+            self._remove(path.name.partition(".")[0])  # the output's owned name
+            raise missing(output_id) from None
+        except FileNotFoundError:  # expired and cleaned up between the look-up and the read
+            raise missing(output_id) from None
+        except OSError as exc:
+            raise OutputError(
+                f"Stored output {output_id!r} could not be read ({exc.strerror or exc}); call the original tool again."
+            ) from None
 
     def _remove(self, name: str) -> None:
         for suffix in (".txt.gz", ".json.gz"):

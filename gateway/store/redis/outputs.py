@@ -4,21 +4,29 @@ gzip blob, all under Redis's own TTL; a size cap evicts the oldest outputs first
 Keys: `{prefix}out:{name}` (hash: text_bytes, chunks, stored), `{prefix}out:{name}:t:{n}` (text chunk n),
 `{prefix}out:{name}:j` (the result's JSON); `{prefix}outs` orders names by age, `{prefix}outs:size` holds their
 sizes. An output's `name` is `owned(owner, id)`: the id read by another owner names no key.
+
+A corrupt entry (edited by hand, another program's key) is logged with its key, deleted and answered as missing.
 """
 
 import gzip
 import io
 import json
+import logging
+import re
 import secrets
 import time
+import zlib
+from collections.abc import Awaitable
 from typing import Any, cast
 
 import anyio
+from redis import exceptions
 
 from gateway.results import utf8_len, utf8_slices
-from gateway.store.base import owned
+from gateway.store.base import _OWNER, OWNED, owned
 from gateway.store.local.outputs import (
     _ENCODER,
+    _ID,
     MAX_PAGE_BYTES,
     OutputError,
     Page,
@@ -31,8 +39,52 @@ from gateway.store.local.outputs import (
 )
 from gateway.store.redis.client import Redis, guarded
 
+logger = logging.getLogger(__name__)
+
 CHUNK = 256 * 1024
 """Text bytes per chunk: a page (≤ 20 KB) reads at most two chunks, whatever the output's size."""
+_FIELDS = ["text_bytes", "chunks", "stored"]
+_NAME = re.compile(f"{_OWNER.pattern}{OWNED}{_ID.pattern}")  # what a spill puts in the index: owned(owner, id)
+# An output's hash, JSON and chunks up to the first missing one, whatever its hash says (one Redis, as sessions').
+_DROP = """redis.call('DEL', KEYS[1], KEYS[1] .. ':j')
+local n = 0 while redis.call('DEL', KEYS[1] .. ':t:' .. n) == 1 do n = n + 1 end return n"""
+
+
+class Corrupt(Exception):
+    """A stored entry that is not what a spill wrote: it is deleted and answered as missing."""
+
+
+def wrong_type(exc: Exception) -> bool:
+    """Redis's answer to a command on a key that holds another type than the command's."""
+    return isinstance(exc, exceptions.ResponseError) and str(exc).startswith("WRONGTYPE")
+
+
+def parse_meta(raw: object) -> tuple[int, int, int] | None:
+    """An output's text_bytes, chunks and stored (None: no such output). Raises Corrupt when not a spill's."""
+    if isinstance(raw, Exception):  # a pipeline's answer for this key
+        raise Corrupt(str(raw)) if wrong_type(raw) else raw
+    fields = cast(list[bytes | None], raw)
+    if all(v is None for v in fields):
+        return None
+    try:
+        text_bytes, chunks, stored = (int(cast(bytes, v)) for v in fields)
+    except (TypeError, ValueError):
+        raise Corrupt(", ".join(f"{k}={v!r:.40}" for k, v in zip(_FIELDS, fields, strict=True))) from None
+    if min(text_bytes, stored) < 0 or chunks != max(1, -(-text_bytes // CHUNK)):
+        raise Corrupt(f"{chunks} chunks for {text_bytes} bytes, {stored} stored")
+    return text_bytes, chunks, stored
+
+
+def inflate(blob: bytes, size: int) -> bytes:
+    """A chunk's text bytes, which must be `size` (a chunk holding more is never inflated past that)."""
+    try:
+        inflater = zlib.decompressobj(wbits=31)  # gzip
+        data = inflater.decompress(blob, size + 1)
+    except zlib.error as exc:
+        raise Corrupt(f"a chunk is not gzip ({exc})") from None
+    if len(data) != size or not inflater.eof or inflater.unused_data:
+        raise Corrupt(f"a chunk holds {'more than ' if len(data) > size else ''}{len(data)} bytes, not {size}")
+    return data
 
 
 def _compress(result: dict[str, Any], text: str) -> tuple[list[bytes], bytes]:
@@ -61,6 +113,7 @@ class RedisOutputs:
         self.ttl_s = ttl_s
         self.max_bytes = max_bytes
         """Compressed bytes all outputs may take together; beyond it the oldest go first."""
+        self._drop = client.register_script(_DROP)
 
     def _key(self, name: str, part: str = "") -> str:
         return f"{self._prefix}out:{name}{part}"
@@ -92,30 +145,47 @@ class RedisOutputs:
         return Spilled(output_id, text_bytes, stored)
 
     async def _evict(self, keep: str) -> None:
-        """Forget expired outputs from the index; delete the oldest live ones while the total is over the cap."""
+        """Forget expired and corrupt outputs, then delete the oldest live ones while the total is over the cap."""
         index, sizes = f"{self._prefix}outs", f"{self._prefix}outs:size"
-        ids = [i.decode() for i in cast(list[bytes], await self._redis.zrange(index, 0, -1))]
-        if not ids:
-            return
+        members = cast(list[bytes], await self._redis.zrange(index, 0, -1))
+        strays = [m for m in members if not _NAME.fullmatch(m.decode("latin-1"))]
+        names = [m.decode() for m in members if m not in strays]
+        if strays:
+            logger.warning("outputs: %d entries of %s are not outputs (%r…); removed", len(strays), index, strays[0])
+            await self._redis.zrem(index, *strays)
         async with self._redis.pipeline(transaction=False) as pipe:
-            for output_id in ids:
-                pipe.hmget(self._key(output_id), ["chunks", "stored"])
-            metas = await pipe.execute()
-        live = {i: (int(m[0]), int(m[1])) for i, m in zip(ids, metas, strict=True) if m[0] is not None}
-        total = sum(stored for _, stored in live.values())
-        gone = [i for i in ids if i not in live]
-        for output_id in ids:
+            for name in names:
+                pipe.hmget(self._key(name), _FIELDS)
+            answers = await pipe.execute(raise_on_error=False)
+        live: dict[str, int] = {}
+        gone: list[str] = []
+        for name, raw in zip(names, answers, strict=True):
+            try:
+                meta = parse_meta(raw)
+            except Corrupt as exc:
+                await self._forget_corrupt(name, exc)
+                continue
+            if meta is None:
+                gone.append(name)  # expired
+            else:
+                live[name] = meta[2]
+        total = sum(live.values())
+        for name, stored in live.items():  # oldest first
             if total <= self.max_bytes:
                 break
-            if output_id in live and output_id != keep:
-                chunks, stored = live[output_id]
-                keys = [self._key(output_id, f":t:{n}") for n in range(chunks)]
-                await self._redis.delete(self._key(output_id), self._key(output_id, ":j"), *keys)
+            if name != keep:
+                await self._drop(keys=[self._key(name)])
                 total -= stored
-                gone.append(output_id)
+                gone.append(name)
         if gone:
             await self._redis.zrem(index, *gone)
             await self._redis.hdel(sizes, *gone)
+
+    async def _forget_corrupt(self, name: str, exc: Corrupt) -> None:
+        logger.warning("outputs: %s is corrupt (%s); deleted, answered as missing", self._key(name), exc)
+        await self._drop(keys=[self._key(name)])
+        await self._redis.zrem(f"{self._prefix}outs", name)
+        await self._redis.hdel(f"{self._prefix}outs:size", name)
 
     async def read(self, owner: str, output_id: str, offset: int = 0, length: int = MAX_PAGE_BYTES) -> Page:
         """A page of the owner's output's text view (as `OutputStore.read`), from the one or two chunks that hold it."""
@@ -123,30 +193,52 @@ class RedisOutputs:
         check_range(offset, length)
         name = owned(owner, output_id)
         async with guarded(self.where):
-            text_bytes, count = cast(
-                list[bytes | None], await self._redis.hmget(self._key(name), ["text_bytes", "chunks"])
-            )
-            if text_bytes is None:
-                raise self._gone(output_id)
-            total = int(text_bytes)
-            check_offset(output_id, offset, total)
-            first, last = offset // CHUNK, min((offset + length + 6) // CHUNK, int(count or 1) - 1)
-            keys = [self._key(name, f":t:{n}") for n in range(first, last + 1)]
-            blobs = cast(list[bytes | None], await self._redis.mget(keys))
-        found = [b for b in blobs if b is not None]
-        if len(found) < len(blobs):  # expired between the two reads
+            try:
+                return await self._page(name, output_id, offset, length)
+            except Corrupt as exc:
+                await self._forget_corrupt(name, exc)
+                raise self._gone(output_id) from None
+
+    async def _answer(self, command: Awaitable[Any]) -> Any:
+        """The answer of a read; a key of another type than the command's is corrupt."""
+        try:
+            return await command
+        except exceptions.ResponseError as exc:
+            raise (Corrupt(str(exc)) if wrong_type(exc) else exc) from None
+
+    async def _page(self, name: str, output_id: str, offset: int, length: int) -> Page:
+        meta = parse_meta(await self._answer(self._redis.hmget(self._key(name), _FIELDS)))
+        if meta is None:
             raise self._gone(output_id)
-        data = b"".join(gzip.decompress(b) for b in found)
+        total, count, _ = meta
+        check_offset(output_id, offset, total)
+        first, last = offset // CHUNK, min((offset + length + 6) // CHUNK, count - 1)
+        keys = [self._key(name, f":t:{n}") for n in range(first, last + 1)]
+        blobs = cast(list[bytes | None], await self._redis.mget(keys))
+        if any(b is None for b in blobs):  # expired between the two reads
+            raise self._gone(output_id)
+        sizes = [min(CHUNK, total - n * CHUNK) for n in range(first, last + 1)]
+        data = b"".join(inflate(cast(bytes, b), size) for b, size in zip(blobs, sizes, strict=True))
         start = offset - first * CHUNK
-        return cut_page(output_id, offset, length, total, data[start : start + length + 6])
+        try:
+            return cut_page(output_id, offset, length, total, data[start : start + length + 6])
+        except UnicodeDecodeError as exc:
+            raise Corrupt(f"its text is not UTF-8 ({exc})") from None
 
     async def read_whole(self, owner: str, output_id: str) -> dict[str, Any]:
         check_id(output_id)
+        name = owned(owner, output_id)
         async with guarded(self.where):
-            blob = cast(bytes | None, await self._redis.get(self._key(owned(owner, output_id), ":j")))
-        if blob is None:
-            raise self._gone(output_id)
-        whole: dict[str, Any] = json.loads(gzip.decompress(blob))
+            try:
+                blob = cast(bytes | None, await self._answer(self._redis.get(self._key(name, ":j"))))
+                if blob is None:
+                    raise self._gone(output_id)
+                whole = json.loads(gzip.decompress(blob))
+                if not isinstance(whole, dict):
+                    raise ValueError(f"it holds a JSON {type(whole).__name__}, not a result")
+            except (EOFError, zlib.error, gzip.BadGzipFile, ValueError, Corrupt) as exc:
+                await self._forget_corrupt(name, Corrupt(f"its JSON: {type(exc).__name__}: {exc}"))
+                raise self._gone(output_id) from None
         return whole
 
     def _gone(self, output_id: str) -> OutputError:
