@@ -4,12 +4,13 @@ sizes and cuts of strings without encoding them whole (results can be 100 MB).
 A leaf: every layer (fronts, middlewares, hosted tools, Think) builds and measures results the same way.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 _SLICE = 1024 * 1024
 
@@ -39,6 +40,7 @@ def utf8_slices(text: str) -> list[bytes]:
 
 HINTS_META_KEY = "gateway/hints"
 HINT_PREFIX = "[gateway] "
+_JSON_START = re.compile(r"\s*[\[{]")
 UNBUDGETED = frozenset({"bootstrap"})
 """Kinds whose size is set elsewhere (bootstrap.mode), so they never crowd out the others."""
 
@@ -79,22 +81,39 @@ def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
+def _carries(block: types.ContentBlock, structured: Any) -> bool:
+    """Whether a text block is the structured content serialized, as the spec advises a tool with structured
+    output to send it (any JSON layout; parsed only when it can be JSON at all)."""
+    if not isinstance(block, types.TextContent) or not _JSON_START.match(block.text):
+        return False
+    try:
+        return bool(from_json(block.text) == structured)
+    except ValueError:
+        return False
+
+
+def _parts(result: types.CallToolResult) -> list[str | bytes]:
+    """What a reader of the result reads, each thing once: text blocks as they are, other blocks as their JSON,
+    then the structured content's JSON unless a text block already carries it."""
+    parts: list[str | bytes] = [
+        b.text if isinstance(b, types.TextContent) else b.model_dump_json(by_alias=True) for b in result.content
+    ]
+    structured = result.structured_content
+    if structured is not None and not any(_carries(b, structured) for b in result.content):
+        parts.append(to_json(structured))
+    return parts
+
+
 def text_view(result: types.CallToolResult) -> str:
-    """What a reader pages through: text blocks as they are, other blocks as their JSON."""
-    parts = [b.text if isinstance(b, types.TextContent) else b.model_dump_json(by_alias=True) for b in result.content]
-    if not parts and result.structured_content is not None:
-        parts.append(to_json(result.structured_content).decode())
-    return "\n".join(parts)
+    """What a reader pages through: `_parts` one per line."""
+    return "\n".join(p if isinstance(p, str) else p.decode() for p in _parts(result))
 
 
 def result_bytes(result: types.CallToolResult) -> int:
-    """Serialized size of what the client would receive (content and structured content)."""
-    size = sum(
-        utf8_len(b.text) if isinstance(b, types.TextContent) else len(b.model_dump_json()) for b in result.content
-    )
-    if result.structured_content is not None:
-        size += len(to_json(result.structured_content))
-    return size
+    """What the client reads, in UTF-8 bytes, the duplicate of structured content counted once: exactly the size
+    of `text_view`, measured without joining it (results can be 100 MB)."""
+    parts = _parts(result)
+    return sum(utf8_len(p) if isinstance(p, str) else len(p) for p in parts) + max(len(parts) - 1, 0)
 
 
 def result_view(result: types.CallToolResult) -> Any:

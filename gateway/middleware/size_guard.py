@@ -16,6 +16,7 @@ from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.local.outputs import MAX_PAGE_BYTES
 
 logger = logging.getLogger(__name__)
+repeats = telemetry.Repeating(logger)
 
 PreviewStrategy = Literal["head", "tail", "both"]
 OUTPUT_URI = "gateway://outputs/{id}"
@@ -26,8 +27,14 @@ def preview(text: str, budget: int, strategy: PreviewStrategy) -> tuple[str, int
 
     Byte counts refer to the UTF-8 text and are the bytes actually shown (cutting on character
     boundaries can keep up to 3 bytes less than asked). The second value is where reading on starts.
+    A preview is never longer than the text it shortens: a text that short is shown as it is.
     """
     total = utf8_len(text)  # never a whole second copy of a 100 MB text
+    shown, head = _marked(text, total, budget, strategy)
+    return (text, total) if utf8_len(shown) >= total else (shown, head)
+
+
+def _marked(text: str, total: int, budget: int, strategy: PreviewStrategy) -> tuple[str, int]:
     if strategy == "head":
         kept = cut(text, budget)
         n = utf8_len(kept)
@@ -77,7 +84,7 @@ class SizeGuard(Middleware):
         if size <= limit:
             return
         telemetry.event("gateway.size_guard.rejected", **{"request.bytes": size, "limit.bytes": limit})
-        logger.warning("size_guard: rejected %s arguments of %d bytes (limit %d)", call.name, size, limit)
+        repeats.warning("size_guard: rejected %s arguments of %d bytes (limit %d)", call.name, size, limit)
         raise RequestRejected(
             f"The arguments of {call.params.get('name')!r} are {size:,} bytes, over the gateway's limit of "
             f"{limit:,} bytes (limits.max_request_bytes); nothing was sent to the server. Send less instead: "
@@ -97,18 +104,8 @@ class SizeGuard(Middleware):
             # The store compresses in a worker thread: gzip-writing 100 MB must not stall every other call.
             whole = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # shares the strings
             spilled = await self.store.spill(call.session.identity.owner, whole, text)  # the caller's alone
-        except (OSError, StoreUnavailable) as exc:
-            logger.error("size_guard: could not spill %d bytes from %s: %s", size, name, exc)
-            why = exc.strerror if isinstance(exc, OSError) else "the store is unavailable"
-            call.hints.append(
-                Hint(
-                    "truncated",
-                    f"The full output ({size:,} bytes) could not be kept ({why}); only this "
-                    "preview exists. Call the tool again with narrower arguments to see other parts.",
-                )
-            )
-            content: list[types.ContentBlock] = [types.TextContent(text=shown)]
-            call.result = self._replace(call, result, content)
+        except Exception as exc:  # noqa: BLE001 -- whatever failed, the guard holds: the preview, never the whole
+            self._unkept(call, result, shown, size, exc)
             return
         uri = OUTPUT_URI.format(id=spilled.id)
         link = types.ResourceLink(
@@ -140,6 +137,24 @@ class SizeGuard(Middleware):
             },
         )
         logger.info("size_guard: spilled %d bytes from %s as %s (limit %d)", size, name, spilled.id, limit)
+
+    def _unkept(self, call: Call, result: types.CallToolResult, shown: str, size: int, exc: Exception) -> None:
+        if isinstance(exc, (OSError, StoreUnavailable)):
+            why = exc.strerror if isinstance(exc, OSError) else "the store is unavailable"
+            repeats.log(logging.ERROR, "size_guard: could not spill %d bytes from %s: %s", size, call.name, exc)
+        else:  # a store that breaks its contract: a bug, with its traceback
+            why = "the store failed"
+            repeats.log(
+                logging.ERROR, "size_guard: the store failed on %d bytes from %s", size, call.name, exc_info=True
+            )
+        call.hints.append(
+            Hint(
+                "truncated",
+                f"The full output ({size:,} bytes) could not be kept ({why}); only this "
+                "preview exists. Call the tool again with narrower arguments to see other parts.",
+            )
+        )
+        call.result = self._replace(call, result, [types.TextContent(text=shown)])
 
     def _replace(self, call: Call, result: types.CallToolResult, content: list[Any]) -> types.CallToolResult:
         # A tool with an output_schema must return schema-valid structured content; a preview is not, so
