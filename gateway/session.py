@@ -12,8 +12,11 @@ from typing import Any, Literal
 from cachetools import TTLCache
 
 from gateway.store.base import SESSION_IDLE_S, SessionShare, StoreUnavailable
+from gateway.telemetry import Repeating
 
 logger = logging.getLogger(__name__)
+repeats = Repeating(logger)
+"""A store that is down fails every roaming session's calls alike: one line a minute says so, with a count."""
 
 Kind = Literal["jwt", "static", "os", "anonymous"]
 
@@ -105,7 +108,7 @@ class Session:
         try:
             return await self.shared.claim_first(self.key)
         except StoreUnavailable as exc:  # better the driver twice than never
-            logger.warning("session state: %s", exc)
+            repeats.warning("session state: %s; %s", exc, "the driver prompt may come again")
             return True
 
     async def runs(self) -> dict[str, tuple[str, int | None]]:
@@ -120,7 +123,7 @@ class Session:
                 self.refreshed = now if refresh else self.refreshed
                 return found
             except StoreUnavailable as exc:
-                logger.warning("session state: %s; using this replica's view", exc)
+                repeats.warning("session state: %s; %s", exc, "using this replica's view")
         return {workflow: (run_id, None) for workflow, run_id in self.active_runs.items()}
 
     async def track(self, workflow: str, run_id: str | None) -> None:
@@ -133,7 +136,7 @@ class Session:
             try:
                 await self.shared.track(self.key, workflow, run_id)
             except StoreUnavailable as exc:
-                logger.warning("session state: %s; the run is tracked by this replica only", exc)
+                repeats.warning("session state: %s; %s", exc, "the run is tracked by this replica only")
 
     async def promoted(self) -> list[str] | None:
         """The tools found in this session on any replica, when shared (None: this process's view is all)."""
@@ -142,7 +145,7 @@ class Session:
         try:
             return await self.shared.promoted(self.key)
         except StoreUnavailable as exc:
-            logger.warning("session state: %s; listing this replica's view", exc)
+            repeats.warning("session state: %s; %s", exc, "listing this replica's view")
             return None
 
     async def promote(self, names: list[str]) -> None:
@@ -151,7 +154,7 @@ class Session:
             try:
                 await self.shared.promote(self.key, names)
             except StoreUnavailable as exc:
-                logger.warning("session state: %s; the promotion stays on this replica", exc)
+                repeats.warning("session state: %s; %s", exc, "the promotion stays on this replica")
 
 
 class SessionStore:

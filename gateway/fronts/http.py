@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway import telemetry
 from gateway.config import AuthConfig, ListenConfig
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.admin import Admins
@@ -26,6 +27,7 @@ from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
+repeats = telemetry.Repeating(logger)
 
 
 class BodyLimit:
@@ -80,7 +82,7 @@ class BodyLimit:
             f"{what} the gateway's limit of {limit:,} bytes (limits.max_message_bytes). "
             "Send a file path, a reference or a summary instead of the content, or split the request."
         )
-        logger.warning("rejected a request of %s%d bytes (limit %d)", "" if declared else "at least ", size, limit)
+        repeats.warning("rejected a request of %s%d bytes (limit %d)", "" if declared else "at least ", size, limit)
         await respond_json(send, jsonrpc_error(None, INVALID_REQUEST, message), 413)
 
 

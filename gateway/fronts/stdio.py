@@ -24,12 +24,14 @@ from pydantic import ValidationError
 
 from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
+from gateway import telemetry
 from gateway.errors import jsonrpc_error
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
 from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)
+repeats = telemetry.Repeating(logger)
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 
@@ -94,13 +96,13 @@ class _Front:
         limit = self.pipe.limit
         match item:
             case Oversized():
-                logger.warning("stdio front: rejected a %d-byte message (limit %d)", item.size, limit)
+                repeats.warning("stdio front: rejected a %d-byte message (limit %d)", item.size, limit)
                 await self.pipe.send_message(rejection(item, limit).message)
             case Unreadable(problem=BadId(value=value)):
                 logger.info("stdio front: refused a request with id %.40r", value)
                 await self.pipe.post(bad_id_answer(value))
             case Unreadable(problem=problem, line=line):
-                logger.warning("stdio front: unreadable line starting %r", line[:40])
+                repeats.warning("stdio front: unreadable line starting %r", line[:40])
                 await self.pipe.send_message(rejection(problem, limit, line).message)
             case _ if self.lane is not None and self.lane.take(item):
                 pass  # served by the lane

@@ -14,6 +14,7 @@ from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 
 logger = logging.getLogger(__name__)
+repeats = telemetry.Repeating(logger)
 
 
 class Observe(Middleware):
@@ -57,7 +58,7 @@ class Observe(Middleware):
                 logger.info("observe %s/%s: %s", workflow, run_id, exc.error_code)
                 continue
             except StoreUnavailable as exc:  # the call itself succeeded: it is answered, just not recorded
-                logger.warning("observe %s/%s: not recorded: %s", workflow, run_id, exc)
+                repeats.warning("observe %s/%s: not recorded: %s", workflow, run_id, exc)
                 continue
             if step is None:
                 continue

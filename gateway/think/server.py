@@ -21,6 +21,7 @@ from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 from gateway.types import RequestCtx
 
 logger = logging.getLogger(__name__)
+repeats = telemetry.Repeating(logger)
 
 
 Handlers = dict[str, tuple[type[Arguments], Handler]]
@@ -76,7 +77,7 @@ def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: 
             logger.info("think %s failed: %s", params.name, exc.error_code)
             return _failed(exc.body())
         except StoreUnavailable as exc:  # Redis down or restarting: nothing was changed, the call may be retried
-            logger.warning("think %s: %s", params.name, exc)
+            repeats.warning("think %s: %s", params.name, exc)
             return _failed(
                 {"error": "STORE_UNAVAILABLE", "details": str(exc), "guidance": "Retry the same call shortly."}
             )

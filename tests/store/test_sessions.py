@@ -4,15 +4,18 @@ read, exposure promotions, idle expiry, no identity in key names, and a Redis th
 replica's memory."""
 
 import gzip
+import logging
 from pathlib import Path
 
 import anyio
 import pytest
 
+from gateway import session as session_module
 from gateway.session import Identity, SessionStore
 from gateway.store.backends import open_stores
 from gateway.store.base import SESSION_IDLE_S, StoreUnavailable, owned
 from gateway.store.redis.sessions import RedisSessions
+from gateway.telemetry import Repeating
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend
@@ -87,11 +90,14 @@ async def test_a_roaming_session_is_bootstrapped_once_and_tracks_runs_across_rep
         await stores.aclose()
 
 
-async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_memory(tmp_path: Path) -> None:
+async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_memory_and_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(session_module, "repeats", Repeating(session_module.logger))  # this test's count only
     stores = open_stores(store_config("redis", f"redis://127.0.0.1:{free_port()}/0", "d:", tmp_path))
     assert isinstance(stores.sessions, RedisSessions)
     session = SessionStore(shared=stores.sessions).get("k|conn-1", roaming=True)
-    with anyio.fail_after(15):
+    with anyio.fail_after(15), caplog.at_level(logging.WARNING, logger="gateway.session"):
         assert await session.first_response()  # better the driver twice than never
         await session.track("flow", "r1")
         assert await session.runs() == {"flow": ("r1", None)}
@@ -99,4 +105,8 @@ async def test_with_redis_down_a_roaming_session_falls_back_to_this_replicas_mem
         assert await session.promoted() is None  # listing falls back to this replica's view
         with pytest.raises(StoreUnavailable, match="failed less than 5 s ago"):  # not asked again meanwhile
             await stores.sessions.runs("k|conn-1", "k")
+        for _ in range(100):  # a 2026-era call each: every one used to log a WARNING
+            await session.runs()
+    [line] = [r.getMessage() for r in caplog.records]  # the first failure, once; the rest counted for the next line
+    assert "Nothing was changed" in line and line.endswith("the driver prompt may come again")
     await stores.aclose()
