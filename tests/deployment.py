@@ -1,6 +1,8 @@
 """A real scale-out deployment for tests and benches: Redis, N gateway replicas (`serve --http` subprocesses on one
-config with `store.backend: redis`), and HAProxy round-robin in front. Each replica's kitchen and catalog servers
-write their events under `replica<i>/`, so a test can tell which replica served a call."""
+config with `store.backend: redis`), and the README's HAProxy round-robin in front. Each replica's kitchen and catalog
+servers write their events under `replica<i>/`, so a test can tell which replica served a call; its log goes to
+`replica<i>/gateway.log`. Replicas accept only the Host clients use to reach the balancer (`listen.allowed_hosts`, as
+the README advises), so the balancer's health check must pass without it."""
 
 import os
 import subprocess
@@ -14,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.balancers import haproxy, in_rotation
 from tests.harness import KITCHEN, PYTHON, ROOT, free_port
-from tests.services import RedisServer, haproxy, need, poll_until, redis_server
+from tests.services import RedisServer, need, poll_until, redis_server
 
 CATALOG = str(ROOT / "tests" / "servers" / "catalog.py")
 
@@ -30,7 +33,7 @@ def healthy(port: int) -> bool:
 
 def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
     """Kitchen and catalog servers (events per replica via ${REPLICA_DIR}), the Redis store, Think on `folder`
-    (a `think` section adds to that)."""
+    (a `think` or `listen` section adds to that)."""
     events = "${REPLICA_DIR}"
     servers = {
         "kitchen": {
@@ -47,6 +50,8 @@ def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
     config = {
         "servers": servers,
         "store": {"backend": "redis", "url": redis_url, "prefix": "deploy:"},
+        # the balancer's host name as its clients write it (here: 127.0.0.1), as the README advises
+        "listen": {"allowed_hosts": ["127.0.0.1:*"], **sections.pop("listen", {})},
         "think": {
             "workflows_dirs": [str(folder / "workflows")],
             "state_dir": str(folder / "state"),
@@ -77,6 +82,11 @@ class Replica:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def log(self) -> str:
+        """What the replica logged (WARNING and up), over all its restarts."""
+        path = self.folder / "gateway.log"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
     def events(self, server: str) -> list[str]:
         path = self.folder / f"{server}.events"
         return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
@@ -99,19 +109,30 @@ class Deployment:
         replica.folder.mkdir(parents=True, exist_ok=True)
         argv = [PYTHON, "-m", "gateway", "serve", "--config", str(self.config), "--http", f"127.0.0.1:{replica.port}"]
         env = {**os.environ, "PYTHONPATH": str(ROOT), "REPLICA_DIR": str(replica.folder)}
-        replica.process = subprocess.Popen(
-            [*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
-        )
+        with (replica.folder / "gateway.log").open("ab") as log:
+            replica.process = subprocess.Popen(
+                [*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=log
+            )
 
     def wait_up(self, replica: Replica) -> None:
         process = replica.process
         assert process is not None
         poll_until(lambda: healthy(replica.port) or process.poll() is not None, 60.0, f"replica on {replica.port}")
-        assert process.poll() is None, f"replica on {replica.port} exited with {process.returncode}"
+        assert process.poll() is None, (
+            f"replica on {replica.port} exited with {process.returncode}: {replica.log()[-3000:]}"
+        )
 
     def restart(self, replica: Replica) -> None:
+        """Start a replica again and wait until it answers, and the balancer (if any) sends it requests."""
         self.start(replica)
         self.wait_up(replica)
+        if self.balancer_port:
+            self.wait_balanced()
+
+    def wait_balanced(self) -> None:
+        """Until HAProxy's health check has every running replica in rotation (it checks once a second)."""
+        running = {f"g{i}" for i, r in enumerate(self.replicas) if r.process is not None}
+        poll_until(lambda: {g for g, s in in_rotation(self.folder).items() if s == "UP"} >= running, 30.0, "rotation")
 
     def kill(self, replica: Replica) -> None:
         """SIGKILL, as a crash or an OOM kill would: no clean shutdown (its stdio children see their pipes close)."""
@@ -160,4 +181,5 @@ def deployment(folder: Path, replicas: int = 3, **sections: Any) -> Iterator[Dep
         for replica in deploy.replicas:
             deploy.wait_up(replica)
         deploy.balancer_port = stack.enter_context(haproxy(folder, [r.port for r in deploy.replicas]))
+        deploy.wait_balanced()
         yield deploy

@@ -1,4 +1,5 @@
-"""Real Redis and HAProxy processes for the store and deployment tests (Debian's packages, installed by scripts/setup).
+"""Real Redis processes for the store and deployment tests (Debian's package, installed by scripts/setup), and
+waiting for other processes' ports (the balancers: tests/balancers.py).
 
 Each runs in the foreground on a free port with its files in a test folder, and is stopped by the context manager.
 """
@@ -96,58 +97,6 @@ def redis_server(folder: Path) -> Iterator[RedisServer]:
         if server.process is not None:
             server.process.kill()
             server.process.wait()
-
-
-HAPROXY = """\
-global
-    maxconn 2000
-    # One thread carries thousands of requests a second; more would only contend with the replicas for the cores.
-    nbthread 1
-defaults
-    mode http
-    option http-keep-alive
-    # An idle connection to a replica serves any client's next request (an MCP request carries no connection
-    # state: a 2025-era session is its header), so replicas are not handed a new connection per client.
-    http-reuse always
-    timeout connect 2s
-    timeout client 300s
-    timeout server 300s
-    retries 2
-    option redispatch
-frontend mcp
-    bind 127.0.0.1:{port}
-    # the client's own connection, for gateways with listen.forwarded_client_header (set-header: never the client's)
-    http-request set-header X-Forwarded-Client %[src]:%[src_port]
-    default_backend gateways
-backend gateways
-    balance roundrobin
-    # 2025-era sessions stay on the replica that created them (the session id comes in initialize's answer)
-    stick-table type string len 64 size 100k expire 1h
-    stick store-response res.hdr(mcp-session-id)
-    stick match req.hdr(mcp-session-id)
-    option httpchk
-    # HTTP/1.1 with a Host the gateway accepts (its DNS-rebinding check refuses requests without one)
-    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost:80
-    default-server inter 300ms fall 2 rise 1
-{servers}
-"""
-
-
-@contextmanager
-def haproxy(folder: Path, backends: list[int]) -> Iterator[int]:
-    """HAProxy round-robin over `backends` (ports of gateway replicas); yields its port."""
-    port = free_port()
-    servers = "\n".join(f"    server g{i} 127.0.0.1:{p} check" for i, p in enumerate(backends))
-    config = folder / "haproxy.cfg"
-    config.write_text(HAPROXY.format(port=port, servers=servers), encoding="utf-8")
-    process = subprocess.Popen([need("haproxy"), "-db", "-f", str(config)], stdin=subprocess.DEVNULL)
-    try:
-        poll_until(lambda: port_open(port) or process.poll() is not None, 30.0, "haproxy port")
-        assert process.poll() is None, f"haproxy exited with {process.returncode}"
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def store_config(backend: str, url: str, prefix: str, folder: Path, **store: Any) -> GatewayConfig:

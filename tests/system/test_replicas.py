@@ -10,18 +10,24 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
+from tests.balancers import checked, haproxy_config, in_rotation, nginx_argv, nginx_files, readme_block
 from tests.deployment import Deployment, deployed
-from tests.harness import hints_of, http_client, text_of
+from tests.harness import ROOT, hints_of, http_client, text_of
+from tests.services import need
 
 pytestmark = pytest.mark.anyio
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 WORKFLOW = """
 name: relay_v1
@@ -158,9 +164,11 @@ async def test_2025_era_sessions_stick_to_their_replica_and_reinitialise_cleanly
         served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
         assert sorted(served) == [0, 0, 4], served  # the session stayed on one replica
         await anyio.to_thread.run_sync(deploy.kill, deploy.replicas[served.index(4)])
-        with anyio.fail_after(10), pytest.raises(MCPError) as caught:  # an answer at once, never a hang
+        with anyio.fail_after(10), pytest.raises(MCPError) as caught:  # an answer within HAProxy's retries
             await client.call_tool("kitchen.echo", {"text": "after"})
-        assert "session" in caught.value.message.lower()
+        said = caught.value.message
+        assert said == "Session not found" and f'(HTTP 404, "{said}", after about a second' in README
+
     async with http_client(deploy.balancer, mode="legacy") as fresh:  # what the client does next: initialise again
         assert text_of(await call(fresh, "kitchen.echo", text="again")) == "again"
 
@@ -203,3 +211,28 @@ async def test_redis_down_gives_clear_errors_and_after_its_restart_the_run_goes_
         while not answer.get("done"):  # the planned run survived in Redis's append-only file
             answer = await step(client, "outage", answer)
         assert answer["progress"] == {"done": 5, "total": 5}
+
+
+def test_the_readmes_balancer_configs_pass_their_own_syntax_checks(tmp_path: Path) -> None:
+    """As printed (operators copy them) and as the tests run them; `haproxy -c` used to warn of missing timeouts."""
+    for name, text in {"as-printed": readme_block("haproxy"), "as-run": haproxy_config(8080, [9000, 9001])}.items():
+        (tmp_path / f"{name}.cfg").write_text(text, encoding="utf-8")
+        checked([need("haproxy"), "-c", "-f", str(tmp_path / f"{name}.cfg")])
+    assert "syntax is ok" in checked(nginx_argv(nginx_files(tmp_path / "as-printed", None, None), "-t"))
+    assert "syntax is ok" in checked(nginx_argv(nginx_files(tmp_path / "as-run", 8080, [9000, 9001]), "-t"))
+
+
+async def test_the_balancers_health_check_passes_quietly_with_allowed_hosts_naming_only_the_balancer(
+    deploy: Deployment,
+) -> None:
+    """The deployment accepts only the Host clients use for the balancer (127.0.0.1); the README's check sends its
+    own, once a second per replica: each used to log "Invalid Host header"."""
+    found = re.search(r"hdr Host (\S+)", readme_block("haproxy"))
+    assert found is not None and not found[1].startswith("127.0.0.1")
+    running = [(f"g{i}", r) for i, r in enumerate(deploy.replicas) if r.process is not None]
+    async with httpx2.AsyncClient(timeout=5) as http:
+        for _, replica in running:
+            answer = await http.get(f"{replica.url}/healthz", headers={"host": found[1]})
+            assert answer.status_code == 200 and set(answer.json()) == {"status"}  # bare: no details
+    assert all(in_rotation(deploy.folder)[name] == "UP" for name, _ in running)
+    assert not [r.folder.name for r in deploy.replicas if "Invalid Host header" in r.log()]

@@ -15,8 +15,10 @@ from mcp import Client
 
 from gateway.session import ANONYMOUS
 from gateway.store.base import owned
+from tests.balancers import nginx
 from tests.deployment import Deployment, deployed
 from tests.harness import hints_of, http_client, text_of
+from tests.services import need
 from tests.system.test_replicas import SNAPSHOTS, call, echoes
 
 pytestmark = pytest.mark.anyio
@@ -96,15 +98,26 @@ async def test_a_big_result_captured_on_one_replica_is_read_whole_by_a_template_
     assert not list(deploy.folder.glob("replica*/state"))  # in Redis, and nothing else on any replica's disk
 
 
-async def test_a_2026_client_gets_the_driver_bootstrap_once_across_replicas(deploy: Deployment) -> None:
+@pytest.fixture(scope="module")
+def balancers(deploy: Deployment) -> Iterator[dict[str, str]]:
+    """The deployment's HAProxy, and the README's nginx config in front of the same replicas."""
+    need("nginx")
+    with nginx(deploy.folder / "nginx", [r.port for r in deploy.replicas]) as port:
+        yield {"haproxy": deploy.balancer, "nginx": f"http://127.0.0.1:{port}"}
+
+
+@pytest.mark.parametrize("balancer", ["haproxy", "nginx"])
+async def test_a_2026_client_gets_the_driver_bootstrap_once_across_replicas(
+    deploy: Deployment, balancers: dict[str, str], balancer: str
+) -> None:
     before = echoes(deploy)
-    async with http_client(deploy.balancer) as client:
+    async with http_client(balancers[balancer]) as client:
         results = [await call(client, "kitchen.echo", text=f"b{n}") for n in range(6)]
     served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
     assert all(s >= 1 for s in served), served  # every replica served some of them
     driver = [any(h.startswith("[gateway] Driver ") for h in hints_of(r)) for r in results]
     assert driver == [True, False, False, False, False, False]
-    async with http_client(deploy.balancer) as other:  # another connection is another session: its own driver
+    async with http_client(balancers[balancer]) as other:  # another connection is another session: its own driver
         assert any(h.startswith("[gateway] Driver ") for h in hints_of(await call(other, "kitchen.echo", text="x")))
 
 
@@ -133,3 +146,11 @@ async def test_a_tool_found_on_one_replica_is_listed_by_every_replica(deploy: De
         assert "kitchen.blob" in text_of(found)
         # Round robin: the next three lists come from three replicas, the finder among them.
         assert all(["kitchen.blob" in await listed(client) for _ in range(3)])
+
+
+async def test_through_nginx_a_request_over_its_default_body_limit_reaches_the_gateway(
+    balancers: dict[str, str],
+) -> None:
+    async with http_client(balancers["nginx"]) as client:
+        measured = await call(client, "kitchen.measure", text="y" * 2_000_000)  # nginx's default refuses > 1 MB
+    assert text_of(measured) == "received 2000000 chars"
