@@ -2,14 +2,16 @@
 its own state folder (as on separate hosts), behind HAProxy, which tells them the client's own connection.
 
 Proven: a big observed result captured on one replica is read whole by a later step's template rendered on
-another; through the balancer a 2026-era client gets the driver bootstrap exactly once across replicas, a
-Think step's real result is observed by whichever replica serves its call, and a tool found on one replica is
-listed by all (exposure mode `search`).
+another; through the balancer (HAProxy, or the README's nginx config) a 2026-era client gets the driver bootstrap
+exactly once across replicas, a Think step's real result is observed by whichever replica serves its call, and a
+tool found on one replica is listed by all (exposure mode `search`); with Redis down each replica says so once.
 """
 
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client
 
@@ -154,3 +156,16 @@ async def test_through_nginx_a_request_over_its_default_body_limit_reaches_the_g
     async with http_client(balancers["nginx"]) as client:
         measured = await call(client, "kitchen.measure", text="y" * 2_000_000)  # nginx's default refuses > 1 MB
     assert text_of(measured) == "received 2000000 chars"
+
+
+async def test_with_redis_down_each_replica_says_so_once_not_on_every_call(deploy: Deployment) -> None:
+    """The issue: a WARNING per 2026-era call for 5 s after a Redis failure, ~190 lines per replica in 4 s."""
+    await anyio.to_thread.run_sync(deploy.redis.stop)
+    try:
+        async with http_client(deploy.balancer) as client:
+            for n in range(30):  # ten calls per replica, each reading the session's runs
+                assert text_of(await call(client, "kitchen.echo", text=f"d{n}")) == f"d{n}"
+    finally:
+        await anyio.to_thread.run_sync(deploy.redis.start)
+    lines = [[line for line in r.log().splitlines() if "session state:" in line] for r in deploy.replicas]
+    assert [len(found) for found in lines] == [1, 1, 1], lines
