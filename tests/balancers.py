@@ -1,7 +1,7 @@
-"""The README's balancer configs, run for real: HAProxy (every client) and nginx (2026-era clients) in front of
+"""The operations page's balancer configs, run for real: HAProxy (every client) and nginx (2026-era clients) in front of
 gateway replicas, from Debian's packages (scripts/services installs them).
 
-One source: the config text is the README's ```haproxy and ```nginx block, as operators copy it; a test changes
+One source: the config text is the operations page's ```haproxy and ```nginx block, as operators copy it; a test changes
 only its listen line and its `server` lines (the test's addresses), and asserts it found exactly those to change.
 """
 
@@ -14,6 +14,9 @@ from pathlib import Path
 
 from tests.harness import ROOT, free_port
 from tests.services import need, poll_until, port_open
+
+OPERATIONS = ROOT / "docs" / "operations.md"
+"""Where operators copy the balancer configs from (docs/operations.md, linked from the README)."""
 
 HAPROXY_LISTEN = "    bind :80"
 HAPROXY_SERVER = re.compile(r"    server g\d+ \S+ check")
@@ -37,20 +40,20 @@ http {{
     include {folder}/gateways.conf;
 }}
 """
-"""What a Debian install's nginx.conf holds around the README's block, with this test's folder for its files."""
+"""What a Debian install's nginx.conf holds around the published block, with this test's folder for its files."""
 
 
 def readme_block(fence: str) -> str:
-    """The README's one code block fenced ```<fence>."""
-    blocks = re.findall(rf"^```{fence}\n(.*?)^```$", (ROOT / "README.md").read_text(encoding="utf-8"), re.M | re.S)
-    assert len(blocks) == 1, f"README.md has {len(blocks)} ```{fence} blocks, expected one"
+    """The operations page's one code block fenced ```<fence>."""
+    blocks = re.findall(rf"^```{fence}\n(.*?)^```$", OPERATIONS.read_text(encoding="utf-8"), re.M | re.S)
+    assert len(blocks) == 1, f"{OPERATIONS.name} has {len(blocks)} ```{fence} blocks, expected one"
     return str(blocks[0])
 
 
 def localized(config: str, listen: tuple[str, str], server: re.Pattern[str], servers: list[str]) -> str:
     """`config` with its one `listen[0]` line made `listen[1]` and its run of server lines made `servers`."""
     lines = config.splitlines()
-    assert lines.count(listen[0]) == 1, f"expected one {listen[0]!r} line in the README's config"
+    assert lines.count(listen[0]) == 1, f"expected one {listen[0]!r} line in the operations page's config"
     at = [i for i, line in enumerate(lines) if server.fullmatch(line)]
     assert at and at == list(range(at[0], at[-1] + 1)), f"expected one run of server lines in:\n{config}"
     lines[lines.index(listen[0])] = listen[1]
@@ -63,7 +66,7 @@ def haproxy_config(port: int, backends: list[int]) -> str:
 
 
 def nginx_files(folder: Path, port: int | None, backends: list[int] | None) -> Path:
-    """The main config in `folder` around the README's block (localized unless `port` is None); its path."""
+    """The main config in `folder` around the operations page's block (localized unless `port` is None); its path."""
     for part in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):  # never used (nothing is buffered): nginx
         (folder / "temp" / part).mkdir(parents=True, exist_ok=True)  # only needs them to exist and be its own
     block = readme_block("nginx")
@@ -102,7 +105,7 @@ def running(argv: list[str], port: int, what: str) -> Iterator[int]:
 
 @contextmanager
 def haproxy(folder: Path, backends: list[int]) -> Iterator[int]:
-    """The README's HAProxy round-robin over `backends` (ports of gateway replicas); yields its port. A second
+    """The operations page's HAProxy round-robin over `backends` (ports of gateway replicas); yields its port. A second
     config file adds a stats socket, so a test can wait for every replica to be back in rotation."""
     port = free_port()
     config, stats = folder / "haproxy.cfg", folder / "haproxy-stats.cfg"
@@ -124,7 +127,7 @@ def in_rotation(folder: Path) -> dict[str, str]:
 
 @contextmanager
 def nginx(folder: Path, backends: list[int]) -> Iterator[int]:
-    """The README's nginx config round-robin over `backends`, in the foreground; yields its port."""
+    """The operations page's nginx config round-robin over `backends`, in the foreground; yields its port."""
     port = free_port()
     main = nginx_files(folder, port, backends)
     with running(nginx_argv(main, "-g", "daemon off;"), port, "nginx") as bound:

@@ -1,5 +1,5 @@
 """A real scale-out deployment for tests and benches: Redis, N gateway replicas (`serve --http` subprocesses on one
-config with `store.backend: redis`), and the README's HAProxy round-robin in front. Each replica's kitchen and catalog
+config with `store.backend: redis`), and the published HAProxy round-robin in front. Each replica's kitchen and catalog
 servers write their events under `replica<i>/`, so a test can tell which replica served a call; its log goes to
 `replica<i>/gateway.log`. Replicas accept only the Host clients use to reach the balancer (`listen.allowed_hosts`, as
 the README advises), so the balancer's health check must pass without it."""
@@ -50,7 +50,7 @@ def replica_config(folder: Path, redis_url: str, **sections: Any) -> Path:
     config = {
         "servers": servers,
         "store": {"backend": "redis", "url": redis_url, "prefix": "deploy:"},
-        # the balancer's host name as its clients write it (here: 127.0.0.1), as the README advises
+        # the balancer's host name as its clients write it (here: 127.0.0.1), as docs/operations.md advises
         "listen": {"allowed_hosts": ["127.0.0.1:*"], **sections.pop("listen", {})},
         "think": {
             "workflows_dirs": [str(folder / "workflows")],

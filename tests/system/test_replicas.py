@@ -27,7 +27,7 @@ from tests.services import need
 
 pytestmark = pytest.mark.anyio
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+OPERATIONS = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
 
 WORKFLOW = """
 name: relay_v1
@@ -167,7 +167,7 @@ async def test_2025_era_sessions_stick_to_their_replica_and_reinitialise_cleanly
         with anyio.fail_after(10), pytest.raises(MCPError) as caught:  # an answer within HAProxy's retries
             await client.call_tool("kitchen.echo", {"text": "after"})
         said = caught.value.message
-        assert said == "Session not found" and f'(HTTP 404, "{said}", after about a second' in README
+        assert said == "Session not found" and f'(HTTP 404, "{said}", after about a second' in OPERATIONS
 
     async with http_client(deploy.balancer, mode="legacy") as fresh:  # what the client does next: initialise again
         assert text_of(await call(fresh, "kitchen.echo", text="again")) == "again"
@@ -225,7 +225,7 @@ def test_the_readmes_balancer_configs_pass_their_own_syntax_checks(tmp_path: Pat
 async def test_the_balancers_health_check_passes_quietly_with_allowed_hosts_naming_only_the_balancer(
     deploy: Deployment,
 ) -> None:
-    """The deployment accepts only the Host clients use for the balancer (127.0.0.1); the README's check sends its
+    """The deployment accepts only the Host clients use for the balancer (127.0.0.1); the published check sends its
     own, once a second per replica: each used to log "Invalid Host header"."""
     found = re.search(r"hdr Host (\S+)", readme_block("haproxy"))
     assert found is not None and not found[1].startswith("127.0.0.1")

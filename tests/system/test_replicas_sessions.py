@@ -2,7 +2,7 @@
 its own state folder (as on separate hosts), behind HAProxy, which tells them the client's own connection.
 
 Proven: a big observed result captured on one replica is read whole by a later step's template rendered on
-another; through the balancer (HAProxy, or the README's nginx config) a 2026-era client gets the driver bootstrap
+another; through the balancer (HAProxy, or the published nginx config) a 2026-era client gets the driver bootstrap
 exactly once across replicas, a Think step's real result is observed by whichever replica serves its call, and a
 tool found on one replica is listed by all (exposure mode `search`); with Redis down each replica says so once.
 """
@@ -102,7 +102,7 @@ async def test_a_big_result_captured_on_one_replica_is_read_whole_by_a_template_
 
 @pytest.fixture(scope="module")
 def balancers(deploy: Deployment) -> Iterator[dict[str, str]]:
-    """The deployment's HAProxy, and the README's nginx config in front of the same replicas."""
+    """The deployment's HAProxy, and the published nginx config in front of the same replicas."""
     need("nginx")
     with nginx(deploy.folder / "nginx", [r.port for r in deploy.replicas]) as port:
         yield {"haproxy": deploy.balancer, "nginx": f"http://127.0.0.1:{port}"}
