@@ -37,6 +37,7 @@ from gateway.think import server as think_server
 from gateway.think.context import Limits
 from gateway.think.engine import Engine
 from gateway.think.library import Library
+from gateway.think.payloads import Payloads
 from gateway.think.state import StateStore
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 from gateway.think.validator import Schemas
@@ -244,9 +245,19 @@ class Gateway:
             StateStore(Path(think.state_dir), self.stores.runs, self.stores.spills),
             self.prompts,
             schemas=Schemas([d / "schemas" for d in dirs]),
-            limits=Limits(max_snapshot_bytes=think.max_snapshot_bytes, max_string_bytes=think.max_string_bytes),
-            snapshot_mode=think.truncation,
+            limits=Limits(
+                max_snapshot_bytes=think.max_snapshot_bytes,
+                max_string_bytes=think.max_string_bytes,
+                max_context_bytes=think.max_context_bytes,
+                max_context_tasks=think.max_context_tasks,
+            ),
+            payloads=Payloads(
+                mode=think.truncation,
+                warn_threshold_bytes=think.warn_threshold_bytes,
+                log_sizes=think.log_payload_sizes,
+            ),
             known_tools=self._tool_names,
+            slow_call_ms=think.slow_call_ms,
         )
 
     def _think_servers(self) -> dict[str, Callable[[], Target]]:

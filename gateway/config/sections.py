@@ -1,8 +1,8 @@
 """Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`, `store`."""
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gateway.config.base import ConfigModel
 
@@ -44,6 +44,16 @@ class TelemetryConfig(ConfigModel):
     """`service.name` resource attribute; `None` follows `OTEL_SERVICE_NAME`, else `mcp-gateway`."""
 
 
+_SEED_THINK_KEYS = {  # seed 000's config/think.yml, `payload:` and `logging:` sections -> this section's keys
+    ("payload", "max_snapshot_bytes"): "max_snapshot_bytes",
+    ("payload", "max_string_bytes"): "max_string_bytes",
+    ("payload", "truncation_strategy"): "truncation",
+    ("logging", "log_payload_sizes"): "log_payload_sizes",
+    ("logging", "warn_threshold_bytes"): "warn_threshold_bytes",
+}
+_SEED_TRUNCATION = {"summarize": "truncate", "reject": "reject"}
+
+
 class ThinkConfig(ConfigModel):
     enabled: bool = True
     """Serve the ThinkConfig engine (`think.*` tools, `prompt.say`, workflow:// resources)."""
@@ -53,11 +63,53 @@ class ThinkConfig(ConfigModel):
     """Run state: one JSON file per run under `<state_dir>/<owner>~<workflow>/<run_id>.json` (`<owner>`: a digest of
     the identity that planned it; the local backend only)."""
     max_snapshot_bytes: int = Field(default=50_000, ge=1000)
-    """A `think.next` result_snapshot above this is truncated (or rejected, see `truncation`)."""
+    """A `think.next` result_snapshot above this is truncated (or rejected, see `truncation`); also the most a
+    capture keeps in the run state. A ceiling: a workflow or step may lower it, never raise it."""
     max_string_bytes: int = Field(default=5_000, ge=100)
     """Strings in an oversized snapshot are cut to this."""
     truncation: Literal["truncate", "reject"] = "truncate"
     """What happens to an oversized snapshot."""
+    warn_threshold_bytes: int = Field(default=40_000, ge=0)
+    """A snapshot over this is logged as a warning and the model is told (`payload_warning` in the answer)."""
+    log_payload_sizes: bool = True
+    """Log each snapshot's size (INFO); the `think.snapshot.size` histogram records them either way."""
+    slow_call_ms: int = Field(default=1_000, ge=0)
+    """A Think tool call slower than this is logged as a warning (seed 003's SLOW_THRESHOLD_MS); 0: never."""
+    max_context_bytes: int = Field(default=102_400, ge=0)
+    """The most an instruction's `context` (earlier captures) holds, as JSON (seed 001's 100 KB); a workflow's
+    or step's `limits.max_context_bytes` overrides it."""
+    max_context_tasks: int = Field(default=10, ge=0)
+    """The most captures an instruction's `context` holds (seed 001); `limits.max_context_tasks` overrides it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_keys(cls, data: Any) -> Any:
+        """Seed 000's `config/think.yml` keys (`payload.*`, `logging.*`) as aliases of this section's own."""
+        if not isinstance(data, dict) or not ({"payload", "logging"} & set(data)):
+            return data
+        out = {k: v for k, v in data.items() if k not in ("payload", "logging")}
+        for section in ("payload", "logging"):
+            given = data.get(section)
+            if given is None:
+                continue
+            if not isinstance(given, dict):
+                raise ValueError(f"think.{section} must be a mapping (seed 000's config/think.yml), got {given!r}")
+            for key, value in given.items():
+                ours = _SEED_THINK_KEYS.get((section, key))
+                if ours is None:
+                    known = ", ".join(f"{s}.{k}" for s, k in _SEED_THINK_KEYS if s == section)
+                    raise ValueError(f"think.{section}.{key} is not a key; {section}.* takes {known}")
+                if ours == "truncation":
+                    if value not in _SEED_TRUNCATION:
+                        raise ValueError(f"think.payload.truncation_strategy {value!r}: use summarize or reject")
+                    value = _SEED_TRUNCATION[value]
+                if ours in out and out[ours] != value:
+                    raise ValueError(
+                        f"think.{section}.{key} ({value!r}) and think.{ours} ({out[ours]!r}) disagree: "
+                        f"{section}.{key} is an alias of {ours}, keep one"
+                    )
+                out[ours] = value
+        return out
 
 
 class StoreConfig(ConfigModel):

@@ -2,13 +2,13 @@
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from gateway.results import cut, utf8_len
-from gateway.think.snapshot import json_bytes, json_size, kind, summarize
+from gateway.think.measure import json_bytes, json_size, kind, summarize
 from gateway.think.spills import RunSpills
 
 Strategy = Literal["head", "tail", "both", "summary"]
@@ -24,7 +24,7 @@ class Limits:
     max_string_bytes: int = 5_000
     truncation_strategy: Strategy = "both"
     external_storage_threshold: int = 200_000
-    max_context_bytes: int = 8_000
+    max_context_bytes: int = 102_400  # seed 001's 100 KB
     max_context_tasks: int = 10
     pruning: Pruning = "highest_relevance"
 
@@ -43,6 +43,11 @@ class Limits:
 
 
 _LIMITS = TypeAdapter(Limits)
+
+
+def capped(limits: Limits, ceiling: int) -> Limits:
+    """`limits` with max_snapshot_bytes at most `ceiling` (the deployment's)."""
+    return limits if limits.max_snapshot_bytes <= ceiling else replace(limits, max_snapshot_bytes=ceiling)
 
 
 class TaskOutput(BaseModel):

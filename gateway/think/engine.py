@@ -10,15 +10,15 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway import telemetry
 from gateway.hosted.prompts import PromptLibrary
-from gateway.think import runner, snapshot
-from gateway.think.context import Limits, make_output
-from gateway.think.errors import ThinkError
+from gateway.think import checks, runner
+from gateway.think.context import Limits, capped, make_output
+from gateway.think.errors import ThinkError, diagnosed
 from gateway.think.graph import Graph, build, inject_driver, observable
 from gateway.think.library import Library
 from gateway.think.observed import bounded, captured, unwrapped, whole
 from gateway.think.params import check_params
+from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
 from gateway.think.runs import Runs, no_spill, spilled
 from gateway.think.state import Observation, RunState, StateStore
@@ -45,11 +45,14 @@ class Engine:
         *,
         schemas: Schemas,
         limits: Limits | None = None,
-        snapshot_mode: Literal["truncate", "reject"] = "truncate",
+        payloads: Payloads | None = None,
         known_tools: KnownTools | None = None,
+        slow_call_ms: int = 0,
     ) -> None:
         self.library, self.store, self.prompts, self.schemas = library, store, prompts, schemas
-        self.limits, self.snapshot_mode, self.known_tools = limits or Limits(), snapshot_mode, known_tools
+        self.limits, self.payloads, self.known_tools = limits or Limits(), payloads or Payloads(), known_tools
+        self.slow_call_ms = slow_call_ms
+        """A Think tool call taking longer is logged as a warning (seed 003's SLOW_THRESHOLD_MS); 0: never."""
         self.templates = Templates()
         self.runs = Runs(store, self.graph)
         self._graphs: OrderedDict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = OrderedDict()
@@ -64,17 +67,21 @@ class Engine:
             self._graphs.move_to_end((workflow, version))
             return cached[2]
         graph = build(inject_driver(wf, version), self.templates, known)
+        for warning in checks.over_ceiling(wf, self.limits.max_snapshot_bytes):
+            logger.warning("%s: %s: %s", warning["file"], warning["path"], warning["message"])
         self._graphs[workflow, version] = (wf, known, graph)
         while len(self._graphs) > GRAPHS:
             self._graphs.popitem(last=False)
         return graph
 
     def _limits(self, graph: Graph, step_id: str | None = None, state: RunState | None = None) -> Limits:
-        """Gateway defaults, then the workflow's `limits`, then the step's."""
+        """Gateway defaults, then the workflow's `limits`, then the step's; the deployment's max_snapshot_bytes is a
+        ceiling (seed: "configurable per deployment"): a workflow or step may lower it, never raise it."""
         step_limits: dict[str, Any] = {}
         if step_id is not None and state is not None:
             step_limits = graph.steps[state.steps[step_id].template_of or step_id].limits
-        return Limits.merged(asdict(self.limits), graph.workflow.limits, step_limits)
+        merged = Limits.merged(asdict(self.limits), graph.workflow.limits, step_limits)
+        return capped(merged, self.limits.max_snapshot_bytes)
 
     async def run_of(self, owner: str, workflow: str, run_id: str | None) -> RunState:
         """The owner's named run, or their latest active run of the workflow when no id is given."""
@@ -95,6 +102,12 @@ class Engine:
         """Start a run of `workflow` for `owner` (whose it is: only they reach it), or answer for theirs `run_id`."""
         graph = await self.graph(workflow, driver_version)
         values = check_params(graph.workflow, params or {})
+        # A step no run could pass (a variable nothing gives, a schema that is not there) fails now, all at once.
+        problems = checks.unresolved(graph, self.templates, values) + checks.schema_problems(
+            graph.workflow, self.schemas
+        )
+        if problems:
+            raise diagnosed(problems)
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)
         async with self.runs.held(owner, workflow, run_id):
             if await self.store.exists(owner, workflow, run_id):  # idempotent for a given run_id
@@ -146,7 +159,15 @@ class Engine:
     # -- next ------------------------------------------------------------------------------------
 
     async def next(
-        self, owner: str, workflow: str, run_id: str | None, step_id: str, result: Any = None, *, force: bool = False
+        self,
+        owner: str,
+        workflow: str,
+        run_id: str | None,
+        step_id: str,
+        result: Any = None,
+        *,
+        force: bool = False,
+        state_hash: str | None = None,
     ) -> dict[str, Any]:
         run = (await self.run_of(owner, workflow, run_id)).run_id
 
@@ -161,10 +182,16 @@ class Engine:
             return spilled(state, observations=False) + ([] if skip else [step_id])
 
         return await self.runs.update(
-            owner, workflow, run, lambda state, graph: (self._record(state, graph, step_id, result, force), True), wants
+            owner,
+            workflow,
+            run,
+            lambda state, graph: (self._record(state, graph, step_id, result, force, state_hash), True),
+            wants,
         )
 
-    def _record(self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool) -> dict[str, Any]:
+    def _record(
+        self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool, state_hash: str | None
+    ) -> dict[str, Any]:
         st = state.steps.get(step_id)
         if st is None:
             raise ThinkError(
@@ -193,6 +220,14 @@ class Engine:
                 "gateway with exactly the instruction's input.",
             )
         hashed = observed.hash if observed is not None else digest(used)
+        current = runner.state_hash(state)
+        if state_hash is not None and state_hash != current and not (st.status == "done" and st.result_hash == hashed):
+            raise ThinkError(
+                "STATE_CONFLICT",
+                f"state_hash {state_hash!r} is stale: run {state.run_id} is at {current} (steps were recorded since)",
+                f"Ready now: {', '.join(runner.ready(state)) or 'nothing'}; think.explain shows the run. Answer the "
+                "latest instruction, with its state_hash.",
+            )
         if st.status == "done":
             if st.result_hash == hashed:
                 return self._answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
@@ -210,23 +245,9 @@ class Engine:
                 f"Ready now: {', '.join(runner.ready(state)) or 'nothing'}; follow the last instruction.",
             )
         limits = self._limits(graph, step_id, state)
+        hint = None
         if source == "reported":
-            used, info = snapshot.guard(
-                used,
-                step_id=step_id,
-                max_bytes=limits.max_snapshot_bytes,
-                max_string_bytes=limits.max_string_bytes,
-                mode=self.snapshot_mode,
-            )
-            state.log("snapshot", step_id, info["original_bytes"], "truncated" if info["truncated"] else None)
-            telemetry.event("think.snapshot", **{"think.step_id": step_id, **info})
-            if info["truncated"]:
-                logger.warning(
-                    "think.next %s: snapshot truncated from %d to %d bytes",
-                    step_id,
-                    info["original_bytes"],
-                    info["final_bytes"],
-                )
+            used, hint = self.payloads.guard(state, step_id, used, limits)
         if template.success_schema is not None:
             self.schemas.check(template.success_schema, used, step_id)
         if template.capture_as:
@@ -245,6 +266,8 @@ class Engine:
         answer = self._answer(state, graph)
         if observed is not None:
             answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}
+        if hint is not None:
+            answer["payload_warning"] = hint
         return answer
 
     # -- observe (the gateway saw the client make a step's call) ----------------------------------

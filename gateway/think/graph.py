@@ -108,7 +108,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
     problems: list[Diagnostic] = []
     deps: dict[str, tuple[str, ...]] = {}
     for index, step in enumerate(workflow.steps):
-        where = _where(workflow, index, step)
+        where = step_path(workflow, index, step)
         problem = partial(Diagnostic, file=workflow.source)
         missing = sorted(d for d in step.deps if d not in steps)
         if missing:
@@ -174,7 +174,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
                 Diagnostic(
                     "UNKNOWN_TOOL",
                     workflow.source,
-                    f"{_where(workflow, index, step)}.call",
+                    f"{step_path(workflow, index, step)}.call",
                     f"step {step.id!r} calls {step.call!r}, which no server behind the gateway offers",
                     "Check the server is configured and up (gateway.status)"
                     + (f"; closest tools: {', '.join(closest)}." if closest else "."),
@@ -185,7 +185,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
     return Graph(workflow, steps, deps, producers)
 
 
-def _where(workflow: Workflow, index: int, step: Step) -> str:
+def step_path(workflow: Workflow, index: int, step: Step) -> str:
     """The step's path in its file (`steps[3]`; messages name the id); injected driver steps are not in it."""
     offset = sum(1 for s in workflow.steps[:index] if s.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE))
     if step.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE):

@@ -76,12 +76,17 @@ class Library:
 
     def all(self) -> tuple[list[Workflow], list[ThinkError]]:
         """Every workflow that loads, and the errors of those that do not (listing must not fail on one bad file)."""
+        good, bad = self.loaded()
+        return good, list(bad.values())
+
+    def loaded(self) -> tuple[list[Workflow], dict[str, ThinkError]]:
+        """Every workflow that loads, and by name the error of each that does not."""
         files = self._files()
         good: list[Workflow] = []
-        bad: list[ThinkError] = []
+        bad: dict[str, ThinkError] = {}
         for name in sorted(files):
             try:
                 good.append(self.get(name, files))
             except ThinkError as exc:
-                bad.append(exc)
+                bad[name] = exc
         return good, bad

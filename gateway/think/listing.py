@@ -23,6 +23,8 @@ MODES: dict[str, Mode] = {name: name for name in get_args(Mode)}
 DEFAULT_MODE: Mode = "compact"
 DESCRIPTION_LIMIT = 150
 NO_INPUTS = "No inputs required"
+INVALID_NAMES = 20
+"""Names of workflow files that do not load shown in a compact or standard listing (the count covers all)."""
 DEPRECATED_DETAILED = (
     "Parameter 'detailed' is deprecated and will be removed in a future version: use 'mode' instead "
     "(detailed=false -> mode='standard', detailed=true -> mode='detailed'; mode='compact' is the lean default)."
@@ -131,10 +133,12 @@ def list_workflows(
     tags: Sequence[str] | None = None,
     mode: Mode | None = None,
     detailed: bool | None = None,
+    invalid_files: Mapping[str, ThinkError] | None = None,
 ) -> dict[str, Any]:
     """`{"workflows": [...], "count": n, "mode": m}` ordered by name, plus `"warnings"` when the deprecated
-    `detailed` was used. `filter`: case-insensitive substring of name or description; `tags`: the workflow
-    must carry every one (case-insensitive).
+    `detailed` was used and `"invalid"` for the `invalid_files` (name -> why it does not load) that match.
+    `filter`: case-insensitive substring of name or description; `tags`: the workflow must carry every one
+    (case-insensitive).
 
     Raises:
         ThinkError: INVALID_PARAMS for an unknown mode.
@@ -154,7 +158,26 @@ def list_workflows(
     }
     if warnings:
         result["warnings"] = warnings
+    broken = invalid(invalid_files or {}, filter=filter, tags=tags, mode=resolved)
+    if broken is not None:
+        result["invalid"] = broken
     return result
+
+
+def invalid(broken: Mapping[str, ThinkError], *, filter: str | None, tags: Sequence[str] | None, mode: Mode) -> Any:
+    """The workflow files that do not load, as the listing shows them: in compact and standard mode a count and
+    at most INVALID_NAMES names (a broken file must not crowd out the list it sits in: seed 002), in detailed
+    mode each one's problems too. `filter` applies to the names; a file that does not load has no tags to match."""
+    needle = filter.strip().lower() if filter else None
+    names = [] if any(t.strip() for t in tags or ()) else [n for n in broken if not needle or needle in n.lower()]
+    if not names:
+        return None
+    body: dict[str, Any] = {"count": len(names), "names": names[:INVALID_NAMES]}
+    if mode == "detailed":
+        body["details"] = [broken[n].body() for n in names]
+    else:
+        body["guidance"] = "think.validate {workflow: <name>} lists a file's problems (or list with mode detailed)."
+    return body
 
 
 def metadata(workflow: Workflow) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from gateway.think.context import Limits, TaskOutput, full_value, make_output
-from gateway.think.snapshot import json_bytes
+from gateway.think.measure import json_bytes
 from gateway.think.spills import RunSpills
 from gateway.think.state import Observation
 

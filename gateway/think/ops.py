@@ -2,13 +2,14 @@
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from typing import Any
 
 import yaml
 
 from gateway.hosted.contracts import Arguments, summary
 from gateway.hosted.prompts import PromptNotFound
-from gateway.think import runner, tools
+from gateway.think import checks, runner, tools
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
@@ -50,7 +51,13 @@ class Operations:
 
     async def next(self, owner: str, args: tools.Next) -> dict[str, Any]:
         return await self.engine.next(
-            owner, args.workflow, args.run_id, args.step_id, args.result_snapshot, force=args.force
+            owner,
+            args.workflow,
+            args.run_id,
+            args.step_id,
+            args.result_snapshot,
+            force=args.force,
+            state_hash=args.state_hash,
         )
 
     async def explain(self, owner: str, args: tools.Explain) -> dict[str, Any]:
@@ -130,11 +137,10 @@ class Operations:
         return {"version": prompt.version, "hash": prompt.hash, "prompt_md": prompt.text}
 
     async def list(self, owner: str, args: tools.ListWorkflows) -> dict[str, Any]:
-        workflows, broken = self.engine.library.all()
-        body = list_workflows(workflows, filter=args.filter, tags=args.tags, mode=args.mode, detailed=args.detailed)
-        if broken:
-            body["invalid"] = [e.body() for e in broken]
-        return body
+        workflows, broken = self.engine.library.loaded()
+        return list_workflows(
+            workflows, filter=args.filter, tags=args.tags, mode=args.mode, detailed=args.detailed, invalid_files=broken
+        )
 
     async def read(self, owner: str, args: tools.ReadWorkflow) -> dict[str, Any]:
         path, text = self.engine.library.raw(args.workflow)
@@ -156,20 +162,38 @@ class Operations:
         return {"workflow": workflow, "runs": runs}
 
     async def validate(self, owner: str, args: tools.Validate) -> dict[str, Any]:
-        if args.schema_ is not None:
-            errors = self.engine.schemas.errors(args.schema_, args.response)
-            return {"valid": not errors, "errors": errors}
+        engine = self.engine
+        if args.schema_ is not None:  # the seed's {schema, response}; without a response, the schema itself
+            try:
+                found = engine.schemas.errors(args.schema_, args.response) if args.response is not None else []
+                engine.schemas.checked(args.schema_)
+            except ThinkError as exc:
+                return {
+                    "valid": False,
+                    "errors": [{"path": "(schema)", "message": exc.details, "guidance": exc.guidance}],
+                }
+            return {"valid": not found, "errors": found}
         if args.workflow is None:
             raise ThinkError(
                 "INVALID_PARAMS",
                 "think.validate needs `workflow` (to check a workflow) or `schema` and `response` (to check a result)",
                 summary("think.validate", tools.Validate),
             )
+        errors: list[dict[str, Any]] = []
         try:
-            await self.engine.graph(args.workflow)
+            await engine.graph(args.workflow)
         except ThinkError as exc:  # every problem found, each with file, path and fix (one when there is no list)
-            return {"valid": False, "errors": exc.extra.get("diagnostics") or [exc.body()]}
-        return {"valid": True, "errors": []}
+            errors = exc.extra.get("diagnostics") or [exc.body()]
+        try:
+            workflow = engine.library.get(args.workflow)
+        except ThinkError:
+            return {"valid": False, "errors": errors}
+        more = checks.schema_problems(workflow, engine.schemas) + checks.undeclared_params(workflow, engine.templates)
+        body: dict[str, Any] = {"valid": not errors and not more, "errors": errors + [asdict(d) for d in more]}
+        warnings = checks.over_ceiling(workflow, engine.limits.max_snapshot_bytes)
+        if warnings:
+            body["warnings"] = warnings
+        return body
 
     async def debug(self, owner: str, args: tools.Debug) -> dict[str, Any]:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)

@@ -61,7 +61,8 @@ def handlers(library: Library) -> dict[str, Any]:
         parts = urlsplit(params.uri)
         try:
             if parts.netloc == "list":
-                body: dict[str, Any] = list_workflows(library.all()[0], **_list_query(parts.query))
+                workflows, broken = library.loaded()
+                body: dict[str, Any] = list_workflows(workflows, **_list_query(parts.query), invalid_files=broken)
             elif parts.netloc in ("metadata", "schema"):
                 workflow = library.get(parts.path.strip("/"))
                 body = metadata(workflow) if parts.netloc == "metadata" else input_schema(workflow)

@@ -1,5 +1,8 @@
 """The run state machine: which steps are ready, `when` and `foreach` at readiness, captures, instructions."""
 
+import hashlib
+import json
+from dataclasses import replace
 from typing import Any
 
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
@@ -129,7 +132,9 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         action = f"Call {step.call} with exactly `input`"
     body: dict[str, Any] = {
         "workflow": state.workflow,
+        "workflow_version": graph.workflow.version,
         "run_id": state.run_id,
+        "state_hash": state_hash(state),
         "step_id": step_id,
         "call": step.call,
         "input": st.input,
@@ -145,6 +150,13 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
     return body
 
 
+def state_hash(state: RunState) -> str:
+    """The run's progress as a short hash (seed 003: "a precise, versioned instruction"): each step's status and
+    recorded result, not what changes without progress (inputs rendered, observations, access times)."""
+    progress = [[sid, st.status, st.result_hash] for sid, st in state.steps.items()]
+    return "sha256:" + hashlib.sha256(json.dumps([state.run_id, progress]).encode()).hexdigest()[:16]
+
+
 def _render_input(state: RunState, graph: Graph, templates: Templates, step_id: str) -> None:
     st = state.steps[step_id]
     if st.input is None:
@@ -154,7 +166,11 @@ def _render_input(state: RunState, graph: Graph, templates: Templates, step_id: 
 
 
 def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> list[dict[str, Any]]:
+    rules = graph.steps[state.steps[step_id].template_of or step_id].context
+    if rules.mode == "none":
+        return []
     outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items() if not k.startswith("__")}
+    outputs = {k: o for k, o in outputs.items() if not _named(k, o, rules.exclude)}
     if not outputs:
         return []
     producers = {k: v.step_id for k, v in outputs.items()}
@@ -164,11 +180,25 @@ def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> lis
         key=lambda s: state.steps[s].completed_at or 0,
     )
     scores = relevance(step_id, deps, producers, order)
-    step = graph.steps[state.steps[step_id].template_of or step_id]
-    chosen = select(outputs, scores, limits, always=list(step.context), clock=state.clock)
+    always = [k for name in rules.include for k, o in outputs.items() if _named(k, o, (name,))]
+    if rules.mode == "manual":
+        scores = {k: s for k, s in scores.items() if k in always}
+    elif rules.min_relevance:
+        scores = {k: s for k, s in scores.items() if s >= rules.min_relevance or k in always}
+    if rules.max_bytes is not None:
+        limits = replace(limits, max_context_bytes=rules.max_bytes)
+    chosen = select(
+        {k: outputs[k] for k in outputs if k in scores or k in always}, scores, limits, always=always, clock=state.clock
+    )
     for key, output in outputs.items():  # select() records access times on the records it chose
         state.captures[key] = output.model_dump()
     return chosen
+
+
+def _named(capture: str, output: TaskOutput, names: tuple[str, ...]) -> bool:
+    """Whether `names` name the capture or the step producing it (a foreach child's by its parent's name too)."""
+    ids = (capture, capture.split("[", 1)[0], output.step_id, output.step_id.split("[", 1)[0])
+    return any(i in names for i in ids)
 
 
 def checkpoint(state: RunState, name: str) -> Checkpoint:

@@ -43,7 +43,9 @@ def _failed(body: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))], is_error=True)
 
 
-def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None) -> Server[Any]:
+def _server(
+    name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None, slow_ms: int = 0
+) -> Server[Any]:
     async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
@@ -85,7 +87,11 @@ def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: 
             guidance = "Omit driver_version (or fix the workflow's) to use the current driver prompt."
             return _failed({"error": "PROMPT_NOT_FOUND", "details": str(exc), "guidance": guidance})
         finally:
-            logger.debug("think %s took %.1f ms", params.name, (time.perf_counter() - started) * 1000)
+            took = (time.perf_counter() - started) * 1000
+            if slow_ms and took >= slow_ms:
+                logger.warning("%s.%s took %.0f ms (over think.slow_call_ms %d)", name, params.name, took, slow_ms)
+            else:
+                logger.debug("%s.%s took %.1f ms", name, params.name, took)
 
     kwargs: dict[str, Any] = resources or {}
     return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
@@ -94,11 +100,11 @@ def _server(name: str, listed: list[types.Tool], handlers: Handlers, resources: 
 def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
     """The `think` and `prompt` in-process servers (exposed as `think.plan`, ..., and `prompt.say`)."""
     ops = Operations(engine)
-    think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library))
+    think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library), engine.slow_call_ms)
 
     async def say(owner: str, args: tools.Say) -> dict[str, Any]:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         return {"message": args.text, "display": True, "timestamp": stamp}
 
-    prompt = _server("prompt", PROMPT_TOOLS, {"say": (tools.Say, say)})
+    prompt = _server("prompt", PROMPT_TOOLS, {"say": (tools.Say, say)}, slow_ms=engine.slow_call_ms)
     return think, prompt

@@ -1,198 +1,167 @@
-"""Size guard for `think.next` result snapshots: pass small ones, truncate big ones with a warning, or reject."""
+"""Size guard for `think.next` result snapshots: pass small ones, truncate big ones keeping their shape, or reject.
 
-import json
+Truncation keeps what a later step's template reads (seed 000's own `understand_change`: a 24-byte
+`impact_summary` beside a 100 KB diagram must survive). One cap applies to every value: a value whose JSON
+fits it stays whole, a longer string is cut to it (the seed's `... [TRUNCATED: N bytes total]`), and an object
+or list over it keeps its children, each under the same rule; every key of every object stays. The cap is the
+largest that fits the budget, at most `max_string_bytes` (the seed's per-string cut), so the largest values are
+cut first and small leaves never. Only when even the small values do not fit (a list of a million items) do
+objects and lists keep just their first children, the rest counted (`__dropped_keys`, `… N more items`).
+"""
+
 import sys
-from collections.abc import Iterator
-from itertools import islice
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.results import cut, utf8_len
 from gateway.think.errors import ThinkError
+from gateway.think.measure import KEEP_DEPTH, SAMPLE_BYTES, bounded_size, cut_string, json_size, leaf, summarize
 
-SUMMARY_KEYS = 5
-SAMPLE_ITEMS = 3
-SAMPLE_BYTES = 200
-"""A list summary's sample item stays whole up to this size; a bigger one becomes its kind (`<dict(12)>`)."""
-KEEP_DEPTH = 64
-"""Nested values kept whole stay far below pydantic_core's ~255-level limit, so the result always serializes."""
-MIN_SHARE = 64
+FLOOR = 256
+"""A value of at most this many bytes is small: cut only when shortening lists and objects cannot make room."""
 GUIDANCE = (
     "Reduce snapshot size by:\n1. Summarizing large outputs\n2. Using file references instead of full contents\n"
     "3. Saving detailed data to file and returning path\n\nSee driver prompt 'Payload Discipline' section."
 )
 _META = ("__truncated", "__original_size_bytes", "__truncation_warning", "__dropped_keys")
 _DROPPED_RESERVE = len('"__dropped_keys":,') + 20
-_END = object()
+_ALL = sys.maxsize
 
 
-class _TooDeep(Exception):
-    pass
+class _Over(Exception):
+    """The value being shrunk has passed its room: this cap (or child count) does not fit."""
 
 
-def _leaf(value: Any) -> bytes:
-    try:
-        return to_json(value, fallback=str)
-    except ValueError:  # lone surrogates: the stdlib escapes them (`\ud800`), which is still valid JSON
-        return json.dumps(value, default=str).encode()
+@dataclass(slots=True)
+class _Fit:
+    cap: int
+    """No value over this many bytes is kept whole."""
+    keep: int
+    """Children kept per object or list that is not kept whole."""
+    room: int
+    top: int
+    """The largest cap tried: sizes are measured (and cached) up to it."""
+    sizes: dict[tuple[int, int], int | None] = field(default_factory=dict[tuple[int, int], int | None])
+    used: int = 0
+
+    def spend(self, size: int) -> None:
+        self.used += size
+        if self.used > self.room:
+            raise _Over
+
+    def whole(self, value: Any, depth: int) -> int | None:
+        """The JSON size of a container that may be kept whole (at most `top` bytes, shallow enough to store)."""
+        key = (id(value), depth)
+        if key not in self.sizes:
+            try:
+                size: int | None = len(to_json(value, fallback=str))
+            except ValueError:
+                size = None
+            if size is not None and size <= self.top:
+                size = bounded_size(value, self.top, KEEP_DEPTH - depth)  # also refuses what nests too deeply
+            self.sizes[key] = size if size is not None and size <= self.top else None
+        return self.sizes[key]
 
 
-def _pieces(value: Any, max_depth: int = sys.maxsize) -> Iterator[bytes]:
-    """Compact JSON of `value` piece by piece with an explicit stack of child iterators: any depth, and a
-    caller that stops early has paid only for what it read (even of a million-item list).
-
-    Raises:
-        _TooDeep: nesting goes past `max_depth`.
-    """
-    stack: list[tuple[Iterator[Any], bool]] = []  # open containers: (their remaining children, is a dict)
-    item: Any = value
-    while True:
-        comma = b","
-        if isinstance(item, dict | list | tuple) and item:
-            if len(stack) >= max_depth:
-                raise _TooDeep
-            is_dict = isinstance(item, dict)
-            yield b"{" if is_dict else b"["
-            stack.append((iter(item.items()) if isinstance(item, dict) else iter(item), is_dict))
-            comma = b""
-        else:
-            yield _leaf(item)
-        while stack:  # the next value, closing the containers that are done
-            children, is_dict = stack[-1]
-            child: Any = next(children, _END)
-            if child is not _END:
-                break
-            stack.pop()
-            yield b"}" if is_dict else b"]"
-            comma = b","
-        else:
-            return
-        if is_dict:
-            key, item = child
-            yield comma + _leaf(key if isinstance(key, str) else str(key)) + b":"
-        else:
-            item = child
-            if comma:
-                yield comma
-
-
-def _bounded_size(value: Any, limit: int = sys.maxsize, max_depth: int = sys.maxsize) -> int | None:
-    """Compact-JSON size of `value`, or None as soon as it is known to exceed `limit` bytes or `max_depth` levels."""
-    total = 0
-    try:
-        for piece in _pieces(value, max_depth):
-            total += len(piece)
-            if total > limit:
-                return None
-    except _TooDeep:
-        return None
-    return total
-
-
-def json_bytes(value: Any) -> bytes:
-    """Compact JSON; values nested deeper than pydantic_core serializes (~255 levels) go through the iterative walk."""
-    try:
-        return to_json(value, fallback=str)
-    except ValueError:
-        return b"".join(_pieces(value))
-
-
-def json_size(value: Any) -> int:
-    """`len(json_bytes(value))` without building the text when pydantic_core cannot serialize it."""
-    try:
-        return len(to_json(value, fallback=str))
-    except ValueError:
-        return _bounded_size(value) or 0
-
-
-def kind(value: Any) -> str:
-    """A short type-and-length label: `str(1200)` (characters), `list(3)`, `dict(4)`, `int`, `null`."""
-    if isinstance(value, str | list | tuple | dict):
-        name = "dict" if isinstance(value, dict) else "str" if isinstance(value, str) else "list"
-        return f"{name}({len(value)})"
-    return "null" if value is None else type(value).__name__
-
-
-def _cut_string(text: str, budget: int) -> str:
-    if len(text) * 4 <= budget:  # fast path: cannot exceed the budget whatever the characters
-        return text
-    total = utf8_len(text)
-    return text if total <= budget else f"{cut(text, budget)}... [TRUNCATED: {total} bytes total]"
-
-
-def _sample(item: Any) -> Any:
-    if isinstance(item, str):
-        return _cut_string(item, SAMPLE_BYTES)
-    if isinstance(item, dict | list | tuple) and _bounded_size(item, SAMPLE_BYTES, 8) is None:
-        return f"<{kind(item)}>"
-    return item
-
-
-def summarize(value: dict[Any, Any] | list[Any] | tuple[Any, ...], budget: int) -> dict[str, Any]:
-    """The seed's `summarize_structure`: a dict's first keys with their kinds; a list's length and first items."""
-    if isinstance(value, dict):
-        shown = ", ".join(f"{cut(str(k), 40)}: {kind(v)}" for k, v in islice(value.items(), SUMMARY_KEYS))
-        more = ", …" if len(value) > SUMMARY_KEYS else ""
-        body: dict[str, Any] = {"__summary": f"dict with {len(value)} keys: {shown}{more}", "__type": "dict"}
-    else:
-        body = {"__summary": f"list with {len(value)} items", "__type": "list"}
-        body["__sample"] = [_sample(x) for x in value[:SAMPLE_ITEMS]]
-    if json_size(body) > budget:  # a tight share: the headline alone
-        body = {"__summary": kind(value), "__type": body["__type"]}
-    return body
-
-
-def _shrink(value: Any, budget: int) -> Any:
+def _shrunk(value: Any, depth: int, fit: _Fit) -> Any:
     if isinstance(value, str):
-        return _cut_string(value, budget)
-    if isinstance(value, dict | list | tuple) and value and _bounded_size(value, budget, KEEP_DEPTH) is None:
-        return summarize(value, budget)
-    # Small nested values stay whole: templates of later steps can still read them.
-    return value
+        out = cut_string(value, fit.cap)
+        fit.spend(len(leaf(out)))
+        return out
+    if not isinstance(value, dict | list | tuple) or not value:
+        fit.spend(len(leaf(value)))
+        return value
+    size = fit.whole(value, depth)
+    if size is not None and size <= fit.cap:
+        fit.spend(size)
+        return value
+    if depth >= KEEP_DEPTH:  # the state file nests this far below the snapshot: a summary, never deeper
+        summary = summarize(value, SAMPLE_BYTES)
+        fit.spend(json_size(summary))
+        return summary
+    return _children(value, depth, fit)
 
 
-def _fit(source: dict[Any, Any], budget: int, room: int, greedy: bool) -> tuple[dict[Any, Any], int, bool]:
-    """(entries shrunk to `budget`, dropped count, overflowed) within `room` bytes; greedy: skip what does not fit."""
-    kept: dict[Any, Any] = {}
-    used = dropped = 0
-    for index, (key, value) in enumerate(source.items()):
-        if key in _META:
-            continue
-        if greedy and room - used < 8:  # nothing fits any more (`"":0,` is 5 bytes): count the rest unseen
-            dropped += len(source) - index
+def _children(value: dict[Any, Any] | list[Any] | tuple[Any, ...], depth: int, fit: _Fit) -> Any:
+    fit.spend(2)  # the brackets; each child below pays for its comma
+    if isinstance(value, dict):
+        kept: dict[str, Any] = {}
+        for index, (key, item) in enumerate(value.items()):
+            if index >= fit.keep:
+                fit.spend(len('"__dropped_keys":') + len(str(len(value) - index)) + 1)
+                kept["__dropped_keys"] = len(value) - index
+                break
+            name = key if isinstance(key, str) else str(key)
+            fit.spend(len(leaf(name)) + 2)
+            kept[name] = _shrunk(item, depth + 1, fit)
+        return kept
+    items: list[Any] = []
+    for index, item in enumerate(value):
+        if index >= fit.keep:
+            note = f"… {len(value) - index} more items"
+            fit.spend(len(leaf(note)) + 1)
+            items.append(note)
             break
-        small = _shrink(value, budget)
-        size = len(_leaf(key if isinstance(key, str) else str(key))) + len(json_bytes(small)) + 2  # `:` and `,`
-        if used + size <= room:
-            kept[key] = small
-            used += size
-        elif not greedy:
-            return kept, dropped, True
-        else:
-            dropped += 1
-    return kept, dropped, False
+        fit.spend(1)
+        items.append(_shrunk(item, depth + 1, fit))
+    return items
+
+
+def _largest(low: int, high: int, fits: Any) -> int:
+    """The largest n in [low, high) with fits(n), given fits(low) and not fits(high)."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
+def _fitted(source: dict[Any, Any], room: int, max_string_bytes: int) -> dict[str, Any] | None:
+    """`source` shrunk into `room` bytes: the largest cap that fits, shortening lists and objects only if needed."""
+    top = max(1, max_string_bytes)
+    floor = max(16, min(FLOOR, top, room // 8))
+    sizes: dict[tuple[int, int], int | None] = {}
+
+    def attempt(cap: int, keep: int) -> dict[str, Any] | None:
+        try:
+            shrunk: dict[str, Any] = _children(source, 0, _Fit(cap, keep, room, top, sizes))
+        except _Over:
+            return None
+        return shrunk
+
+    keep = _ALL
+    shrunk = attempt(top, keep)
+    if shrunk is not None:
+        return shrunk
+    if attempt(floor, keep) is None:  # small values alone overflow: first children only
+        if attempt(floor, 0) is None:
+            return None
+        more = 1
+        while attempt(floor, more) is not None:
+            more *= 2
+        keep = _largest(more // 2, more, lambda k: attempt(floor, k) is not None)
+        shrunk = attempt(top, keep)
+        if shrunk is not None:
+            return shrunk
+    return attempt(_largest(floor, top, lambda c: attempt(c, keep) is not None), keep)
 
 
 def _truncate(snapshot: Any, size: int, max_bytes: int, max_string_bytes: int, reason: str) -> dict[Any, Any]:
     source = snapshot if isinstance(snapshot, dict) else {"value": snapshot}
+    source = {k: v for k, v in source.items() if k not in _META}
     warning = (
-        f"result_snapshot was {size} bytes (limit {max_bytes}){reason}: strings over "
-        f"{max_string_bytes} bytes were cut and large nested structures summarized. Send summaries, counts and "
-        "file:line references instead of full contents; save large data to a file and return its path."
+        f"result_snapshot was {size} bytes (limit {max_bytes}){reason}: every key was kept and the largest values "
+        f"cut first (strings end in '[TRUNCATED: N bytes total]', lists and objects that did not fit keep their first "
+        "items). Send summaries, counts and file:line references instead of full contents; save large data to a "
+        "file and return its path."
     )
     meta: dict[str, Any] = {"__truncated": True, "__original_size_bytes": size, "__truncation_warning": warning}
     room = max_bytes - len(to_json(meta)) - 2 - _DROPPED_RESERVE
-    # The seed's rule first (strings cut at max_string_bytes); if that overflows, every key gets an equal
-    # share of the limit, and only then are keys dropped, so as many top-level keys as possible survive.
-    kept, dropped, overflowed = _fit(source, max_string_bytes, room, greedy=False)
-    if overflowed:
-        share = max(MIN_SHARE, min(max_string_bytes, room // max(1, len(source)) - 64))
-        kept, dropped, _ = _fit(source, share, room, greedy=True)
-    body = {**kept, **meta, **({"__dropped_keys": dropped} if dropped else {})}
-    if json_size(body) > max_bytes:  # only when max_bytes cannot even hold the markers: best effort
-        body = {**meta, "__truncation_warning": "truncated; resend a compact summary", "__dropped_keys": len(source)}
-    return body
+    kept = _fitted(source, room, max_string_bytes) if room > 2 else None
+    if kept is None:  # only when max_bytes cannot even hold the markers: best effort
+        return {**meta, "__truncation_warning": "truncated; resend a compact summary", "__dropped_keys": len(source)}
+    dropped = kept.pop("__dropped_keys", None)
+    return {**kept, **meta, **({"__dropped_keys": dropped} if dropped else {})}
 
 
 def guard(

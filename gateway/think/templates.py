@@ -185,6 +185,18 @@ class Templates:
         tree = self._guard(lambda: self._parse_expression(bare), expression, where=where)
         return {name.name for name in tree.find_all(nodes.Name)}
 
+    def tree(self, template: str) -> nodes.Template:
+        """The parsed template (it parsed when the graph was built)."""
+        return self._guard(lambda: self._env.parse(template), template)
+
+    def undeclared(self, tree: nodes.Template) -> set[str]:
+        """Root names the template reads but does not set itself."""
+        return set(meta.find_undeclared_variables(tree))
+
+    def expression_tree(self, expression: str) -> nodes.Expr:
+        """The parsed expression of a `when`/`foreach` (bare or in one `{{ … }}`)."""
+        return self._guard(lambda: self._parse_expression(self.bare(expression)), expression)
+
     def _parse_expression(self, source: str) -> nodes.Expr:
         parser = Parser(self._env, source, state="variable")
         tree = parser.parse_expression()

@@ -31,6 +31,9 @@ class Next(Arguments):
     step_id: StepId
     result_snapshot: Annotated[dict[str, Any] | None, Field(description="Compact result of the step's call.")] = None
     force: Annotated[bool, Field(description="Replace the result of a step that is already done.")] = False
+    state_hash: Annotated[
+        str | None, Field(max_length=80, description="The instruction's state_hash: refused when the run moved on.")
+    ] = None
 
 
 class Explain(Arguments):

@@ -32,15 +32,31 @@ class Schemas:
         for directory in self.dirs:
             path = directory / f"{name}.json"
             if path.is_file() and path.resolve().parent == directory.resolve():
-                schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+                try:
+                    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+                except ValueError as exc:  # a broken file is the workflow author's to fix, never an internal error
+                    raise ThinkError("VALIDATION_FAILED", f"{path}: not valid JSON: {exc}", "Fix the file.") from None
                 return schema
         raise ThinkError(
             "VALIDATION_FAILED", f"no success schema {name!r}", f"Known schemas: {', '.join(self.names()) or 'none'}."
         )
 
-    def errors(self, schema: str | dict[str, Any], value: Any) -> list[dict[str, str]]:
+    def checked(self, schema: str | dict[str, Any]) -> dict[str, Any]:
+        """The schema (named or inline), itself checked. Raises: ThinkError VALIDATION_FAILED (missing or invalid)."""
         body = self.get(schema) if isinstance(schema, str) else schema
-        validator = jsonschema.Draft202012Validator(body)
+        try:
+            jsonschema.Draft202012Validator.check_schema(body)
+        except jsonschema.SchemaError as exc:
+            name = repr(schema) if isinstance(schema, str) else "the inline schema"
+            raise ThinkError(
+                "VALIDATION_FAILED",
+                f"{name} is not a valid JSON Schema: {exc.message}",
+                "Fix the schema (JSON Schema draft 2020-12).",
+            ) from None
+        return body
+
+    def errors(self, schema: str | dict[str, Any], value: Any) -> list[dict[str, str]]:
+        validator = jsonschema.Draft202012Validator(self.checked(schema))
         found = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         return [{"path": _path(e), "message": e.message} for e in found[:20]]
 

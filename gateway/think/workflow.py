@@ -2,7 +2,7 @@
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 
@@ -31,6 +31,23 @@ _LIMITS: dict[str, Any] = {
         "max_context_tasks": {"type": "integer", "minimum": 0},
         "pruning": {"enum": ["most_recent", "highest_relevance", "lru", "direct_dependencies"]},
     },
+}
+_NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_CONTEXT: dict[str, Any] = {  # seed 001's task-level context control, or a list of captures always included
+    "oneOf": [
+        _NAMES,
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "include_tasks": _NAMES,
+                "exclude_tasks": _NAMES,
+                "mode": {"enum": ["automatic", "manual", "none"]},
+                "min_relevance": {"type": "number", "minimum": 0, "maximum": 1},
+                "max_bytes": {"type": "integer", "minimum": 0},
+            },
+        },
+    ]
 }
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -79,13 +96,44 @@ SCHEMA: dict[str, Any] = {
                     "when": {"type": "string"},
                     "foreach": {"type": "string"},
                     "limits": _LIMITS,
-                    "context": {"type": "array", "items": {"type": "string"}},
+                    "context": _CONTEXT,
+                    "inject_context": {"type": "boolean"},
                 },
             },
         },
     },
 }
 _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Seed 001's task-level context control. `include` (captures or the steps producing them) come first;
+    mode automatic adds the relevant others (dependency-based), manual only `include`, none nothing (also
+    `inject_context: false`). `exclude` never; `min_relevance` drops weaker automatic ones; `max_bytes` is this
+    step's budget instead of `limits.max_context_bytes`. A list (`context: [a, b]`) is `include` in automatic mode."""
+
+    mode: Literal["automatic", "manual", "none"] = "automatic"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    min_relevance: float = 0.0
+    max_bytes: int | None = None
+
+    @classmethod
+    def of(cls, step: dict[str, Any]) -> "Context":
+        given = step.get("context", [])
+        if isinstance(given, list):
+            given = {"include_tasks": given, "mode": "automatic"} if given else {}
+        include = tuple(given.get("include_tasks", ()))
+        # "include only these" (seed 001): naming tasks without a mode means manual
+        mode = given.get("mode", "manual" if include else "automatic")
+        return cls(
+            mode="none" if step.get("inject_context") is False else mode,
+            include=include,
+            exclude=tuple(given.get("exclude_tasks", ())),
+            min_relevance=float(given.get("min_relevance", 0.0)),
+            max_bytes=given.get("max_bytes"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +149,8 @@ class Step:
     when: str | None = None
     foreach: str | None = None
     limits: dict[str, Any] = field(default_factory=dict[str, Any])
-    context: tuple[str, ...] = ()
-    """Captures to always include in this step's instruction context."""
+    context: Context = field(default_factory=Context)
+    """Which earlier captures this step's instruction carries."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +258,7 @@ def parse(data: Any, source: str) -> Workflow:
             when=s.get("when"),
             foreach=s.get("foreach"),
             limits=dict(s.get("limits", {})),
-            context=tuple(s.get("context", ())),
+            context=Context.of(s),
         )
         for s in data["steps"]
     )

@@ -38,13 +38,14 @@ async def think_client(tmp_path: Path, *, max_inline_bytes: int = 1_000_000, **t
 
 
 @asynccontextmanager
-async def gateway_on(tmp_path: Path, workflows: dict[str, str]) -> AsyncIterator[Client]:
-    """An in-process gateway with the kitchen server as `k`, serving `workflows` (name -> YAML) only."""
+async def gateway_on(tmp_path: Path, workflows: dict[str, str], **think: Any) -> AsyncIterator[Client]:
+    """An in-process gateway with the kitchen server as `k`, serving `workflows` (name -> YAML) only; `think`:
+    more keys of the think section."""
     folder = tmp_path / "workflows"
     folder.mkdir(exist_ok=True)
     for name, text in workflows.items():
         (folder / f"{name}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
-    think = {"workflows_dirs": [str(folder)], "state_dir": str(tmp_path / "state")}
+    think = {"workflows_dirs": [str(folder)], "state_dir": str(tmp_path / "state"), **think}
     config = write_config(tmp_path, {"k": kitchen("k")}, think=think, limits={"max_inline_bytes": 1_000_000})
     gateway = Gateway(load_config(config))
     with anyio.fail_after(60):
@@ -77,3 +78,12 @@ async def run_naively(client: Client, workflow: str, params: dict[str, Any]) -> 
         ref = {"workflow": workflow, "run_id": ins["run_id"], "step_id": ins["step_id"]}
         ins = body_of(await client.call_tool("think.next", ref))
     return ins, taken
+
+
+async def past_driver(client: Client, ins: dict[str, Any]) -> dict[str, Any]:
+    """The first instruction after the injected driver steps (made through the gateway, recorded by it)."""
+    while not ins["done"] and ins["step_id"].startswith("__driver_"):
+        await client.call_tool(ins["call"], ins["input"])
+        ref = {"workflow": ins["workflow"], "run_id": ins["run_id"], "step_id": ins["step_id"]}
+        ins = body_of(await client.call_tool("think.next", ref))
+    return ins

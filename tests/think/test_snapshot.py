@@ -10,7 +10,8 @@ from pydantic_core import to_json
 
 from gateway.results import cut
 from gateway.think.errors import ThinkError
-from gateway.think.snapshot import guard, json_bytes, json_size
+from gateway.think.measure import json_bytes, json_size
+from gateway.think.snapshot import guard
 
 META = {"__truncated", "__original_size_bytes", "__truncation_warning", "__dropped_keys"}
 
@@ -56,27 +57,43 @@ def test_under_the_limit_is_returned_unchanged() -> None:
     assert size(exact) == 1_000 and guard(exact, step_id="s", max_bytes=1_000)[0] is exact
 
 
-def test_truncate_keeps_top_level_keys_cuts_strings_and_summarizes_nested() -> None:
+def test_truncate_keeps_every_key_and_small_value_and_cuts_the_largest_first() -> None:
     snap: dict[str, Any] = {
         "diagram": "d" * 80_000,
-        "graph": {f"k{i}": "v" * 100 for i in range(500)},
-        "rows": [{"id": i, "text": "t" * 50} for i in range(1_000)],
+        "graph": {f"k{i}": "v" * 100 for i in range(50)},
+        "rows": [{"id": i, "text": "t" * 50} for i in range(100)],
         "small": {"ok": True},
         "count": 7,
     }
     out, info = guard(snap, step_id="s")
     assert [k for k in out if k not in META] == list(snap)
-    assert out["diagram"] == "d" * 5_000 + "... [TRUNCATED: 80000 bytes total]"
-    assert out["graph"]["__type"] == "dict"
-    assert out["graph"]["__summary"].startswith("dict with 500 keys: k0: str(100), k1: str(100)")
-    assert out["rows"]["__type"] == "list" and out["rows"]["__summary"] == "list with 1000 items"
-    assert out["rows"]["__sample"] == snap["rows"][:3]
-    assert out["small"] == {"ok": True} and out["count"] == 7  # small values stay whole
+    assert out["diagram"] == "d" * 5_000 + "... [TRUNCATED: 80000 bytes total]"  # the seed's max_string_bytes
+    assert out["graph"] == snap["graph"] and out["rows"] == snap["rows"]  # small values stay whole
+    assert out["small"] == {"ok": True} and out["count"] == 7
     assert out["__truncated"] is True and out["__original_size_bytes"] == size(snap)
     warning = out["__truncation_warning"]
     assert "50000" in warning and str(size(snap)) in warning and "file" in warning
     assert info == {"original_bytes": size(snap), "final_bytes": size(out), "truncated": True}
     assert size(out) <= 50_000
+
+
+def test_when_small_values_alone_overflow_lists_and_objects_keep_their_first_items() -> None:
+    snap: dict[str, Any] = {
+        "diagram": "d" * 80_000,
+        "graph": {f"k{i}": "v" * 100 for i in range(500)},
+        "rows": [{"id": i, "text": "t" * 50} for i in range(1_000)],
+        "small": {"ok": True},
+    }
+    out, info = guard(snap, step_id="s")
+    assert [k for k in out if k not in META] == list(snap) and out["small"] == {"ok": True}
+    kept = [k for k in out["graph"] if k != "__dropped_keys"]
+    assert kept == [f"k{i}" for i in range(len(kept))] and 100 < len(kept) < 500
+    assert out["graph"]["__dropped_keys"] == 500 - len(kept)
+    assert all(out["graph"][k] == "v" * 100 for k in kept)
+    rows, more = out["rows"][:-1], out["rows"][-1]
+    assert rows == snap["rows"][: len(rows)] and more == f"… {1_000 - len(rows)} more items"
+    assert out["diagram"].startswith("d" * 256) and out["diagram"].endswith("... [TRUNCATED: 80000 bytes total]")
+    assert info["final_bytes"] == size(out) <= 50_000
 
 
 def test_string_cut_is_utf8_safe() -> None:
@@ -92,12 +109,11 @@ def test_string_cut_is_utf8_safe() -> None:
     assert cut("€€€", 5) == "€" and cut("€€€", 5, from_end=True) == "€" and cut("abc", 0) == ""
 
 
-def test_list_samples_are_small() -> None:
+def test_a_list_in_a_small_budget_keeps_its_small_items_and_cuts_the_big_one() -> None:
     items = ["s" * 10_000, {"deep": {"er": list(range(1_000))}}, 42, "never"]
     out, _ = guard({"items": items}, step_id="s", max_bytes=5_000)
-    sample = out["items"]["__sample"]
-    assert sample[0].startswith("s" * 200 + "... [TRUNCATED: 10000")
-    assert sample[1] == "<dict(1)>" and sample[2] == 42 and len(sample) == 3
+    assert out["items"][0].startswith("s" * 200) and out["items"][0].endswith("... [TRUNCATED: 10000 bytes total]")
+    assert out["items"][1:] == items[1:] and size(out) <= 5_000
 
 
 @pytest.mark.parametrize("snap", [["x" * 100] * 1_000, "y" * 100_000])
@@ -106,8 +122,9 @@ def test_non_dict_snapshots_are_wrapped(snap: Any) -> None:
     assert info["truncated"] and set(out) == {"value"} | (META - {"__dropped_keys"})
     if isinstance(snap, str):
         assert out["value"].endswith("... [TRUNCATED: 100000 bytes total]")
-    else:
-        assert out["value"]["__type"] == "list" and out["value"]["__summary"] == "list with 1000 items"
+    else:  # uniform items: as many whole as fit, the rest counted
+        assert out["value"][:-1] == snap[: len(out["value"]) - 1] and len(out["value"]) > 400
+        assert out["value"][-1] == f"… {1_001 - len(out['value'])} more items"
 
 
 def test_many_medium_keys_are_all_kept_with_a_fair_share() -> None:
@@ -152,7 +169,11 @@ def test_deep_nesting_does_not_recurse() -> None:
     out, info = guard({"deep": deep, "ok": 1}, step_id="s")
     # Under the byte limit, but pydantic_core (and so the state file) cannot serialize it: truncated anyway.
     assert info == {"original_bytes": 20_018, "final_bytes": size(out), "truncated": True}
-    assert out["ok"] == 1 and out["deep"]["__type"] == "list" and "nested too deeply" in out["__truncation_warning"]
+    assert out["ok"] == 1 and "nested too deeply" in out["__truncation_warning"]
+    level, depth = out["deep"], 0
+    while isinstance(level, list):  # the structure is kept down to a depth the state file can hold, then summarized
+        level, depth = level[0], depth + 1
+    assert depth == 63 and level["__type"] == "list" and level["__summary"] == "list with 1 items"
     wide_and_deep = {"d": [nested_list(3_000) for _ in range(50)], "s": "x" * 60_000}
     out, info = guard(wide_and_deep, step_id="s")
     assert info["truncated"] and size(out) <= 50_000

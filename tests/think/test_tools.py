@@ -89,8 +89,9 @@ async def test_workflow_listing_modes_tags_filter_and_the_deprecated_flag(tmp_pa
     assert set(loop) == {"name", "description", "tags", "input_summary"}
     assert loop["input_summary"] == "files (array, required), loud (boolean, optional)"
     assert len(loop["description"]) <= 153
-    # workflows that do not load are reported apart, with the file and the problem
-    invalid = " ".join(json.dumps(e) for e in compact["invalid"])
+    # workflows that do not load are reported apart: their names here, the file and the problem in detailed mode
+    assert compact["invalid"]["names"] == BROKEN and compact["invalid"]["count"] == len(BROKEN)
+    invalid = " ".join(json.dumps(e) for e in detailed["invalid"]["details"])
     assert all(f"{name}.yaml" in invalid for name in BROKEN)
 
     assert standard["mode"] == "standard"

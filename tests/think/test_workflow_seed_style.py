@@ -73,8 +73,19 @@ async def test_a_seed_style_workflow_runs_to_done_for_a_client_that_never_sends_
 async def test_seed_limit_aliases_become_the_engines_own_keys(tmp_path: Path) -> None:
     async with gateway_on(tmp_path, {"seed_v1": SEED}) as client:
         parsed = body_of(await client.call_tool("think.validate", {"workflow": "seed_v1"}))
-        assert parsed == {"valid": True, "errors": []}
-        ins = body_of(await client.call_tool("think.plan", {"workflow": "seed_v1", "params": {"pr_ids": [1]}}))
+        assert parsed["valid"] is True and parsed["errors"] == []
+        # the seed's 1 MB / 2 MB ask more than the deployment's 50,000: that is used, and validate says so
+        lowered = [(w["path"], w["message"]) for w in parsed["warnings"]]
+        assert lowered == [
+            ("limits.max_snapshot_bytes", "max_snapshot_bytes 1048576 is above the deployment's 50000: 50000 is used"),
+            (
+                "steps[0].limits.max_snapshot_bytes",
+                "max_snapshot_bytes 2097152 is above the deployment's 50000: 50000 is used",
+            ),
+        ]
+        ins = body_of(
+            await client.call_tool("think.plan", {"workflow": "seed_v1", "params": {"pr_ids": [1], "shout": False}})
+        )
         assert ins["step_id"] == "__driver_bootstrap"
     workflow = parse(yaml.safe_load(SEED), "seed_v1.yaml")
     assert workflow.limits == {
@@ -99,8 +110,9 @@ steps:
 """
 
 
-async def test_bare_param_names_work_without_inputs_and_a_missing_one_is_named_when_rendered(tmp_path: Path) -> None:
-    """The engine seed's own example: `{{path}}` with no `inputs` block; its error is "missing variable: path"."""
+async def test_bare_param_names_work_without_inputs_and_a_missing_one_is_refused_at_plan(tmp_path: Path) -> None:
+    """The engine seed's own example: `{{path}}` with no `inputs` block. Planned without `path`, the run could
+    never pass `lint`: plan says so (UNRESOLVED_VAR naming it) instead of a TEMPLATE_RENDER_ERROR mid-run."""
     async with gateway_on(tmp_path, {"bare_v1": BARE}) as client:
         final, _ = await run_naively(client, "bare_v1", {"path": "app/"})
         state = body_of(await client.call_tool("think.state.get", {"workflow": "bare_v1", "run_id": final["run_id"]}))
@@ -109,15 +121,14 @@ async def test_bare_param_names_work_without_inputs_and_a_missing_one_is_named_w
         assert isinstance(schema, types.TextResourceContents)
         assert json.loads(schema.text)["additionalProperties"] is True
 
-        ins = body_of(await client.call_tool("think.plan", {"workflow": "bare_v1", "params": {}}))
-        ref = {"workflow": "bare_v1", "run_id": ins["run_id"]}
-        for _ in range(2):  # the driver's steps; rendering `lint` after the second one fails
-            await client.call_tool(ins["call"], ins["input"])
-            answer = await client.call_tool("think.next", {**ref, "step_id": ins["step_id"]})
-            ins = body_of(answer) if not answer.is_error else ins
-    body = failure(answer, "TEMPLATE_RENDER_ERROR")
-    assert "bare_v1.yaml: steps.lint.input_template.text" in body["details"]
-    assert "'path' is undefined" in body["details"]
+        answer = await client.call_tool("think.plan", {"workflow": "bare_v1", "params": {"paht": "app/"}})
+        runs = body_of(await client.call_tool("think.state.list", {"workflow": "bare_v1"}))["runs"]
+    body = failure(answer, "UNRESOLVED_VAR")
+    (problem,) = body["diagnostics"]
+    assert problem["path"] == "steps[0]" and problem["file"].endswith("bare_v1.yaml")
+    assert problem["message"] == "step 'lint' reads 'path', which neither the params of this run nor a capture gives"
+    assert "Pass 'path' in think.plan's params (given: paht)" in problem["guidance"]
+    assert [r["run_id"] for r in runs] == [final["run_id"]]  # nothing was planned
 
 
 BAD_SEED = """\

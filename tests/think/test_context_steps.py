@@ -1,0 +1,96 @@
+"""Seed 001's task-level context control: `context` as a mapping (include_tasks, exclude_tasks, mode,
+min_relevance, max_bytes) beside the list form, and `inject_context: false`, with the seed's own example."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gateway.think.workflow import Context, parse
+from tests.think.harness import body_of, failure, gateway_on, past_driver
+
+pytestmark = pytest.mark.anyio
+
+SEED = """\
+name: seed_context_v1
+version: "1.0.0"
+steps:
+  - {id: task1, call: local.fetch, input_template: {}, capture_as: data}
+  - {id: noisy_task, call: local.fetch, input_template: {}, capture_as: noise}
+  - id: task2
+    call: local.process
+    deps: [task1, noisy_task]
+    input_template: {}
+    capture_as: processed
+    context:
+      include_tasks: [task1]
+      exclude_tasks: [noisy_task]
+      mode: automatic
+      min_relevance: 0.5
+      max_bytes: 50000
+  - id: task3
+    call: local.report
+    deps: [task2]
+    input_template: {}
+    inject_context: false
+  - id: task4
+    call: local.report
+    deps: [task3]
+    input_template: {}
+    context: {include_tasks: [noisy_task]}
+  - id: task5
+    call: local.report
+    deps: [task4]
+    input_template: {}
+    context: {max_bytes: 0}
+"""
+
+
+async def contexts(client: Any) -> dict[str, list[str]]:
+    """Each step's instruction context (capture names, `~name` when only a stub fit), running the seed's flow."""
+    ins = await past_driver(client, body_of(await client.call_tool("think.plan", {"workflow": "seed_context_v1"})))
+    seen: dict[str, list[str]] = {}
+    while not ins["done"]:
+        seen[ins["step_id"]] = [("~" if e.get("omitted") else "") + e["capture"] for e in ins["context"]]
+        ref = {"workflow": "seed_context_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
+        ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"from": ins["step_id"]}}))
+    return seen
+
+
+async def test_the_seeds_task_level_context_control_decides_each_instructions_context(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"seed_context_v1": SEED}) as client:
+        report = body_of(await client.call_tool("think.validate", {"workflow": "seed_context_v1"}))
+        seen = await contexts(client)
+    assert report == {"valid": True, "errors": []}
+    assert seen == {
+        "task1": [],
+        "noisy_task": ["data"],  # automatic: the recent capture (0.3)
+        "task2": ["data"],  # include first; noise excluded although a direct dependency
+        "task3": [],  # inject_context: false
+        "task4": ["noise"],  # include_tasks without a mode: only these (manual)
+        "task5": [],  # a budget of 0 bytes holds nothing
+    }
+
+
+def test_the_list_form_and_the_mapping_form_parse_to_one_rule() -> None:
+    def context_of(step: dict[str, Any]) -> Context:
+        data = {"name": "c_v1", "version": "1", "steps": [{"id": "a", "call": "local.x", **step}]}
+        return parse(data, "c_v1.yaml").steps[0].context
+
+    assert context_of({}) == Context()
+    assert context_of({"context": ["a", "b"]}) == Context(mode="automatic", include=("a", "b"))
+    assert context_of({"context": {"mode": "none"}}) == Context(mode="none")
+    assert context_of({"inject_context": False, "context": ["a"]}).mode == "none"
+    parsed = yaml.safe_load(SEED)
+    assert parse(parsed, "s.yaml").steps[2].context == Context(
+        mode="automatic", include=("task1",), exclude=("noisy_task",), min_relevance=0.5, max_bytes=50_000
+    )
+
+
+async def test_an_unknown_context_key_is_named_with_the_keys_there_are(tmp_path: Path) -> None:
+    bad = SEED.replace("min_relevance: 0.5", "relevance: 0.5").replace("seed_context_v1", "bad_context_v1")
+    async with gateway_on(tmp_path, {"bad_context_v1": bad}) as client:
+        body = failure(await client.call_tool("think.plan", {"workflow": "bad_context_v1"}), "YAML_SCHEMA_VIOLATION")
+    (problem,) = body["diagnostics"]
+    assert problem["path"] == "steps[2].context"
