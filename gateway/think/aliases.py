@@ -2,7 +2,7 @@
 
 The context-management seed writes `max_stdout_bytes` and `cleanup_strategy: {type, keep_count}`. Here a
 step's result is one value (its "stdout") bounded by `max_snapshot_bytes`, and pruning is `pruning` plus
-`max_context_tasks`, so those keys are aliases. Keys for things this engine does not do (a separate stderr,
+`keep_count`, so those keys are aliases. Keys for things this engine does not do (a separate stderr,
 a spill folder of one's own) are refused with what to write instead, never silently ignored.
 """
 
@@ -50,7 +50,8 @@ def translate(limits: Any, file: str, path: str) -> tuple[Any, list[Diagnostic]]
 
 
 def _cleanup(out: dict[str, Any], strategy: Any, problem: Callable[[str, str, str], None]) -> None:
-    """`cleanup_strategy: lru` or `{type: lru, keep_count: 10}` -> `pruning: lru` (+ `max_context_tasks: 10`)."""
+    """`cleanup_strategy: lru` or `{type: lru, keep_count: 10}` -> `pruning: lru` (+ `keep_count: 10`: how many
+    captures no remaining step reads the run state keeps, seed 001's retention count)."""
     kind, keep = (strategy.get("type"), strategy.get("keep_count")) if isinstance(strategy, dict) else (strategy, None)
     extra = sorted(set(strategy) - {"type", "keep_count"}) if isinstance(strategy, dict) else []
     if kind not in _PRUNING or extra:
@@ -58,17 +59,16 @@ def _cleanup(out: dict[str, Any], strategy: Any, problem: Callable[[str, str, st
             "cleanup_strategy",
             f"cleanup_strategy {strategy!r} is not one of {list(_PRUNING)}"
             + (f" (unknown keys {extra})" if extra else ""),
-            "Write cleanup_strategy: {type: <one of those>, keep_count: N}, "
-            "or pruning: <type> with max_context_tasks: N.",
+            "Write cleanup_strategy: {type: <one of those>, keep_count: N}, or pruning: <type> with keep_count: N.",
         )
         return
-    for key, value in (("pruning", kind), ("max_context_tasks", keep)):
+    for key, value in (("pruning", kind), ("keep_count", keep)):
         if value is None:
             continue
         if key in out and out[key] != value:
             problem(
                 "cleanup_strategy",
                 f"cleanup_strategy sets {key} to {value!r} but {key} is {out[key]!r}",
-                "cleanup_strategy is an alias of pruning + max_context_tasks: keep one of them.",
+                "cleanup_strategy is an alias of pruning + keep_count: keep one of them.",
             )
         out[key] = value

@@ -27,10 +27,15 @@ class Limits:
     max_context_bytes: int = 102_400  # seed 001's 100 KB
     max_context_tasks: int = 10
     pruning: Pruning = "highest_relevance"
+    keep_count: int = 20
+    """Captures no remaining step reads that the run state keeps, best first by `pruning` (seed 001's retention
+    count, MostRecent(20) by default; direct_dependencies keeps none); the others are kept in the spill store."""
 
     def __post_init__(self) -> None:
         sizes = (self.max_snapshot_bytes, self.max_string_bytes, self.external_storage_threshold)
-        if min(sizes) < 1 or min(self.max_context_bytes, self.max_context_tasks) < 0:  # 0 is allowed: no context
+        if (
+            min(sizes) < 1 or min(self.max_context_bytes, self.max_context_tasks, self.keep_count) < 0
+        ):  # 0 is allowed: no context
             raise ValueError(f"limits out of range: {self}")
 
     @classmethod
@@ -122,10 +127,10 @@ def make_output(
     clock: int,
     data: bytes | None = None,
 ) -> TaskOutput:
-    """The whole value when its compact JSON fits `max_snapshot_bytes`; else its preview per the strategy (a
-    string value is previewed as its text, anything else as its JSON). A truncated value, and any value of
-    `external_storage_threshold` bytes or more, is also spilled whole to the run's `spills` (the store, at the
-    state's next save): templates of later steps must see the real value, never a preview, on any replica.
+    """The whole value when its compact JSON fits `max_snapshot_bytes` and is under `external_storage_threshold`;
+    else it is spilled whole to the run's `spills` (the store, at the state's next save) and the output holds its
+    preview per the strategy (a string value is previewed as its text, anything else as its JSON): templates of
+    later steps see the real value, never a preview, on any replica.
     `data`: the value's compact JSON when the caller has it."""
     data = json_bytes(value) if data is None else data
     size = len(data)
@@ -135,14 +140,16 @@ def make_output(
     text = value if isinstance(value, str) else None
     # A string whose text fits is kept even when JSON escaping pushes it over: a preview would hide nothing.
     fits = size <= limit or (text is not None and strategy != "summary" and utf8_len(text) <= limit)
-    if not fits or size >= limits.external_storage_threshold:
-        out.file_path = spills.keep(step_id, data, value)
-    if fits:
+    spill = not fits or size >= limits.external_storage_threshold
+    if not spill:
         return out
+    # Spilled: the state holds a preview, never the whole value a second time (it is rewritten every step).
+    out.file_path = spills.keep(step_id, data, value)
+    budget = min(limit, limits.external_storage_threshold)
     if strategy == "summary":
-        out.content = _outline(value, size, limit, out.file_path)
+        out.content = _outline(value, size, budget, out.file_path)
     else:
-        out.content = preview(data.decode() if text is None else text, limit, strategy)
+        out.content = preview(data.decode() if text is None else text, budget, strategy)
     out.truncated, out.strategy = True, strategy
     return out
 
@@ -176,7 +183,7 @@ def relevance(
     return scores
 
 
-def _order(outs: Mapping[str, TaskOutput], scores: Mapping[str, float], pruning: str, names: list[str]) -> list[str]:
+def ranked(outs: Mapping[str, TaskOutput], scores: Mapping[str, float], pruning: str, names: list[str]) -> list[str]:
     # Every key ends with the capture name, so equal inputs always give the same order.
     if pruning == "highest_relevance":
         return sorted(names, key=lambda c: (-scores.get(c, 0.0), -outs[c].completed_at, c))
@@ -204,7 +211,7 @@ def select(
     rest = [c for c in outputs if c not in pinned and scores.get(c, 0.0) > 0 and scores.get(c, 0.0) >= floor]
     chosen: list[dict[str, Any]] = []
     used = 1  # `[` and `]`, with one comma counted per entry below, so the list's JSON is exactly `used` bytes
-    for capture in pinned + _order(outputs, scores, limits.pruning, rest):
+    for capture in pinned + ranked(outputs, scores, limits.pruning, rest):
         if len(chosen) >= limits.max_context_tasks:
             break
         out = outputs[capture]

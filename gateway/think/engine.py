@@ -20,6 +20,7 @@ from gateway.think.observed import bounded, captured, unwrapped, whole
 from gateway.think.params import check_params
 from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
+from gateway.think.retention import retain
 from gateway.think.runs import Runs, no_spill, spilled
 from gateway.think.state import Observation, RunState, StateStore
 from gateway.think.templates import Templates
@@ -263,6 +264,7 @@ class Engine:
         state.checkpoints.append(runner.checkpoint(state, step_id))
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
+        retain(state, graph, self._limits(graph))
         answer = self._answer(state, graph)
         if observed is not None:
             answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}

@@ -60,6 +60,8 @@ class Graph:
     """Explicit deps plus implicit ones from template references to another step's `capture_as`."""
     producers: dict[str, str]
     """capture name -> the step that produces it."""
+    reads: dict[str, frozenset[str]]
+    """step id -> the captures its templates read; `""` -> those the workflow's `outputs` read."""
 
 
 def _refs(templates: Templates, step: Step, where: str) -> set[str]:
@@ -107,6 +109,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
     inputs = set(workflow.inputs)
     problems: list[Diagnostic] = []
     deps: dict[str, tuple[str, ...]] = {}
+    reads: dict[str, frozenset[str]] = {}
     for index, step in enumerate(workflow.steps):
         where = step_path(workflow, index, step)
         problem = partial(Diagnostic, file=workflow.source)
@@ -126,6 +129,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
         except ThinkError as exc:
             problems.append(problem(error=exc.error_code, path=where, message=str(exc.details), guidance=exc.guidance))
             refs = []
+        reads[step.id] = frozenset(r for r in refs if r in producers)
         for ref in refs:
             if ref in producers:
                 if producers[ref] != step.id:
@@ -182,7 +186,11 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
             )
     if problems:
         raise diagnosed(problems)
-    return Graph(workflow, steps, deps, producers)
+    try:
+        reads[""] = frozenset(templates.references(workflow.outputs) & set(producers))
+    except ThinkError:  # rendered when the run is done; its error is reported then
+        reads[""] = frozenset(producers)
+    return Graph(workflow, steps, deps, producers, reads)
 
 
 def step_path(workflow: Workflow, index: int, step: Step) -> str:

@@ -9,14 +9,14 @@ import yaml
 
 from gateway.hosted.contracts import Arguments, summary
 from gateway.hosted.prompts import PromptNotFound
-from gateway.think import checks, runner, tools
+from gateway.think import checks, retention, runner, tools
 from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
 from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
-from gateway.think.state import RunState, snapshot_of
+from gateway.think.state import Checkpoint, RunState, snapshot_of
 from gateway.think.views import graph_view, replay
 
 logger = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class Operations:
             await self.engine.runs.clear(owner, workflow, state.run_id)
             return {"ok": True, "cleared": state.run_id}
 
-        def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
+        def point(state: RunState) -> Checkpoint:
             found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
             if found is None:
                 names = ", ".join(c.name for c in state.checkpoints) or "none yet"
@@ -123,11 +123,22 @@ class Operations:
                     f"run {state.run_id} has no checkpoint {checkpoint!r}",
                     f"Checkpoints: {names}.",
                 )
+            return found
+
+        def wants(state: RunState, graph: Graph) -> list[str]:
+            """The spills to read: the run's, and those of the captures the checkpoint had that left the state."""
+            found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
+            return spilled(state) + (list(retention.missing(state, graph, found).values()) if found else [])
+
+        def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
+            found = point(state)
             runner.restore(state, found)
+            retention.restore_references(state, retention.missing(state, graph, found))
             state.log("reset", checkpoint)
             return self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
-        return {"ok": True, "instruction": await self.engine.runs.update(owner, workflow, state.run_id, roll_back)}
+        answer = await self.engine.runs.update(owner, workflow, state.run_id, roll_back, wants)
+        return {"ok": True, "instruction": answer}
 
     async def driver_prompt(self, owner: str, args: tools.DriverPrompt) -> dict[str, Any]:
         try:

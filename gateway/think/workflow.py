@@ -30,6 +30,7 @@ _LIMITS: dict[str, Any] = {
         "max_context_bytes": {"type": "integer", "minimum": 0},
         "max_context_tasks": {"type": "integer", "minimum": 0},
         "pruning": {"enum": ["most_recent", "highest_relevance", "lru", "direct_dependencies"]},
+        "keep_count": {"type": "integer", "minimum": 0},
     },
 }
 _NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}

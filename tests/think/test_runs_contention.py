@@ -27,6 +27,7 @@ name: fan
 version: "1"
 inputs:
   items: {type: array, required: true}
+limits: {keep_count: 100}  # every child's capture stays in the state, to be checked below
 steps:
   - id: each
     call: local.note

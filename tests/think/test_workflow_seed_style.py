@@ -94,6 +94,7 @@ async def test_seed_limit_aliases_become_the_engines_own_keys(tmp_path: Path) ->
         "max_context_bytes": 102400,
         "max_context_tasks": 10,
         "pruning": "lru",
+        "keep_count": 10,  # seed 001's retention count, apart from max_context_tasks
     }
     assert workflow.steps[0].limits == {"max_snapshot_bytes": 2097152, "pruning": "most_recent"}
     assert workflow.declares_inputs is False

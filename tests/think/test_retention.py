@@ -1,0 +1,96 @@
+"""Bounded run state: captures no remaining step reads leave the state file (kept in the spill store), a spilled
+value is not also kept whole, `keep_count` is seed 001's retention count, and the file stays flat over 200 steps."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gateway.think.workflow import parse
+from tests.think.harness import body_of, gateway_on, past_driver
+
+pytestmark = pytest.mark.anyio
+
+LONG = """\
+name: long_v1
+version: "1"
+limits: {keep_count: 5}
+steps:
+  - id: each
+    call: local.work
+    foreach: "{{ params.items }}"
+    input_template: {n: "{{ item }}"}
+    capture_as: chunk
+  - id: last
+    call: local.work
+    deps: [each]
+    input_template: {done: true}
+"""
+
+
+async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> None:
+    sizes: dict[int, int] = {}
+    async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
+        plan = {"workflow": "long_v1", "params": {"items": list(range(200))}}
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
+        state_file = tmp_path / "state" / "long_v1" / f"{ins['run_id']}.json"
+        done = 0
+        while not ins["done"]:
+            ref = {"workflow": "long_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
+            ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"log": "l" * 1_000}}))
+            done += 1
+            sizes[done] = state_file.stat().st_size
+        state = json.loads(state_file.read_text())
+    assert done == 201
+    # 150 more steps add only their status, result hash and time (~60 bytes each): no capture, checkpoint or
+    # history growth. Kept whole, the 150 captures alone would add 150 KB.
+    assert sizes[200] - sizes[50] < 150 * 80, (sizes[50], sizes[200])
+    assert len(state["captures"]) == 5  # keep_count: the 5 most recent (the default pruning ranks them)
+    assert len(state["checkpoints"]) == 20 and len(state["history"]) == 100
+    evicted = [h for h in state["history"] if h["event"] == "evict"]
+    assert evicted and evicted[-1]["detail"].endswith(": read by no remaining step")
+    spills = list((tmp_path / "state" / "long_v1" / f"{ins['run_id']}.files").glob("each_*.json.gz"))
+    assert len(spills) == 200 - 5  # every capture that left is kept by reference in the spill store
+
+
+CHAIN = """\
+name: chain_v1
+version: "1"
+limits: {cleanup_strategy: {type: most_recent, keep_count: 0}, external_storage_threshold: 1000}
+steps:
+  - {id: a, call: local.work, input_template: {}, capture_as: first}
+  - {id: b, call: local.work, input_template: {seen: "{{ first.log | length }}"}, capture_as: second}
+  - {id: c, call: local.work, input_template: {}, capture_as: third}
+"""
+
+
+async def snapshot_step(client: Any, ins: dict[str, Any], snap: Any) -> dict[str, Any]:
+    ref = {"workflow": ins["workflow"], "run_id": ins["run_id"], "step_id": ins["step_id"]}
+    return body_of(await client.call_tool("think.next", {**ref, "result_snapshot": snap}))
+
+
+async def test_a_capture_leaves_once_nothing_reads_it_and_a_rollback_brings_it_back(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"chain_v1": CHAIN}) as client:
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", {"workflow": "chain_v1"})))
+        ins = await snapshot_step(client, ins, {"log": "x" * 5_000})  # a: over the spill threshold
+        ref = {"workflow": "chain_v1", "run_id": ins["run_id"]}
+        held = body_of(await client.call_tool("think.state.get", ref))["state"]["captures"]["first"]
+        assert ins["input"] == {"seen": 5_000}  # b renders from the whole value
+        ins = await snapshot_step(client, ins, {"ok": 1})  # b done: nothing left reads `first`
+        after_b = body_of(await client.call_tool("think.state.get", ref))["state"]["captures"]
+        back = body_of(await client.call_tool("think.reset", {**ref, "checkpoint": "a"}))["instruction"]
+        restored = body_of(await client.call_tool("think.state.get", ref))["state"]["captures"]
+    # a spilled value is a preview in the state, not also the whole value
+    assert held["truncated"] is True and held["file_path"] and len(json.dumps(held["content"])) < 1_100
+    assert after_b == {}  # keep_count 0: `first` has no reader left, nor has `second` (c reads nothing)
+    assert back["step_id"] == "b" and back["input"] == {"seen": 5_000}  # rendered from the spill store
+    assert restored["first"]["file_path"] == held["file_path"]
+
+
+def test_keep_count_is_the_retention_count_not_the_context_count() -> None:
+    seed = {"name": "s_v1", "version": "1", "limits": {"cleanup_strategy": {"type": "lru", "keep_count": 10}}}
+    workflow = parse({**seed, "steps": [{"id": "a", "call": "local.x"}]}, "s_v1.yaml")
+    assert workflow.limits == {"pruning": "lru", "keep_count": 10}
+    assert yaml.safe_load(LONG)["limits"] == {"keep_count": 5}
