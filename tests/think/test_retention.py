@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gateway.think.workflow import parse
-from tests.think.harness import body_of, gateway_on, past_driver
+from tests.think.harness import body_of, gateway_on, past_driver, runs_folder
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> 
     async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
         plan = {"workflow": "long_v1", "params": {"items": list(range(200))}}
         ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
-        state_file = tmp_path / "state" / "long_v1" / f"{ins['run_id']}.json"
+        state_file = runs_folder(tmp_path / "state", "long_v1") / f"{ins['run_id']}.json"
         done = 0
         while not ins["done"]:
             ref = {"workflow": "long_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
@@ -51,7 +51,7 @@ async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> 
     assert len(state["checkpoints"]) == 20 and len(state["history"]) == 100
     evicted = [h for h in state["history"] if h["event"] == "evict"]
     assert evicted and evicted[-1]["detail"].endswith(": read by no remaining step")
-    spills = list((tmp_path / "state" / "long_v1" / f"{ins['run_id']}.files").glob("each_*.json.gz"))
+    spills = list((runs_folder(tmp_path / "state", "long_v1") / f"{ins['run_id']}.files").glob("each_*.json.gz"))
     assert len(spills) == 200 - 5  # every capture that left is kept by reference in the spill store
 
 
