@@ -147,6 +147,23 @@ def schema_problems(workflow: Workflow, schemas: Schemas) -> list[Diagnostic]:
     return problems
 
 
+def context_problems(workflow: Workflow) -> list[Diagnostic]:
+    """`context` include/exclude names that are neither a step nor a capture of the workflow (UNRESOLVED_VAR)."""
+    names = {s.id for s in workflow.steps} | {s.capture_as for s in workflow.steps if s.capture_as}
+    return [
+        Diagnostic(
+            "UNRESOLVED_VAR",
+            workflow.source,
+            f"{_path(workflow, index, step)}.context",
+            f"step {step.id!r}: context names {name!r}, which is neither a step nor a capture_as",
+            f"Name steps or captures of {workflow.name}: {', '.join(sorted(n for n in names if n[:2] != '__'))}.",
+        )
+        for index, step in enumerate(workflow.steps)
+        for name in dict.fromkeys([*step.context.include, *step.context.exclude])
+        if name not in names
+    ]
+
+
 def over_ceiling(workflow: Workflow, ceiling: int) -> list[dict[str, str]]:
     """Warnings for `limits.max_snapshot_bytes` above the deployment's (workflow and step level): it is lowered."""
     found = [("limits", workflow.limits)] + [

@@ -104,9 +104,8 @@ class Engine:
         graph = await self.graph(workflow, driver_version)
         values = check_params(graph.workflow, params or {})
         # A step no run could pass (a variable nothing gives, a schema that is not there) fails now, all at once.
-        problems = checks.unresolved(graph, self.templates, values) + checks.schema_problems(
-            graph.workflow, self.schemas
-        )
+        problems = checks.unresolved(graph, self.templates, values)
+        problems += checks.schema_problems(graph.workflow, self.schemas) + checks.context_problems(graph.workflow)
         if problems:
             raise diagnosed(problems)
         run_id = check_name("run", run_id) if run_id else secrets.token_hex(6)

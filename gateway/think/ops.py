@@ -200,6 +200,7 @@ class Operations:
         except ThinkError:
             return {"valid": False, "errors": errors}
         more = checks.schema_problems(workflow, engine.schemas) + checks.undeclared_params(workflow, engine.templates)
+        more += checks.context_problems(workflow)
         body: dict[str, Any] = {"valid": not errors and not more, "errors": errors + [asdict(d) for d in more]}
         warnings = checks.over_ceiling(workflow, engine.limits.max_snapshot_bytes)
         if warnings:

@@ -88,9 +88,15 @@ def test_the_list_form_and_the_mapping_form_parse_to_one_rule() -> None:
     )
 
 
-async def test_an_unknown_context_key_is_named_with_the_keys_there_are(tmp_path: Path) -> None:
+async def test_an_unknown_context_key_or_name_is_refused_at_plan(tmp_path: Path) -> None:
     bad = SEED.replace("min_relevance: 0.5", "relevance: 0.5").replace("seed_context_v1", "bad_context_v1")
-    async with gateway_on(tmp_path, {"bad_context_v1": bad}) as client:
+    typo = SEED.replace("exclude_tasks: [noisy_task]", "exclude_tasks: [noisy]").replace("seed_context_v1", "typo_v1")
+    async with gateway_on(tmp_path, {"bad_context_v1": bad, "typo_v1": typo}) as client:
         body = failure(await client.call_tool("think.plan", {"workflow": "bad_context_v1"}), "YAML_SCHEMA_VIOLATION")
+        named = failure(await client.call_tool("think.plan", {"workflow": "typo_v1"}), "UNRESOLVED_VAR")
+        report = body_of(await client.call_tool("think.validate", {"workflow": "typo_v1"}))
     (problem,) = body["diagnostics"]
     assert problem["path"] == "steps[2].context"
+    (problem,) = named["diagnostics"]
+    assert problem["path"] == "steps[2].context" and "context names 'noisy'" in problem["message"]
+    assert report["valid"] is False and report["errors"] == named["diagnostics"]
