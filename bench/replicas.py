@@ -159,7 +159,7 @@ async def part_think(folder: Path, redis_url: str, runs: int) -> None:
     sides = {}
     for backend in ("local", "redis"):
         stores = open_stores(store_config(backend, redis_url, "bench:", folder / backend))
-        sides[backend] = (StateStore(folder / backend / "state", stores.runs), stores)
+        sides[backend] = (StateStore(stores.runs, stores.spills), stores)
     times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in sides}
     for _ in range(3):  # interleaved
         for backend, (store, _) in sides.items():

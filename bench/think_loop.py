@@ -36,6 +36,7 @@ from pydantic_core import to_json
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.hosted.prompts import PromptLibrary
+from gateway.store.backends import local_runs
 from gateway.store.base import owned
 from gateway.think.engine import Engine
 from gateway.think.library import Library
@@ -299,7 +300,7 @@ async def main(runs: int, guard: int, seed: int) -> None:
 
         engine = Engine(
             Library([workflows]),
-            StateStore(tmp / "state"),
+            StateStore(*local_runs(tmp / "state")),
             PromptLibrary(),
             schemas=Schemas([]),
             known_tools=known_tools,

@@ -30,7 +30,7 @@ from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.registry import Entry, Registry
 from gateway.routing.rename import Names, reference
-from gateway.session import Identity, Session, SessionStore, os_user
+from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
 from gateway.store.cache import SharedCache
 from gateway.think import server as think_server
@@ -75,7 +75,8 @@ class Gateway:
         """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`)."""
         self.config = config
         self.cache = SharedCache()
-        self.stores = open_stores(config)
+        # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
+        self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
         self.sessions = SessionStore(shared=self.stores.sessions)
         self.outputs = self.stores.outputs
         self.prompts = PromptLibrary()
@@ -242,7 +243,7 @@ class Gateway:
         dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
         return Engine(
             Library(dirs),
-            StateStore(Path(think.state_dir), self.stores.runs, self.stores.spills),
+            StateStore(self.stores.runs, self.stores.spills),
             self.prompts,
             schemas=Schemas([d / "schemas" for d in dirs]),
             limits=Limits(

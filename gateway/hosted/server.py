@@ -22,7 +22,7 @@ from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.session import owner_in
 from gateway.store.base import Outputs, StoreUnavailable
-from gateway.store.local.outputs import MAX_PAGE_BYTES, OutputError, Page
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
 from gateway.types import RequestCtx
 
 StatusFn = Callable[[], dict[str, dict[str, Any]]]

@@ -13,7 +13,7 @@ from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, cut, text_view, utf8_len
 from gateway.store.base import Outputs, StoreUnavailable
-from gateway.store.local.outputs import MAX_PAGE_BYTES
+from gateway.store.outputs import MAX_PAGE_BYTES
 
 logger = logging.getLogger(__name__)
 repeats = telemetry.Repeating(logger)

@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.session import ANONYMOUS, os_user
 from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
@@ -31,14 +30,14 @@ class Stores:
             await self.redis.aclose()
 
 
-def open_stores(config: GatewayConfig) -> Stores:
-    """Build the backends; Redis connects lazily, so an unreachable one shows up as clear errors per call."""
+def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> Stores:
+    """Build the backends; Redis connects lazily, so an unreachable one shows up as clear errors per call.
+
+    `heirs`: the owners who adopt runs stored before runs had owners (the local user's: on the local backend)."""
     store, limits = config.store, config.limits
     if store.backend == "local":
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
-        # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
-        heirs = frozenset({os_user().owner, ANONYMOUS.owner})
         return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files))
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
@@ -54,3 +53,8 @@ def open_stores(config: GatewayConfig) -> Stores:
     runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
     sessions = RedisSessions(client, store.prefix, where)
     return Stores(where, runs, spills, outputs, RedisLoads(client, store.prefix), sessions, client)
+
+
+def local_runs(root: Path) -> tuple[RunRecords, Spills]:
+    """Think's run records and spills as files under `root` (the local backend's; tests and benches use it)."""
+    return LocalRuns(root), LocalSpills(root)

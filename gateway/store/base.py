@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gateway.errors import GatewayError
 
 if TYPE_CHECKING:
-    from gateway.store.local.outputs import Page, Spilled
+    from gateway.store.outputs import Page, Spilled
 
 
 OWNED = "~"
@@ -123,7 +123,7 @@ class SessionShare(Protocol):
 
 
 class Outputs(Protocol):
-    """Spilled results, paged by id (`gateway.store.local.outputs` defines ids, pages and errors); each is its
+    """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors); each is its
     `owner`'s: stored under `owned(owner, id)`, so the same id read by another owner is an unknown one."""
 
     ttl_s: float

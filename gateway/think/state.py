@@ -2,15 +2,12 @@
 
 import time
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from gateway.store.base import RunRecords, Spills, VersionConflict, owned
-from gateway.store.local.runs import LocalRuns
-from gateway.store.local.spills import LocalSpills
 from gateway.think.errors import ThinkError
 from gateway.think.spills import RunSpills
 from gateway.think.workflow import check_name
@@ -106,15 +103,15 @@ class RunState(_Model):
 class StateStore:
     """Run states by `(owner, workflow, run_id)`, one JSON document each, with a version counter against stale writers.
 
-    The records live in a backend (`gateway.store`): files under `root` by default (`<root>/<folder>/<run_id>.json`,
+    The records live in a backend (`gateway.store`, opened by the composition root): files (`<folder>/<run_id>.json`,
     written atomically in a worker thread), or Redis shared by replicas. Either way `save` is a compare-and-set
     atomic across processes: a stale writer gets STATE_CONFLICT. Spilled captures go to `spills`, the same way.
     Every key of a run is under its owner's folder (`folder`), so another identity's run is one that does not exist.
     """
 
-    def __init__(self, root: Path, records: RunRecords | None = None, spills: Spills | None = None) -> None:
-        self.records: RunRecords = records if records is not None else LocalRuns(root)
-        self.spills: Spills = spills if spills is not None else LocalSpills(root)
+    def __init__(self, records: RunRecords, spills: Spills) -> None:
+        self.records = records
+        self.spills = spills
 
     @staticmethod
     def folder(owner: str, workflow: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gateway.hosted.prompts import PromptLibrary
+from gateway.store.backends import local_runs
 from gateway.think import engine as engine_module
 from gateway.think.engine import Engine
 from gateway.think.library import Library
@@ -34,7 +35,7 @@ OWNER = "tester"
 
 class CountingStore(StateStore):
     def __init__(self, root: Path) -> None:
-        super().__init__(root)
+        super().__init__(*local_runs(root))
         self.loads = self.saves = 0
 
     async def load(self, owner: str, workflow: str, run_id: str) -> RunState:
@@ -80,7 +81,7 @@ async def test_calls_no_step_waits_for_touch_no_disk_and_a_match_records(tmp_pat
 
 
 async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_memory(tmp_path: Path) -> None:
-    await at_first(engine_on(tmp_path, StateStore(tmp_path / "state")), "r")
+    await at_first(engine_on(tmp_path, StateStore(*local_runs(tmp_path / "state"))), "r")
     store = CountingStore(tmp_path / "state")
     fresh = engine_on(tmp_path, store)  # another gateway process, or one restarted
     for _ in range(5):
@@ -90,9 +91,9 @@ async def test_a_run_the_engine_has_not_seen_is_read_once_then_answered_from_mem
 
 
 async def test_a_step_another_process_recorded_meanwhile_is_not_recorded_twice(tmp_path: Path) -> None:
-    first = engine_on(tmp_path, StateStore(tmp_path / "state"))
+    first = engine_on(tmp_path, StateStore(*local_runs(tmp_path / "state")))
     await at_first(first, "r")
-    second = engine_on(tmp_path, StateStore(tmp_path / "state"))
+    second = engine_on(tmp_path, StateStore(*local_runs(tmp_path / "state")))
     await second.next(OWNER, "echo", "r", "first", {"text": "reported"})  # first's index still shows `first` ready
     assert await first.observe(OWNER, "echo", "r", "k.echo", {"text": "one"}, {"text": "late"}) is None
     state = await first.store.load(OWNER, "echo", "r")
@@ -101,7 +102,7 @@ async def test_a_step_another_process_recorded_meanwhile_is_not_recorded_twice(t
 
 async def test_per_run_structures_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine_module, "GRAPHS", 3)
-    engine = engine_on(tmp_path, StateStore(tmp_path / "state"))
+    engine = engine_on(tmp_path, StateStore(*local_runs(tmp_path / "state")))
     engine.runs.ready = ReadyIndex(size=5)
     for n in range(12):
         await engine.plan(OWNER, "echo", {}, f"r{n}")

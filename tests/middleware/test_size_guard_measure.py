@@ -18,7 +18,8 @@ from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
 from gateway.results import text_view
-from gateway.store.local.outputs import LocalOutputs, OutputStore, Page, Spilled
+from gateway.store.local.outputs import LocalOutputs, OutputStore
+from gateway.store.outputs import Page, Spilled
 from tests import harness
 from tests.harness import hints_of, text_of
 from tests.think.harness import think_client

@@ -10,7 +10,7 @@ import pytest
 
 from gateway.store.backends import Stores, open_stores
 from gateway.store.base import Outputs
-from gateway.store.local.outputs import MAX_PAGE_BYTES, OutputError
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError
 from gateway.store.redis.outputs import CHUNK, RedisOutputs
 from tests.services import RedisServer, store_config
 

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 
 from gateway.store.backends import Stores, open_stores
 from gateway.store.base import owned
-from gateway.store.local.outputs import OutputError
+from gateway.store.outputs import OutputError
 from gateway.store.redis.outputs import CHUNK, RedisOutputs
 from tests import harness
 from tests.harness import hints_of, text_of, write_config

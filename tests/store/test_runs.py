@@ -56,7 +56,7 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
     """Four writers, each with its own backend object (own Redis connection, own file handles), increment one
     run through StateStore with retries on STATE_CONFLICT: every increment lands exactly once."""
     writers = [backend.open() for _ in range(4)]
-    stores = [StateStore(backend.folder / "state", w.runs) for w in writers]
+    stores = [StateStore(w.runs, w.spills) for w in writers]
     await stores[0].save(
         RunState(owner=OWNER, workflow="counter", run_id="shared", params={"count": 0}), expected_version=0
     )
@@ -89,7 +89,7 @@ async def test_concurrent_writers_with_their_own_connections_lose_no_update(back
 async def test_an_unreachable_redis_is_a_clear_store_unavailable_error(tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     stores = open_stores(store_config("redis", url, "x:", tmp_path))
-    store = StateStore(tmp_path, stores.runs)
+    store = StateStore(stores.runs, stores.spills)
     with anyio.fail_after(15):
         with pytest.raises(StoreUnavailable) as caught:
             await store.load(OWNER, "w", "r")
@@ -103,7 +103,7 @@ async def test_an_unreachable_redis_is_a_clear_store_unavailable_error(tmp_path:
 async def test_a_redis_restart_keeps_saved_runs_and_the_store_reconnects(tmp_path: Path) -> None:
     with redis_server(tmp_path / "redis") as server:
         stores = open_stores(store_config("redis", server.url, "p:", tmp_path))
-        store = StateStore(tmp_path, stores.runs)
+        store = StateStore(stores.runs, stores.spills)
         await store.save(RunState(owner=OWNER, workflow="w", run_id="r", params={"n": 1}), expected_version=0)
         server.stop()
         with anyio.fail_after(15), pytest.raises(StoreUnavailable, match="cannot reach it"):

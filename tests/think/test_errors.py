@@ -15,6 +15,7 @@ from anyio.abc import Process
 from mcp import Client
 
 from gateway.session import os_user
+from gateway.store.backends import local_runs
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.state import RunState, StateStore
 from gateway.think.workflow import NAME_PATTERN
@@ -254,7 +255,7 @@ async def test_unknown_prompt_and_runs_and_names_that_would_escape_the_state_dir
 
 
 async def test_a_stale_writer_gets_state_conflict(tmp_path: Path) -> None:
-    first, second = StateStore(tmp_path), StateStore(tmp_path)
+    first, second = StateStore(*local_runs(tmp_path)), StateStore(*local_runs(tmp_path))
     await first.save(RunState(owner=OWNER, workflow="sink_v1", run_id="r"), expected_version=0)
     mine, theirs = await first.load(OWNER, "sink_v1", "r"), await second.load(OWNER, "sink_v1", "r")
     await first.save(mine, expected_version=mine.version)  # version 2 on disk

@@ -12,6 +12,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.hosted.prompts import PromptLibrary
+from gateway.store.backends import local_runs
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.state import StateStore
@@ -45,11 +46,12 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library
+from gateway.store.backends import local_runs
 from gateway.think.state import StateStore
 from gateway.think.validator import Schemas
 
 root, workflows, parity, children = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-engine = Engine(Library([workflows]), StateStore(root), PromptLibrary(), schemas=Schemas([]))
+engine = Engine(Library([workflows]), StateStore(*local_runs(root)), PromptLibrary(), schemas=Schemas([]))
 OWNER = "tester"
 print("ready", flush=True)
 sys.stdin.readline()
@@ -69,7 +71,7 @@ anyio.run(main)
 
 
 def engine_on(workflows: Path, root: Path) -> Engine:
-    return Engine(Library([workflows]), StateStore(root), PromptLibrary(), schemas=Schemas([]))
+    return Engine(Library([workflows]), StateStore(*local_runs(root)), PromptLibrary(), schemas=Schemas([]))
 
 
 async def test_two_processes_recording_steps_of_one_run_never_see_a_conflict(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.hosted.prompts import PromptLibrary
+from gateway.store.backends import local_runs
 from gateway.think.engine import Engine, KnownTools
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library
@@ -42,6 +43,7 @@ WRITER = """
 import os, random, sys
 from pathlib import Path
 import anyio
+from gateway.store.backends import local_runs
 from gateway.think.state import RunState, StateStore, StepState
 
 root, seed, writes, runs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(",")
@@ -55,7 +57,7 @@ def fsync(fd):
 
 os.fsync = fsync
 rng = random.Random(seed)
-store = StateStore(root)
+store = StateStore(*local_runs(root))
 OWNER = "tester"
 
 
@@ -86,9 +88,10 @@ import sys
 from pathlib import Path
 import anyio
 from gateway.think.errors import ThinkError
+from gateway.store.backends import local_runs
 from gateway.think.state import StateStore
 
-store, count = StateStore(Path(sys.argv[1])), int(sys.argv[2])
+store, count = StateStore(*local_runs(Path(sys.argv[1]))), int(sys.argv[2])
 OWNER = "tester"
 print("ready", flush=True)
 sys.stdin.readline()
@@ -227,7 +230,7 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
             if paused:  # not renamed: the file is still the previous version, the new one is a stray temp file
                 assert in_flight in temps
     # Temp files of killed saves are removed by the run's next save (under the folder lock, so none is live).
-    store = StateStore(root)
+    store = StateStore(*local_runs(root))
     for run in RUNS:
         state = await store.load(OWNER, "crash", run)
         state.steps[f"s{state.version}"] = StepState(call="local.read")
@@ -236,7 +239,7 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
 
 
 async def test_the_next_save_of_a_run_removes_its_stale_temp_files_only(tmp_path: Path) -> None:
-    store = StateStore(tmp_path)
+    store = StateStore(*local_runs(tmp_path))
     await store.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
     folder = tmp_path / f"{OWNER}~w"
     stale = folder / ".r.abcd_123.tmp"
@@ -252,7 +255,7 @@ async def test_the_next_save_of_a_run_removes_its_stale_temp_files_only(tmp_path
 
 
 async def test_a_stale_writer_gets_state_conflict_and_the_first_update_is_kept(tmp_path: Path) -> None:
-    a, b = StateStore(tmp_path), StateStore(tmp_path)
+    a, b = StateStore(*local_runs(tmp_path)), StateStore(*local_runs(tmp_path))
     await a.save(RunState(owner=OWNER, workflow="w", run_id="r"), expected_version=0)
     mine, theirs = await a.load(OWNER, "w", "r"), await b.load(OWNER, "w", "r")
     mine.params["by"] = "a"
@@ -274,7 +277,7 @@ async def test_two_processes_updating_one_run_lose_no_update(tmp_path: Path) -> 
     script = tmp_path / "incrementer.py"
     script.write_text(INCREMENTER, encoding="utf-8")
     root = tmp_path / "state"
-    store = StateStore(root)
+    store = StateStore(*local_runs(root))
     await store.save(
         RunState(owner=OWNER, workflow="counter", run_id="shared", params={"count": 0}), expected_version=0
     )
@@ -303,7 +306,7 @@ class CountingStore(StateStore):
     """Counts the saves that were refused with STATE_CONFLICT."""
 
     def __init__(self, root: Path) -> None:
-        super().__init__(root)
+        super().__init__(*local_runs(root))
         self.conflicts = 0
 
     async def save(self, state: RunState, expected_version: int) -> RunState:
@@ -407,7 +410,7 @@ class AlwaysBehind(StateStore):
 async def test_next_re_applies_up_to_its_bound_then_reports_state_conflict_and_the_step_stays_pending(
     tmp_path: Path, workflows: Path
 ) -> None:
-    engine = engine_on(workflows, AlwaysBehind(tmp_path / "state"), None)
+    engine = engine_on(workflows, AlwaysBehind(*local_runs(tmp_path / "state")), None)
     assert (await engine.plan(OWNER, "pair", {}, "busy"))["step_id"] == "__driver_bootstrap"
     with pytest.raises(ThinkError) as caught:
         await engine.next(OWNER, "pair", "busy", "__driver_bootstrap", DRIVER)
@@ -445,7 +448,7 @@ async def test_bad_workflow_names_and_run_ids_are_refused_and_write_nothing(
     tmp_path: Path, workflows: Path, name: str
 ) -> None:
     root = tmp_path / "deep" / "state"
-    store = StateStore(root)
+    store = StateStore(*local_runs(root))
     engine = engine_on(workflows, store, None)
     before = files_under(tmp_path)
     good = RunState(owner=OWNER, workflow="pair", run_id="ok")

@@ -4,102 +4,33 @@ import gzip
 import json
 import logging
 import os
-import re
 import secrets
 import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from gateway.errors import GatewayError
 from gateway.results import utf8_len, utf8_slices
 from gateway.store.base import owned
+from gateway.store.outputs import (
+    ENCODER,
+    MAX_PAGE_BYTES,
+    OutputError,
+    Page,
+    Spilled,
+    check_id,
+    check_offset,
+    check_range,
+    cut_page,
+    missing,
+)
 
 logger = logging.getLogger(__name__)
-
-_ID = re.compile(r"[0-9a-f]{24}")
-_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
-MAX_PAGE_BYTES = 20_000
-
-
-def _continues(byte: int) -> bool:
-    """A UTF-8 continuation byte (10xxxxxx): not the start of a character."""
-    return (byte & 0xC0) == 0x80
-
-
-class OutputError(GatewayError):
-    """A read of a spilled output that cannot be served (unknown, expired, bad id or range)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Spilled:
-    id: str
-    text_bytes: int
-    """Size of the result's text view (what `read` pages through)."""
-    stored_bytes: int
-    """Size on disk, compressed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    id: str
-    offset: int
-    text: str
-    total_bytes: int
-
-    @property
-    def next_offset(self) -> int | None:
-        end = self.offset + len(self.text.encode())
-        return end if end < self.total_bytes else None
-
-
-def check_range(offset: int, length: int) -> None:
-    if offset < 0:
-        raise OutputError(f"offset must be 0 or more, got {offset}.")
-    if not 1 <= length <= MAX_PAGE_BYTES:
-        raise OutputError(f"length must be between 1 and {MAX_PAGE_BYTES:,} bytes, got {length}.")
-
-
-def check_offset(output_id: str, offset: int, total: int) -> None:
-    if offset >= total and not (offset == 0 and total == 0):
-        raise OutputError(f"offset {offset:,} is past the end of output {output_id!r} ({total:,} bytes).")
-
-
-def cut_page(output_id: str, offset: int, length: int, total: int, chunk: bytes) -> Page:
-    """The page at `offset` from `chunk` (the text's bytes from `offset`, `length + 6` of them or up to the end):
-    at most `length` bytes (one whole character if that is longer), cut on UTF-8 character boundaries."""
-    start = 0
-    while start < len(chunk) and start < 3 and _continues(chunk[start]):
-        start += 1  # the offset landed inside a character: skip its continuation bytes
-    end = min(start + length, len(chunk))
-    while start < end < len(chunk) and _continues(chunk[end]):
-        end -= 1  # the range ends inside a character: leave it for the next page
-    if end == start < len(chunk):
-        # `length` is shorter than the character here: serve that one character whole, or a
-        # paging client would get an empty page whose next offset is its own offset, forever.
-        end += 1
-        while end < len(chunk) and _continues(chunk[end]):
-            end += 1
-    text = chunk[start:end].decode("utf-8")
-    return Page(output_id, offset + start, text, total)
-
-
-def missing(output_id: str, note: str = "") -> OutputError:
-    return OutputError(
-        f"No stored output {output_id!r}. It may never have existed or was already cleaned up{note}; "
-        "call the original tool again."
-    )
-
-
-def check_id(output_id: str) -> None:
-    if not _ID.fullmatch(output_id):
-        raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
 
 
 def _open(path: Path) -> gzip.GzipFile:
@@ -130,7 +61,7 @@ class OutputStore:
         stored = self._write(f"{name}.txt.gz", utf8_slices(text))
         try:
             # ASCII JSON, written piece by piece: at most one escaped copy of the largest string at a time.
-            pieces = (p for chunk in _ENCODER.iterencode(result) for p in utf8_slices(chunk))
+            pieces = (p for chunk in ENCODER.iterencode(result) for p in utf8_slices(chunk))
             stored += self._write(f"{name}.json.gz", pieces)
         except OSError:
             (self.directory / f"{name}.txt.gz").unlink(missing_ok=True)

@@ -24,9 +24,9 @@ from redis import exceptions
 
 from gateway.results import utf8_len, utf8_slices
 from gateway.store.base import _OWNER, OWNED, owned
-from gateway.store.local.outputs import (
-    _ENCODER,
-    _ID,
+from gateway.store.outputs import (
+    ENCODER,
+    ID,
     MAX_PAGE_BYTES,
     OutputError,
     Page,
@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 256 * 1024
 """Text bytes per chunk: a page (≤ 20 KB) reads at most two chunks, whatever the output's size."""
 _FIELDS = ["text_bytes", "chunks", "stored"]
-_NAME = re.compile(f"{_OWNER.pattern}{OWNED}{_ID.pattern}")  # what a spill puts in the index: owned(owner, id)
+_NAME = re.compile(f"{_OWNER.pattern}{OWNED}{ID.pattern}")  # what a spill puts in the index: owned(owner, id)
 # An output's hash, JSON and chunks up to the first missing one, whatever its hash says (one Redis, as sessions').
 _DROP = """redis.call('DEL', KEYS[1], KEYS[1] .. ':j')
 local n = 0 while redis.call('DEL', KEYS[1] .. ':t:' .. n) == 1 do n = n + 1 end return n"""
@@ -100,7 +100,7 @@ def _compress(result: dict[str, Any], text: str) -> tuple[list[bytes], bytes]:
         chunks.append(gzip.compress(bytes(pending), compresslevel=1))
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=1) as gz:
-        for part in _ENCODER.iterencode(result):
+        for part in ENCODER.iterencode(result):
             gz.write(part.encode())
     return chunks, buffer.getvalue()
 

@@ -17,7 +17,8 @@ from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.session import os_user
 from gateway.store.base import owned
-from gateway.store.local.outputs import MAX_PAGE_BYTES, LocalOutputs, OutputError, OutputStore
+from gateway.store.local.outputs import LocalOutputs, OutputStore
+from gateway.store.outputs import MAX_PAGE_BYTES, OutputError
 from tests.harness import connected, text_of, write_config
 
 pytestmark = pytest.mark.anyio
