@@ -1,5 +1,6 @@
 """Durable run state: the run models, and `StateStore` (async, off the event loop) over a store backend."""
 
+import json
 import time
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
@@ -13,6 +14,10 @@ from gateway.think.spills import RunSpills
 from gateway.think.workflow import check_name
 
 StepStatus = Literal["pending", "done", "skipped", "expanded"]
+LATEST = "~latest"
+"""The record naming a folder's latest active run (no run id contains `~`: `check_name`)."""
+LATEST_FIELD = "latest_active"
+"""Its field: a key no run state has, so listing a folder's runs skips the pointer as unreadable."""
 
 
 class _Model(BaseModel):
@@ -112,6 +117,8 @@ class StateStore:
     def __init__(self, records: RunRecords, spills: Spills) -> None:
         self.records = records
         self.spills = spills
+        self._latest: dict[str, str] = {}
+        """The run each folder's pointer names, as this process last wrote or read it (bounded by the folders)."""
 
     @staticmethod
     def folder(owner: str, workflow: str) -> str:
@@ -179,7 +186,22 @@ class StateStore:
         except BaseException:
             state.version = expected_version
             raise
+        if state.status == "active" and self._latest.get(folder) != run_id:
+            await self._point(folder, run_id)
         return state
+
+    async def _point(self, folder: str, run_id: str) -> None:
+        """Name `run_id` as the folder's latest active run: written only when it changes, so a run advancing step
+        by step costs no extra write. A hint: a lost race leaves another fresh run named, and a run that ended or
+        went makes the reader scan."""
+        data = await self.records.get(folder, LATEST)
+        version = 0 if data is None else int(json.loads(data).get("version", 0))
+        pointer = json.dumps({"version": version + 1, LATEST_FIELD: run_id}).encode()
+        try:
+            await self.records.put(folder, LATEST, pointer, version)
+        except VersionConflict:
+            return  # another writer named its run just now: as fresh as ours
+        self._latest[folder] = run_id
 
     async def runs(self, owner: str, workflow: str) -> list[RunState]:
         """All readable runs of a workflow that are the owner's, newest first."""
@@ -194,6 +216,18 @@ class StateStore:
         return sorted(out, key=lambda s: (s.updated, s.run_id), reverse=True)
 
     async def latest_active(self, owner: str, workflow: str) -> RunState | None:
+        """The owner's most recently saved active run: the one the folder's pointer names (one read), else (it
+        ended, went, or no pointer yet) the newest active one of all its runs."""
+        folder = self.folder(owner, workflow)
+        data = await self.records.get(folder, LATEST)
+        if data is not None:
+            named = json.loads(data).get(LATEST_FIELD)
+            try:
+                state = await self.load(owner, workflow, named) if isinstance(named, str) else None
+            except ThinkError:
+                state = None
+            if state is not None and state.status == "active":
+                return state
         return next((s for s in await self.runs(owner, workflow) if s.status == "active"), None)
 
     async def delete(self, owner: str, workflow: str, run_id: str) -> None:

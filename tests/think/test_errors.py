@@ -17,7 +17,7 @@ from mcp import Client
 from gateway.session import os_user
 from gateway.store.backends import local_runs
 from gateway.think.errors import CODES, ThinkError
-from gateway.think.state import RunState, StateStore
+from gateway.think.state import LATEST, RunState, StateStore
 from gateway.think.workflow import NAME_PATTERN
 from tests.harness import gateway_params, text_of, write_config
 from tests.think import harness
@@ -110,7 +110,8 @@ class LineReader:
 def no_partial_files(state_dir: Path) -> None:
     assert not list(state_dir.rglob("*.tmp"))
     for path in state_dir.rglob("*.json"):
-        RunState.model_validate_json(path.read_bytes())  # every state file is whole
+        if path.stem != LATEST:  # the latest-active pointer is not a run
+            RunState.model_validate_json(path.read_bytes())  # every state file is whole
 
 
 # -- plan-time errors ------------------------------------------------------------------------------------
@@ -249,8 +250,9 @@ async def test_unknown_prompt_and_runs_and_names_that_would_escape_the_state_dir
         assert ok(await call(client, "think.state.get", workflow="sink_v1", run_id="r1"))["state"]["run_id"] == "r1"
     # nothing was created outside the state folder, nor anything but the one run inside it
     assert not (tmp_path / "x").exists() and not (tmp_path.parent / "x").exists()
-    assert [p.relative_to(tmp_path / "state").as_posix() for p in (tmp_path / "state").rglob("*.json")] == [
-        f"{os_user().owner}~sink_v1/r1.json"  # the stdio front's OS user's
+    assert sorted(p.relative_to(tmp_path / "state").as_posix() for p in (tmp_path / "state").rglob("*.json")) == [
+        f"{os_user().owner}~sink_v1/r1.json",  # the stdio front's OS user's
+        f"{os_user().owner}~sink_v1/{LATEST}.json",  # and the pointer to its latest active run
     ]
 
 

@@ -15,7 +15,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.store.backends import local_runs
 from gateway.think.engine import Engine
 from gateway.think.library import Library
-from gateway.think.state import StateStore
+from gateway.think.state import LATEST, StateStore
 from gateway.think.validator import Schemas
 from tests.harness import ROOT
 
@@ -108,7 +108,8 @@ async def test_two_processes_recording_steps_of_one_run_never_see_a_conflict(tmp
 
 
 def test_the_state_folder_holds_only_run_files_and_run_folders(tmp_path: Path) -> None:
-    """The cross-process lock lives in the run's own `<run_id>.files` folder: nothing else appears."""
+    """The cross-process lock lives in the run's own `<run_id>.files` folder: nothing else appears but the pointer to
+    the latest active run."""
     root = tmp_path / "state"
     engine = engine_on(tmp_path, root)
     (tmp_path / "fan.yaml").write_text(FAN)
@@ -123,4 +124,5 @@ def test_the_state_folder_holds_only_run_files_and_run_folders(tmp_path: Path) -
         "r.json",
         "r.json.files",
         "r.json.json",
+        f"{LATEST}.json",
     ]

@@ -1,6 +1,7 @@
 """Run state durability: SIGKILLed writers never leave a partial file, stale writers get STATE_CONFLICT (in one
 process and across processes), concurrent think.next calls lose no update, and names cannot escape the state dir."""
 
+import json
 import os
 import random
 import re
@@ -19,11 +20,13 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.hosted.prompts import PromptLibrary
 from gateway.store.backends import local_runs
+from gateway.store.local.runs import LocalRuns
+from gateway.store.local.spills import LocalSpills
 from gateway.think.engine import Engine, KnownTools
 from gateway.think.errors import ThinkError
 from gateway.think.library import Library
 from gateway.think.runs import ATTEMPTS
-from gateway.think.state import RunState, StateStore, StepState
+from gateway.think.state import LATEST, LATEST_FIELD, RunState, StateStore, StepState
 from gateway.think.validator import Schemas
 from tests.harness import ROOT
 
@@ -183,7 +186,9 @@ def check_files(root: Path, saved: dict[str, int], in_flight: str | None) -> lis
     temps: list[str] = []
     seen: set[str] = set()
     for path in folder.iterdir():
-        if path.suffix == ".json":
+        if path.stem == LATEST:  # the pointer to the latest active run: whole too
+            assert json.loads(path.read_bytes())[LATEST_FIELD] in RUNS
+        elif path.suffix == ".json":
             state = RunState.model_validate_json(path.read_bytes())  # a partial file would not parse
             assert path.stem == state.run_id and state.run_id in RUNS
             run = state.run_id
@@ -486,3 +491,33 @@ async def test_bad_workflow_names_and_run_ids_are_refused_and_write_nothing(
             await acall()
         assert caught.value.error_code == code, (code, name)
     assert files_under(tmp_path) == before
+
+
+class ReadCounting(LocalRuns):
+    """Local run records that count how often a whole folder is read."""
+
+    folder_reads = 0
+
+    async def all(self, folder: str) -> list[bytes]:
+        self.folder_reads += 1
+        return await super().all(folder)
+
+
+async def test_the_latest_active_run_is_found_without_reading_every_run(tmp_path: Path) -> None:
+    records = ReadCounting(tmp_path)
+    store = StateStore(records, LocalSpills(tmp_path))
+    for run in ("a", "b", "c"):
+        await store.save(RunState(owner=OWNER, workflow="w", run_id=run), expected_version=0)
+    older = await store.load(OWNER, "w", "a")
+    await store.save(older, expected_version=older.version)  # "a" is now the latest saved
+    latest = await store.latest_active(OWNER, "w")
+    assert latest is not None and latest.run_id == "a" and records.folder_reads == 0
+    assert [s.run_id for s in await store.runs(OWNER, "w")] == ["a", "c", "b"]  # the pointer is no run
+    records.folder_reads = 0
+    latest.status = "done"
+    await store.save(latest, expected_version=latest.version)
+    after = await store.latest_active(OWNER, "w")  # the named run ended: the newest active of all of them
+    assert after is not None and after.run_id == "c" and records.folder_reads == 1
+    await store.delete(OWNER, "w", "c")
+    found = await StateStore(ReadCounting(tmp_path), LocalSpills(tmp_path)).latest_active(OWNER, "w")
+    assert found is not None and found.run_id == "b"  # another process, the named run gone
