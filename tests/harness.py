@@ -1,5 +1,6 @@
 """Shared test helpers: write configs, start the gateway for real (stdio or HTTP subprocess), connect clients."""
 
+import itertools
 import os
 import socket
 import subprocess
@@ -50,6 +51,21 @@ def gateway_params(config: Path, *, env: dict[str, str] | None = None) -> StdioS
         cwd=str(ROOT),
         env={"PYTHONPATH": str(ROOT), **(env or {})},
     )
+
+
+def alias_bomb(indent: int = 0) -> str:
+    """The issue's bomb: ten values, then six levels of ten aliases of the level below: 10^7 nodes in 339 bytes."""
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]" for p, n in itertools.pairwise("abcdefg")]
+    return "".join(f"{' ' * indent}{line}\n" for line in lines)
+
+
+BOMB_CONFIG = (
+    "versions:\n  catalogs:\n    c:\n      source:\n        type: tool\n        tool: t.t\n        arguments:\n"
+    + alias_bomb(10)
+)
+"""The bomb where the config takes any value (a tool source's arguments): unbounded, `gateway check` said ok
+after 39 s and 300 MB."""
 
 
 def free_port() -> int:

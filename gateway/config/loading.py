@@ -1,4 +1,4 @@
-"""Loading a config file: YAML 1.2 booleans (so `on:` stays a key), `${VAR}` expansion with named failures,
+"""Loading a config file: bounded YAML with 1.2 booleans (`reading`), `${VAR}` expansion with named failures,
 validation with errors that name the key path, and paths resolved against the file's folder."""
 
 import os
@@ -8,36 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from gateway.bundled import data_home
+from gateway.config.reading import decode, parse_yaml, read_bytes
 from gateway.config.root import GatewayConfig
 from gateway.config.servers import HttpServerConfig, SseServerConfig, StdioServerConfig
 from gateway.errors import ConfigError
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """Safe YAML with 1.2 booleans: only true/false. YAML 1.1 reads `on:` (a steering key) as True."""
-
-
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def read_yaml(text: str) -> Any:
-    loader = _Yaml12Loader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -167,24 +145,23 @@ def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
         config = GatewayConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_problem(err) for err in exc.errors()]) from None
-    return _resolve_paths(config, base)
+    try:
+        return _resolve_paths(config, base)
+    except ValueError as exc:  # a NUL byte ("\\0" in YAML) in a folder name
+        raise ConfigError(source, [f"(paths): a path the system cannot take: {exc}"]) from None
 
 
-def load_config(path: str | Path) -> GatewayConfig:
-    """Read, expand and validate a config file.
+def load_config(path: str | Path, *, whole: bool = False) -> GatewayConfig:
+    """Read (bounded: `gateway.config.reading`), expand and validate a config file.
+
+    `whole`: refuse an empty file rather than read it as a config without servers (a reload: almost surely a
+    file caught mid-write, which would stop every server).
 
     Raises:
-        ConfigError: the file is missing, not YAML, or invalid; every problem names the file and key path.
+        ConfigError: the file is missing, not YAML, over a bound, or invalid; every problem names the file.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
-    try:
-        data = read_yaml(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "(file)"
-        raise ConfigError(str(path), [f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    return parse_config(data, str(path), path.parent.resolve())
+    text = decode(read_bytes(path), str(path))
+    if whole and not text.strip():
+        raise ConfigError(str(path), ["(file): empty; a reload needs the whole config (save it again)"])
+    return parse_config(parse_yaml(text, str(path)), str(path), path.parent.resolve())

@@ -3,26 +3,33 @@
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gateway.config.reading import FastLoader, decode, parse_yaml, read_bytes
+from gateway.errors import ConfigError
 from gateway.think.errors import ThinkError
 from gateway.think.workflow import Workflow, check_name, parse
 
-# libyaml when available: pure-Python safe_load dominated listing 80 workflows (~0.5 s). Still the safe loader.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _refused(exc: ConfigError) -> ThinkError:
+    return ThinkError("YAML_SCHEMA_VIOLATION", str(exc).splitlines(), "Fix the file where the problem says.")
 
 
-def _load_yaml(path: Path, text: str) -> Any:
+def _text(path: Path) -> str:
     try:
-        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: TID251 -- CSafeLoader: safe_load, only faster
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "(file)"
-        raise ThinkError(
-            "YAML_SCHEMA_VIOLATION",
-            [f"{path}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"],
-            "Fix the YAML syntax at the line named.",
-        ) from None
+        return decode(read_bytes(path), str(path))
+    except ConfigError as exc:  # unreadable, too big, not UTF-8
+        raise _refused(exc) from None
+
+
+def parsed(path: Path, text: str) -> Any:
+    """A workflow file's YAML, bounded as the config's is (`gateway.config.reading`), parsed by libyaml.
+
+    Raises:
+        ThinkError: YAML_SCHEMA_VIOLATION naming the file and line.
+    """
+    try:
+        return parse_yaml(text, str(path), FastLoader)
+    except ConfigError as exc:
+        raise _refused(exc) from None
 
 
 class Library:
@@ -54,8 +61,9 @@ class Library:
         return path
 
     def raw(self, name: str) -> tuple[Path, str]:
+        """Raises: ThinkError UNKNOWN_WORKFLOW, or YAML_SCHEMA_VIOLATION (unreadable, too big, not UTF-8)."""
         path = self._path(name)
-        return path, path.read_text(encoding="utf-8")
+        return path, _text(path)
 
     def get(self, name: str, files: dict[str, Path] | None = None) -> Workflow:
         """Raises: ThinkError UNKNOWN_WORKFLOW or YAML_SCHEMA_VIOLATION (malformed YAML included)."""
@@ -64,7 +72,7 @@ class Library:
         cached = self._parsed.get(path)
         if cached is not None and cached[0] == mtime:
             return cached[1]
-        workflow = parse(_load_yaml(path, path.read_text(encoding="utf-8")), str(path))
+        workflow = parse(parsed(path, _text(path)), str(path))
         if workflow.name != name:
             raise ThinkError(
                 "YAML_SCHEMA_VIOLATION",

@@ -5,8 +5,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from typing import Any
 
-import yaml
-
 from gateway.hosted.contracts import Arguments, summary
 from gateway.hosted.prompts import PromptNotFound
 from gateway.think import checks, retention, runner, tools
@@ -14,6 +12,7 @@ from gateway.think.context import TaskOutput, metrics
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
+from gateway.think.library import parsed
 from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
 from gateway.think.state import Checkpoint, RunState, snapshot_of
@@ -156,7 +155,7 @@ class Operations:
     async def read(self, owner: str, args: tools.ReadWorkflow) -> dict[str, Any]:
         path, text = self.engine.library.raw(args.workflow)
         if args.format == "parsed":
-            return {"workflow": path.stem, "parsed": yaml.safe_load(text)}
+            return {"workflow": path.stem, "parsed": parsed(path, text)}
         return {"workflow": path.stem, "workflow_yaml": text}
 
     async def state_get(self, owner: str, args: tools.RunOf) -> dict[str, Any]:

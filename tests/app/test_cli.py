@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.harness import ROOT, kitchen, write_config
+from tests.harness import BOMB_CONFIG, ROOT, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -24,9 +24,9 @@ async def gateway(*args: str) -> subprocess.CompletedProcess[bytes]:
         )
 
 
-def config_file(tmp_path: Path, text: str) -> Path:
+def config_file(tmp_path: Path, text: str | bytes) -> Path:
     path = tmp_path / "gateway.yaml"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     return path
 
 
@@ -79,6 +79,19 @@ async def test_check_warns_about_a_command_not_on_path_but_still_passes(tmp_path
             id="invalid-yaml",
         ),
         pytest.param(
+            BOMB_CONFIG,
+            [
+                "line 12: 101,253 nodes by here (values, lists, mappings; an alias counts as all it stands for), "
+                "over the limit of 100,000; is it the right file? Nested aliases multiply"
+            ],
+            id="alias-bomb",
+        ),
+        pytest.param(
+            "servers: {}\n# saved as Latin-1: caf\xe9\n".encode("latin-1"),
+            ["line 2: byte 35 is 0xe9, not UTF-8; save the file as UTF-8"],
+            id="latin-1-comment",
+        ),
+        pytest.param(
             "servers:\n  gateway: {transport: carrier-pigeon}\n",
             [
                 "servers.gateway: namespace 'gateway' is reserved for the gateway's own tools",
@@ -89,7 +102,7 @@ async def test_check_warns_about_a_command_not_on_path_but_still_passes(tmp_path
     ],
 )
 async def test_check_prints_each_problem_on_its_own_line_with_file_and_key_path_and_exits_1(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | bytes, expected: list[str]
 ) -> None:
     monkeypatch.delenv("GW_CLI_UNSET_A", raising=False)
     monkeypatch.delenv("GW_CLI_UNSET_B", raising=False)
