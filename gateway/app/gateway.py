@@ -1,13 +1,14 @@
 """Composition root: config -> downstreams -> registry -> pipeline -> front."""
 
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
@@ -18,7 +19,7 @@ from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, describe
 from gateway.fronts.auth.callers import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -123,6 +124,8 @@ class Gateway:
             else Reloader(config_path, config, self.registry, self._downstream, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
+        self.died: dict[str, str] = {}
+        """Component tasks that ended with an error, and why: `/healthz` turns `degraded` (503); serving goes on."""
         self.audit = audit.sink(config.audit)
         self.pipeline = Pipeline(self.registry, self._middlewares(config, self.policy, self.audit))
         self.front = Front(
@@ -305,9 +308,21 @@ class Gateway:
 
     def health(self) -> dict[str, Any]:
         servers = self.registry.status()
-        ok = all(s["state"] in ("up", "idle") for s in servers.values())
+        ok = all(s["state"] in ("up", "idle") for s in servers.values()) and not self.died
         last = None if self.reloader is None or self.reloader.last is None else self.reloader.last.as_dict()
-        return {"status": "ok" if ok else "degraded", "servers": servers, **({"last_reload": last} if last else {})}
+        extra = {**({"died": dict(self.died)} if self.died else {}), **({"last_reload": last} if last else {})}
+        return {"status": "ok" if ok else "degraded", "servers": servers, **extra}
+
+    async def _component(
+        self, name: str, run: Callable[..., Awaitable[None]], *, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        """Run a component task (the reloader) so that its death is shown, not spread: left to end the task
+        group, it would stop every server while `/healthz` still said ok and every call hung."""
+        try:
+            await run(task_status=task_status)
+        except Exception as exc:
+            self.died[name] = describe(exc)
+            logger.exception("%s stopped; the gateway serves on without it (restart it to recover)", name)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Gateway"]:
@@ -332,7 +347,7 @@ class Gateway:
                         waiting.start_soon(downstream.settled)
             await self.registry.catalog()
             if self.reloader is not None:
-                await tg.start(self.reloader.run)
+                await tg.start(self._component, "reloader", self.reloader.run)
             states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
             logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
             yield self

@@ -16,9 +16,10 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AsyncExitStack, ExitStack, suppress
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from gateway.app.reloadable import POOLED, split
 from gateway.config import GatewayConfig, ServerConfig, load_config
+from gateway.config.reading import read_bytes
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.secrets import references
@@ -43,6 +45,7 @@ HASH_EVERY = 4
 """Every this many stats the file is hashed even if its stat did not move."""
 SETTLE_S = 0.1
 """A changed file is reloaded once its stat held still this long (an editor may be mid-write)."""
+_STOPPED = "the reloader has stopped (/healthz says why); restart the gateway to apply the file"
 
 
 @dataclass(slots=True)
@@ -76,9 +79,6 @@ def fingerprint(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-_EMPTY = hashlib.sha256(b"").hexdigest()
-
-
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         stat = path.stat()
@@ -89,9 +89,17 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 def _digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_bytes(path)).hexdigest()
+    except ConfigError:  # gone, unreadable, not a file, too big: nothing to reload (SIGHUP would say why)
         return None
+
+
+async def _logged(what: str, step: Callable[[], Awaitable[None]]) -> None:
+    """A reload's background step: its failure is logged, and never cancels the reloader's task group."""
+    try:
+        await step()
+    except Exception:  # the reload is done: serving and later reloads go on
+        logger.exception("reload: %s failed", what)
 
 
 class Reloader:
@@ -119,9 +127,13 @@ class Reloader:
     async def reload(self) -> Report:
         """Ask the reloader task for a reload and wait for its report (reloads run one at a time)."""
         reply_send, reply_receive = anyio.create_memory_object_stream[Report](1)
-        await self._send.send(reply_send)
         with reply_receive:
-            return await reply_receive.receive()
+            try:
+                await self._send.send(reply_send)
+                return await reply_receive.receive()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                reply_send.close()
+                return Report(ok=False, error=_STOPPED)
 
     async def reload_json(self) -> dict[str, Any]:
         return (await self.reload()).as_dict()
@@ -135,14 +147,33 @@ class Reloader:
                 task_status.started()
                 async for reply in self._receive:
                     with reply:
-                        self.last = await self._apply(stack, tg)
-                        reply.send_nowait(self.last)
+                        self.last = await self._attempt(stack, tg)
+                        try:
+                            reply.send_nowait(self.last)
+                        except anyio.BrokenResourceError:  # its requester is gone (cancelled, or shut down)
+                            logger.debug("reload: the report's requester is gone")
         finally:
-            self._send.close()
+            self._send.close()  # no new requests; those queued hear `_STOPPED` rather than wait for good
+            with suppress(anyio.WouldBlock, anyio.EndOfStream):
+                while True:
+                    self._receive.receive_nowait().close()
             self._receive.close()
 
+    async def _attempt(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> Report:
+        """One reload. Whatever it raises is a refused reload, never the end of the reloader (nor of serving)."""
+        try:
+            return await self._apply(stack, tg)
+        except Exception as exc:  # a bug here must cost this reload, not every later one
+            logger.exception("reload of %s failed", self.path)
+            return Report(ok=False, error=f"{self.path}: the reload failed ({describe(exc)}); see the gateway's log")
+
     async def _watch_signal(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+        with ExitStack() as stack:
+            try:
+                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGHUP))
+            except RuntimeError as exc:  # a gateway run off the main thread (embedded) gets no signals
+                logger.warning("reload: no SIGHUP here (%s); a change of the file or POST /reload still reloads", exc)
+                return
             async for _ in signals:
                 logger.info("reload: SIGHUP")
                 await self.reload()
@@ -170,10 +201,7 @@ class Reloader:
     async def _apply(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> Report:
         started = time.perf_counter()
         try:
-            if _digest(self.path) == _EMPTY:
-                # Almost surely a file caught mid-write; as a config it would stop every server.
-                raise ConfigError(str(self.path), ["(file): empty; a reload needs the whole config"])
-            fresh = await anyio.to_thread.run_sync(load_config, self.path)
+            fresh = await anyio.to_thread.run_sync(partial(load_config, self.path, whole=True))
         except ConfigError as exc:
             logger.error("reload refused, the running config stays:\n%s", exc)
             return Report(ok=False, error=str(exc))
@@ -209,7 +237,7 @@ class Reloader:
             except (GatewayError, OSError, ValueError) as exc:  # an unknown driver version, an audit file unopenable
                 logger.error("reload refused, the running config stays: %s", describe(exc))
                 return Report(ok=False, error=f"the new config could not be applied ({describe(exc)}); nothing changed")
-            tg.start_soon(retire)
+            tg.start_soon(_logged, "retiring the replaced pipeline", retire)
         for key, why in needs_restart.items():
             logger.warning("reload: %s changed but needs a restart: %s; the running value stays", key, why)
         before = fingerprint(await self.registry.catalog())
@@ -233,7 +261,7 @@ class Reloader:
             self.quiet = False
         for retired in retiring:
             if isinstance(retired, Downstream):
-                tg.start_soon(_retire, retired)
+                tg.start_soon(_logged, f"closing the replaced server {retired.name}", partial(_retire, retired))
         # What each session is listed may differ: exposure shapes tool lists, the policy every kind's.
         relisted = {"tools"} if "exposure" in applied else set()
         relisted |= set(before) if "policy" in applied else set()

@@ -120,7 +120,9 @@ def health_route(health: Callable[[], dict[str, Any]], security: TransportSecuri
     async def healthz(request: Request) -> JSONResponse:
         report = health()
         trusted = IDENTITY_SCOPE in request.scope and _accepted(security.settings, request)
-        return JSONResponse(report if trusted else {"status": report["status"]})
+        # 503 once a component task died (`died`): the process no longer does what its config says; restart it.
+        status = 503 if "died" in report else 200
+        return JSONResponse(report if trusted else {"status": report["status"]}, status_code=status)
 
     return Route("/healthz", healthz)
 
