@@ -10,12 +10,14 @@ import anyio
 import httpx2
 import pytest
 
+from gateway import reload as reload_module
 from gateway.app import Gateway
 from gateway.auth.configured import authenticator
 from gateway.config import load_config
 from gateway.config.reading import BOUNDS
+from gateway.downstreams.downstream import Downstream
 from gateway.fronts.serve import http_app
-from gateway.reload import Reloader
+from gateway.reload import Reloader, Report
 from tests.harness import BOMB_CONFIG, PYTHON, kitchen, text_of, wait_for
 from tests.test_reload import reload, reloading, write
 
@@ -93,16 +95,32 @@ async def test_a_report_whose_requester_is_gone_is_dropped_and_the_reloader_take
 async def test_a_component_that_died_turns_healthz_degraded_503_and_calls_are_still_served(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    bug = anyio.Event()
+
     async def broken(self: Reloader) -> None:
+        await bug.wait()
         raise RuntimeError("a bug in the file watcher")
 
-    monkeypatch.setattr(Reloader, "_watch_file", broken)  # no file kills it any more: a bug stands in
+    monkeypatch.setattr(Reloader, "_watch_file", broken)  # no file content ends the reloader any more: a bug does
     path = write(tmp_path / "gateway.yaml", {"a": kitchen("a")})
+    started = tmp_path / "silent.pid"
+    silent = {"transport": "stdio", "command": PYTHON, "args": ["-c", SILENT, str(started)], "connect_timeout_s": 60}
     async with reloading(path) as (gateway, client, _):
-        await wait_for(lambda: "reloader" in gateway.died, 15, "the reloader's end")
+        write(path, {"a": kitchen("a"), "silent": silent})
+        reports: list[Report] = []
+
+        async def request() -> None:
+            reports.append(await reload(gateway))
+
+        async with anyio.create_task_group() as requesters:
+            requesters.start_soon(request)  # taken, and held by the silent server
+            requesters.start_soon(request)  # queued behind it
+            await wait_for(started.exists, 15, "the reload starting the silent server")
+            bug.set()
+        assert [r.ok for r in reports] == [False, False] and all("restart the gateway" in str(r.error) for r in reports)
+        assert gateway.died == {"reloader": "RuntimeError: a bug in the file watcher"}
         assert text_of(await client.call_tool("a.echo", {"text": "served"})) == "served"
-        report = await reload(gateway)  # answered at once, not left to hang
-        assert not report.ok and "restart the gateway" in str(report.error)
+        assert "restart the gateway" in str((await reload(gateway)).error)  # answered at once, never left to hang
         app = http_app(gateway, authenticator(gateway.config.auth, gateway.config.listen))
         async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://127.0.0.1:1") as http:
             response = await http.get("/healthz")
@@ -110,6 +128,34 @@ async def test_a_component_that_died_turns_healthz_degraded_503_and_calls_are_st
     health = response.json()
     assert health["status"] == "degraded" and health["died"] == {"reloader": "RuntimeError: a bug in the file watcher"}
     assert health["servers"]["a"]["state"] == "up"
+
+
+async def test_an_unforeseen_failure_of_a_reload_is_a_refused_reload_naming_the_file_and_the_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "gateway.yaml", {"a": kitchen("a")})
+    async with reloading(path) as (gateway, client, _):
+
+        def unforeseen(path: Path, *, whole: bool) -> None:
+            raise RecursionError("maximum recursion depth exceeded")
+
+        with monkeypatch.context() as patched:  # stands in for whatever reading or validating may still raise
+            patched.setattr(reload_module, "load_config", unforeseen)
+            report = await reload(gateway)
+        assert not report.ok and report.error == (
+            f"{path}: the reload failed (RecursionError: maximum recursion depth exceeded); see the gateway's log"
+        )
+
+        async def stuck(downstream: Downstream) -> None:
+            raise OSError("the old process would not close")
+
+        monkeypatch.setattr(reload_module, "_retire", stuck)  # a step left running after the reload answered
+        write(path, {})
+        assert (await reload(gateway)).removed == ["a"]
+        write(path, {"b": kitchen("b")})
+        assert (await reload(gateway)).added == ["b"]
+        assert text_of(await client.call_tool("b.echo", {"text": "on"})) == "on"
+        assert gateway.health()["status"] == "ok" and "died" not in gateway.health()
 
 
 async def test_a_gateway_run_off_the_main_thread_reloads_without_sighup(tmp_path: Path) -> None:
