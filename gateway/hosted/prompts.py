@@ -4,9 +4,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from gateway.bundled import shipped
+from gateway.config.reading import FastLoader, read_yaml
 from gateway.errors import GatewayError
 
 DEFAULT_DIR = shipped("prompts")
@@ -34,7 +33,7 @@ class PromptLibrary:
     """Loaded once; the files are small and never edited in place (a new version is a new file)."""
 
     def __init__(self, directory: Path = DEFAULT_DIR) -> None:
-        index = yaml.safe_load((directory / "prompts.yml").read_text(encoding="utf-8"))
+        index = read_yaml(directory / "prompts.yml", FastLoader)
         self.current: str = index["current"]
         self._prompts = {
             version: Prompt(version, (directory / entry["file"]).read_text(encoding="utf-8"))

@@ -10,16 +10,16 @@ import anyio
 import httpx2
 import pytest
 
-from gateway import reload as reload_module
-from gateway.app import Gateway
-from gateway.auth.configured import authenticator
+from gateway.app import reload as reload_module
+from gateway.app.gateway import Gateway
+from gateway.app.reload import Reloader, Report
+from gateway.app.serve import http_app
 from gateway.config import load_config
 from gateway.config.reading import BOUNDS
 from gateway.downstreams.downstream import Downstream
-from gateway.fronts.serve import http_app
-from gateway.reload import Reloader, Report
+from gateway.fronts.auth.configured import authenticator
+from tests.app.test_reload import reload, reloading, write
 from tests.harness import BOMB_CONFIG, PYTHON, kitchen, text_of, wait_for
-from tests.test_reload import reload, reloading, write
 
 pytestmark = pytest.mark.anyio
 
