@@ -295,8 +295,8 @@ async def main(runs: int, guard: int, seed: int) -> None:
         (workflows / f"{LOOP}.yaml").write_text(yaml.safe_dump(loop_workflow(seed), sort_keys=False), "utf-8")
         (workflows / f"{GUARD}.yaml").write_text(yaml.safe_dump(GUARD_WORKFLOW, sort_keys=False), "utf-8")
 
-        async def known_tools() -> set[str]:
-            return set(TOOLS)
+        async def known_tools() -> frozenset[str]:
+            return frozenset(TOOLS)
 
         engine = Engine(
             Library([workflows]),

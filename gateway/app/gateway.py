@@ -29,7 +29,7 @@ from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Middleware, Pipeline
-from gateway.routing.registry import Entry, Registry
+from gateway.routing.registry import Catalog, Entry, Registry
 from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
@@ -76,6 +76,7 @@ class Gateway:
         """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`)."""
         self.config = config
         self.cache = SharedCache()
+        self._known_tools: tuple[Catalog | None, frozenset[str]] = (None, frozenset())
         # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
         self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
         self.sessions = SessionStore(shared=self.stores.sessions)
@@ -281,9 +282,13 @@ class Gateway:
     def _tool_denial(self, session: Session, entry: Entry) -> GatewayError | None:
         return self._denial(session.identity, policy.Subject.of(entry))
 
-    async def _tool_names(self) -> set[str]:
-        # Workflows name tools by reference (`server.tool`), whatever the separator clients see.
-        return {reference(e.server, e.original) for e in (await self.registry.catalog()).tools.values()}
+    async def _tool_names(self) -> frozenset[str]:
+        """The catalog's tools by reference (`server.tool`: workflows use it whatever the separator clients see),
+        built once per catalog (Think asks on every plan and step)."""
+        catalog = await self.registry.catalog()
+        if self._known_tools[0] is not catalog:
+            self._known_tools = (catalog, frozenset(reference(e.server, e.original) for e in catalog.tools.values()))
+        return self._known_tools[1]
 
     def _session_tools_changed(self, key: str) -> None:
         self.front.notify.tools_changed(key)

@@ -29,7 +29,7 @@ from gateway.think.workflow import Step, Workflow, check_name
 
 logger = logging.getLogger(__name__)
 
-KnownTools = Callable[[], Awaitable[set[str]]]
+KnownTools = Callable[[], Awaitable[frozenset[str]]]
 GRAPHS = 256
 """Checked graphs kept (per workflow and driver version), least recently used dropped first."""
 
@@ -64,7 +64,8 @@ class Engine:
         version = driver_version or wf.driver_version or self.prompts.current
         known = frozenset(await self.known_tools()) if self.known_tools is not None else None
         cached = self._graphs.get((workflow, version))
-        if cached is not None and cached[0] is wf and cached[1] == known:
+        if cached is not None and cached[0] is wf and (cached[1] is known or cached[1] == known):
+            self._graphs[workflow, version] = (wf, known, cached[2])  # the same tools: next time by identity
             self._graphs.move_to_end((workflow, version))
             return cached[2]
         graph = build(inject_driver(wf, version), self.templates, known)

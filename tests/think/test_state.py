@@ -322,10 +322,10 @@ class CountingStore(StateStore):
             raise
 
 
-async def yielding_tools() -> set[str]:
+async def yielding_tools() -> frozenset[str]:
     """A catalog lookup that yields to the event loop, like the gateway's: another call can run meanwhile."""
     await anyio.lowlevel.checkpoint()
-    return set()
+    return frozenset()
 
 
 def engine_on(workflows: Path, store: StateStore, known_tools: KnownTools | None) -> Engine:
