@@ -26,6 +26,7 @@ from gateway.hosted import server as hosted
 from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
+from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Middleware, Pipeline
@@ -92,7 +93,13 @@ class Gateway:
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": Downstream(
                 "gateway",
-                lambda: hosted.build(self.registry.status, self.outputs, self.prompts, (FIND_TOOLS, CALL_TOOL)),
+                lambda: hosted.build(
+                    self.registry.status,
+                    self.outputs,
+                    self.prompts,
+                    (FIND_TOOLS, CALL_TOOL),
+                    search=lambda: semantic.describe(self.exposure.index.rankers),
+                ),
                 timeout_s=60,
             ),
         }

@@ -86,11 +86,16 @@ def pagetext_result(page: Page) -> str:
 
 
 def build(
-    status: StatusFn, outputs: Outputs, prompts: PromptLibrary, answered_upstream: Sequence[types.Tool] = ()
+    status: StatusFn,
+    outputs: Outputs,
+    prompts: PromptLibrary,
+    answered_upstream: Sequence[types.Tool] = (),
+    search: Callable[[], dict[str, Any]] | None = None,
 ) -> Server[Any]:
     """The `gateway` server (its tools appear as `gateway.status`, `gateway.read_output`). `answered_upstream`:
     tools listed here but answered by a middleware before a call reaches this server (find/call, which need
-    the caller's session); the composition root passes them, so this room imports nothing above it."""
+    the caller's session); the composition root passes them, so this room imports nothing above it. `search`:
+    what answers find_tools (its rankers and model), said by gateway.status."""
     upstream = {t.name for t in answered_upstream}
 
     async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -99,7 +104,9 @@ def build(
     async def server_status(owner: str | None, args: Status) -> types.CallToolResult:
         servers = status()
         up = sum(1 for s in servers.values() if s["state"] == "up")
-        body = {"servers": servers, "up": up, "total": len(servers)}
+        body: dict[str, Any] = {"servers": servers, "up": up, "total": len(servers)}
+        if search is not None:
+            body["search"] = search()
         text = f"{up}/{len(servers)} servers up.\n" + json.dumps(body, indent=1)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
 

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
+from gateway.middleware.exposure.semantic import MODEL
 from tests.harness import (
     PYTHON,
     ROOT,
@@ -118,7 +119,7 @@ async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_
         plan = next(t for t in tools if t.name == "think.plan")
         assert "pattern" not in json.dumps(plan.input_schema)  # listed slim: the server checks it anyway
         found = await client.call_tool(
-            "gateway.find_tools", {"query": "think plan workflow", "limit": 1, "detail": True}
+            "gateway.find_tools", {"query": "start a workflow run", "limit": 1, "detail": True}
         )
         top = found.structured_content["tools"][0]
         assert top["name"] == "think.plan" and len(top["description"]) > 60
@@ -169,6 +170,13 @@ async def test_find_tools_ranks_the_whole_catalog_and_detail_is_enough_to_call(s
         assert "k.create_merge_request" in await names_of(client)  # promoted
         only = await client.call_tool("gateway.find_tools", {"query": "records query", "server": "k", "limit": 3})
         assert [t["server"] for t in only.structured_content["tools"]] == ["k"] * 3
+
+
+async def test_status_says_which_rankers_answer_find_tools(shared: str) -> None:
+    async with session(shared) as client:
+        await client.call_tool("gateway.find_tools", {"query": "merge request"})
+        search = (await client.call_tool("gateway.status", {})).structured_content["search"]
+        assert search == {"rankers": ["lexical", "semantic"], "model": MODEL, "fusion": "rrf", "problem": None}
 
 
 async def test_call_tool_takes_the_same_path_as_a_direct_call(shared: str) -> None:
@@ -247,16 +255,19 @@ async def test_a_client_rule_picks_mode_and_separator_and_every_name_and_text_fo
 
 async def test_the_index_follows_a_downstreams_list_changed(shared: str) -> None:
     async with session(shared) as client:
+
+        def top(found: types.CallToolResult) -> str | None:
+            return next((t["name"] for t in found.structured_content["tools"]), None)
+
         before = await client.call_tool("gateway.find_tools", {"query": "quokka"})
-        assert before.structured_content["total"] == 0
+        assert top(before) != "k.feed_the_quokka"
         await client.call_tool("k.add_tool", {"name": "feed_the_quokka"})
         with anyio.fail_after(10):
             while True:  # the listing is refreshed when the downstream's notification arrives; no event reaches us
                 found = await client.call_tool("gateway.find_tools", {"query": "quokka"})
-                if found.structured_content["total"]:
+                if top(found) == "k.feed_the_quokka":
                     break
                 await anyio.sleep(0.05)
-        assert found.structured_content["tools"][0]["name"] == "k.feed_the_quokka"
 
 
 async def test_the_think_review_workflow_completes_in_search_mode_under_underscore_names(

@@ -7,6 +7,7 @@ and English; real tokenizers differ by some 10-20 %).
 from dataclasses import replace
 from typing import Any
 
+from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.view import OWN_SERVERS, Exposure, Rule, definition_chars
 from gateway.routing.registry import Catalog
 from gateway.session import Session
@@ -55,10 +56,13 @@ def render(figures: list[dict[str, Any]]) -> list[str]:
 def find_lines(exposure: Exposure, catalog: Catalog, query: str, limit: int) -> list[str]:
     """`gateway tools --find`: the hits find_tools would give, one per line."""
     matches = exposure.search(catalog, Session("cli"), query, limit=limit)
+    rankers = exposure.index.rankers
+    how = " + ".join(rankers) + (f" ({semantic.MODEL}, reciprocal rank fusion)" if "semantic" in rankers else "")
     if not matches.hits:
-        return [f"no tool matches {query!r} (searched: {', '.join(matches.terms) or 'nothing but stopwords'})"]
-    lines = [f"{len(matches.hits)} of {matches.total} tools matching {query!r}:"]
+        searched = ", ".join(matches.terms) or "nothing but stopwords"
+        return [f"no tool matches {query!r} (searched: {searched}; ranked by {how})"]
+    lines = [f"{len(matches.hits)} of {matches.total} tools matching {query!r}, ranked by {how}:"]
     for rank, hit in enumerate(matches.hits, 1):
         first = (hit.tool.description or "").strip().split("\n", 1)[0][:100]
         lines.append(f"{rank:>2}. {hit.name:<44} {hit.score:>7.2f}  {first}")
-    return lines
+    return lines if semantic.problem is None else [*lines, f"note: {semantic.problem}"]

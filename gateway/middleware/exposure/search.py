@@ -8,6 +8,9 @@ changes (some 30 ms at 1,000 tools on a busy machine), never patched.
 Names are split before indexing (`_ . - /` and camelCase: `getMergeRequest` → `get merge request`), so
 a user's words meet a tool's name. Columns and weights: the name (with its server) counts most, then
 the description, then parameter names and their descriptions.
+
+Hybrid: when the embedded model loads (`semantic.py`), a second ranker orders the tools by meaning, and
+the two lists are fused by reciprocal rank fusion; without it, the lexical ranker answers alone.
 """
 
 import re
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
+
+from gateway.middleware.exposure.semantic import SemanticIndex, document, embedder
 
 WEIGHTS = (10.0, 1.0, 1.0)
 """bm25() weights of the columns (name, description, params): the name is the strongest evidence."""
@@ -68,6 +73,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 directions of an abbreviation (`mr` in a tool name, "merge request" in a query) meet, because names
 are expanded the same way when indexed."""
 ABBREVIATIONS = frozenset({"mr", "mrs", "pr", "prs", "repo", "ci"})
+RRF_K = 60
+"""Reciprocal rank fusion: a tool scores the sum over rankers of 1 / (RRF_K + its rank). 60 is the published
+default (Cormack et al., 2009); 10 and 30 measured within one query of it on the tuning halves
+(bench/find_quality.py), so the default stays: nothing here is fitted to the labelled queries. Also measured
+there and dropped: lexical weight 1.5 and 2 (no better), a third list of tools whose whole name the query
+spells (worse: one-word names like git_log and jira_search win on any "log" or "search")."""
 
 
 def words(text: str) -> list[str]:
@@ -125,7 +136,7 @@ class Hit:
     server: str
     tool: types.Tool
     score: float
-    """-bm25(): higher is better; comparable within one answer only."""
+    """-bm25() (lexical only) or the fused score ×100 (hybrid): higher is better; comparable within one answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +153,12 @@ Visible = Callable[[str, str], bool]
 
 
 class SearchIndex:
-    """One in-memory FTS5 table of (exposed name, server, tool); `build` replaces its contents."""
+    """One in-memory FTS5 table of (exposed name, server, tool), and their embeddings when the model loads;
+    `build` replaces both. `semantic=False` keeps the lexical ranker alone (the bench compares them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, semantic: bool = True, lexical: bool = True) -> None:
+        self._wants_semantic, self._lexical = semantic, lexical
+        self._semantic: SemanticIndex | None = None
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
             "CREATE VIRTUAL TABLE tools USING fts5(name, description, params, tokenize='porter unicode61')"
@@ -154,6 +168,11 @@ class SearchIndex:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    @property
+    def rankers(self) -> list[str]:
+        """The rankers that answer (`gateway tools --find` and gateway.status say them)."""
+        return ["lexical"] * self._lexical + ["semantic"] * (self._semantic is not None)
 
     def build(self, entries: Iterable[tuple[str, str, types.Tool]]) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there."""
@@ -170,6 +189,10 @@ class SearchIndex:
                     for i, (name, _server, tool) in enumerate(self._rows)
                 ),
             )
+        if self._wants_semantic and self._semantic is None and (model := embedder()) is not None:
+            self._semantic = SemanticIndex(model)  # loaded at the first build, once per process
+        if self._semantic is not None:
+            self._semantic.build([document(words(t.name), t.description or "") for _n, _s, t in self._rows])
 
     def search(self, query: str, *, limit: int, server: str | None = None, visible: Visible | None = None) -> Matches:
         """The best `limit` tools for `query`, best first; `server` keeps one namespace, `visible` the allowed.
@@ -182,6 +205,32 @@ class SearchIndex:
         searched = terms(query)
         if not searched:
             return Matches([], 0, [])
+
+        def kept(row: int) -> bool:
+            name, srv, _tool = self._rows[row]
+            return (server is None or srv == server) and (visible is None or visible(name, srv))
+
+        lexical = [(row, score) for row, score in self._lexical_ranked(searched) if kept(row)]
+        if self._semantic is None:
+            hits = [self._hit(row, score) for row, score in lexical]
+            return Matches(hits[:limit], len(hits), searched)
+        # The semantic ranker reads the query's content words, as the lexical one does (no stopwords).
+        meaning = " ".join(w for w in words(query) if w not in STOPWORDS)
+        fused: dict[int, float] = {}
+        for ranked in ([row for row, _ in lexical], [r for r in self._semantic.ranked(meaning) if kept(r)]):
+            for rank, row in enumerate(ranked):
+                fused[row] = fused.get(row, 0.0) + 1 / (RRF_K + rank + 1)
+        ordered = sorted(fused.items(), key=lambda item: -item[1])
+        return Matches([self._hit(row, 100 * score) for row, score in ordered[:limit]], len(ordered), searched)
+
+    def _hit(self, row: int, score: float) -> Hit:
+        name, srv, tool = self._rows[row]
+        return Hit(name, srv, tool, round(score, 3))
+
+    def _lexical_ranked(self, searched: list[str]) -> list[tuple[int, float]]:
+        """(row, score) of every tool matching a term, best first; empty when the lexical ranker is off."""
+        if not self._lexical:
+            return []
         # Each term quoted: the user's text never reaches FTS5's query syntax. OR ranks by how many
         # terms a tool matches and how rare they are (BM25's idf), which is what "closest" means here.
         match = " OR ".join(f'"{t}"' for t in searched)
@@ -190,15 +239,12 @@ class SearchIndex:
             (*WEIGHTS, match),
         ).fetchall()
         wanted = {_stem(t) for t in searched}
-        scored: list[Hit] = []
+        scored: list[tuple[int, float]] = []
         for rowid, rank in rows:
-            name, srv, tool = self._rows[rowid]
-            if (server is not None and srv != server) or (visible is not None and not visible(name, srv)):
-                continue
             own = self._names[rowid]
             # BM25 favours rare words wherever they are; a tool whose own name the query spells out
             # ("get issue" for jira_get_issue) is the better answer, so name coverage scales the score.
             coverage = len(own & wanted) / len(own) if own else 0.0
-            scored.append(Hit(name, srv, tool, round(-rank * (1.0 + coverage), 3)))
-        scored.sort(key=lambda hit: -hit.score)
-        return Matches(scored[:limit], len(scored), searched)
+            scored.append((rowid, -rank * (1.0 + coverage)))
+        scored.sort(key=lambda item: -item[1])
+        return scored

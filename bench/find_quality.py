@@ -1,0 +1,159 @@
+"""How well and how fast `gateway.find_tools` ranks, per ranker (lexical, semantic, hybrid), on held-out queries.
+
+Usage, from the repository root: `.venv/bin/python -m bench.find_quality [--split heldout|tune] [--iterations 2000]`.
+
+The catalogs are snapshots of what the gateway aggregates (`bench/find_quality/*.json`: exposed name, server,
+description, input schema), so the bench needs no server: `gitlab-jira` is config/examples/gitlab-jira.yaml
+(181 tools), `everything` the default config plus the reference server-everything (47 tools). Each has
+labelled queries in users' words (`*.yaml`) in two halves: `tune` may guide a choice, `heldout` is the one
+reported and is never tuned on. `context-economy` is the older 80-task set the lexical ranker's synonyms
+were tuned on: shown for comparison, not as evidence.
+
+Per ranker: recall@1/5/10, MRR and nDCG@10 (one relevant tool, or any of several listed). Then the cost:
+query latency p50/p99 and index build time at the catalog and at 1,000 tools, and the RSS the model adds.
+Targets (PASS/MISS) on held-out: recall@5 ≥ 0.92, recall@1 ≥ 0.70; p50 < 5 ms and build < 1 s at 1,000 tools;
+RSS +≤ 100 MB.
+"""
+
+import argparse
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+import mcp.types as types
+import psutil
+import yaml
+
+from gateway.middleware.exposure import semantic
+from gateway.middleware.exposure.search import SearchIndex
+
+HERE = Path(__file__).with_name("find_quality")
+CATALOGS = ("gitlab-jira", "everything")
+RANKERS = {"lexical": {"semantic": False}, "semantic": {"lexical": False}, "hybrid": {}}
+Entries = list[tuple[str, str, types.Tool]]
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def catalog(name: str) -> Entries:
+    rows = json.loads((HERE / f"{name}.json").read_text(encoding="utf-8"))
+    return [
+        (
+            r["name"],
+            r["server"],
+            types.Tool(name=r["name"].split(".", 1)[1], description=r["description"], input_schema=r["inputSchema"]),
+        )
+        for r in rows
+    ]
+
+
+def queries(name: str, split: str) -> list[tuple[str, set[str]]]:
+    if name == "context-economy":
+        tasks = yaml.safe_load((HERE.parent / "context_economy_tasks.yaml").read_text(encoding="utf-8"))["tasks"]
+        return [(t["task"], {t["expect"]}) for t in tasks]
+    loaded = yaml.safe_load((HERE / f"{name}.yaml").read_text(encoding="utf-8"))[split]
+    return [(q["q"], {q["expect"]} if isinstance(q["expect"], str) else set(q["expect"])) for q in loaded]
+
+
+def scores(index: SearchIndex, labelled: list[tuple[str, set[str]]]) -> tuple[dict[str, float], list[str]]:
+    ranks: list[int | None] = []
+    misses: list[str] = []
+    for query, expected in labelled:
+        names = [hit.name for hit in index.search(query, limit=10).hits]
+        rank = next((i for i, name in enumerate(names, 1) if name in expected), None)
+        ranks.append(rank)
+        if rank is None or rank > 5:
+            misses.append(f"{query!r} -> {sorted(expected)[0]} (rank {rank or '>10'}; top: {names[:2]})")
+    n = len(ranks)
+    found = [r for r in ranks if r is not None]
+    return {
+        "r@1": sum(r == 1 for r in found) / n,
+        "r@5": sum(r <= 5 for r in found) / n,
+        "r@10": len(found) / n,
+        "mrr": sum(1 / r for r in found) / n,
+        "ndcg@10": sum(1 / math.log2(r + 1) for r in found) / n,
+    }, misses
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+def latency(index: SearchIndex, texts: list[str], iterations: int) -> tuple[float, float]:
+    samples = []
+    for i in range(iterations):
+        start = time.perf_counter()
+        index.search(texts[i % len(texts)], limit=5)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def synthetic(n: int, base: Entries) -> Entries:
+    """`n` tools: the real catalog's repeated under numbered servers (real descriptions, real vocabulary)."""
+    return [(f"s{i}.{name}", f"s{i}", tool) for i in range(n // len(base) + 1) for name, _s, tool in base][:n]
+
+
+def quality(split: str, verbose: bool) -> None:
+    print(f"== ranking quality on the {split} half (context-economy: the tuned-on set, for comparison)")
+    print(f"{'catalog':<16} {'ranker':<9} {'n':>3}  {'r@1':>5} {'r@5':>5} {'r@10':>5} {'MRR':>5} {'nDCG@10':>7}")
+    for name in (*CATALOGS, "context-economy"):
+        entries = catalog("gitlab-jira" if name == "context-economy" else name)
+        labelled = queries(name, split)
+        for ranker, options in RANKERS.items():
+            index = SearchIndex(**options)
+            index.build(entries)
+            got, misses = scores(index, labelled)
+            figures = " ".join(f"{got[k]:>5.2f}" for k in ("r@1", "r@5", "r@10", "mrr"))
+            line = f"{name:<16} {ranker:<9} {len(labelled):>3}  {figures} {got['ndcg@10']:>7.2f}"
+            if ranker == "hybrid" and name != "context-economy":
+                line += f"   r@5 ≥ 0.92 {verdict(got['r@5'] >= 0.92)}  r@1 ≥ 0.70 {verdict(got['r@1'] >= 0.70)}"
+            print(line)
+            if verbose and ranker == "hybrid":
+                print("\n".join(f"    miss: {m}" for m in misses))
+
+
+def cost(iterations: int) -> None:
+    process = psutil.Process()
+    before = process.memory_info().rss
+    start = time.perf_counter()
+    model = semantic.embedder()
+    loaded = time.perf_counter() - start
+    print(f"\n== cost   model: {semantic.MODEL if model else semantic.problem}")
+    grown = (process.memory_info().rss - before) / 2**20
+    print(f"model load: {loaded * 1000:.0f} ms once per process; RSS +{grown:.1f} MB")
+    base = catalog("gitlab-jira")
+    texts = [q for name in CATALOGS for q, _e in queries(name, "heldout")]
+    for n in (len(base), 1_000):
+        entries = base if n == len(base) else synthetic(n, base)
+        for ranker, options in RANKERS.items():
+            index = SearchIndex(**options)
+            start = time.perf_counter()
+            index.build(entries)
+            built = time.perf_counter() - start
+            p50, p99 = latency(index, texts, iterations)
+            line = f"{n:>5} tools {ranker:<9} build {built * 1000:>6.1f} ms   find p50 {p50:.3f} ms  p99 {p99:.3f} ms"
+            if n == 1_000 and ranker == "hybrid":
+                line += f"   build < 1 s {verdict(built < 1)}  p50 < 5 ms {verdict(p50 < 5)}"
+            print(line)
+    grown = (process.memory_info().rss - before) / 2**20
+    print(f"RSS after the model and six indexes: +{grown:.1f} MB   +≤ 100 MB {verdict(grown <= 100)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("heldout", "tune"), default="heldout")
+    parser.add_argument("--iterations", type=int, default=2_000)
+    parser.add_argument("--misses", action="store_true", help="list the hybrid ranker's misses (tune half only)")
+    args = parser.parse_args(argv)
+    cost(args.iterations)  # first: the RSS the model adds is measured before any index exists
+    quality(args.split, args.misses and args.split == "tune")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""find_tools' semantic ranker (gateway.middleware.exposure.semantic): the model from its wheel, fused ranking."""
+
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gateway.middleware.exposure import semantic
+from gateway.middleware.exposure.search import SearchIndex
+from tests.harness import ROOT
+from tests.middleware.exposure.test_search import CATALOG, tool
+
+WIDER = [
+    *CATALOG,
+    ("gitlab.delete_branch", "gitlab", tool("delete_branch", "Delete a branch from a project.")),
+    ("time.get_current_time", "time", tool("get_current_time", "Get current time in a specific timezone")),
+]
+
+
+def built(**options: bool) -> SearchIndex:
+    index = SearchIndex(**options)
+    index.build(WIDER)
+    return index
+
+
+def test_the_model_loads_from_the_installed_wheel_with_the_network_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*_args: object) -> None:
+        raise AssertionError("the model tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    model = semantic.load()
+    vectors = model.embed(["delete the branch", "remove a branch", "current time in Paris"])
+    assert vectors.shape == (3, 256) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]  # meaning, not letters, decides
+
+
+def test_meaning_finds_a_tool_no_word_of_the_query_names() -> None:
+    assert built(semantic=False).search("clock in Paris", limit=3).hits == []
+    found = built().search("clock in Paris", limit=3)
+    assert found.hits[0].name == "time.get_current_time"
+
+
+def test_fusion_puts_the_tool_both_rankers_agree_on_first() -> None:
+    query = "remarks from reviewers on my MR"
+    assert built(semantic=False).search(query, limit=2).hits[0].name == "gitlab.list_merge_requests"
+    assert built().search(query, limit=2).hits[0].name == "gitlab.getMergeRequestNotes"
+
+
+def test_rankers_are_said_and_filters_still_cut_semantic_candidates() -> None:
+    assert built().rankers == ["lexical", "semantic"] and built(semantic=False).rankers == ["lexical"]
+    assert semantic.describe(built().rankers) == {
+        "rankers": ["lexical", "semantic"],
+        "model": semantic.MODEL,
+        "fusion": "rrf",
+        "problem": None,
+    }
+    only_git = built().search("clock in Paris", limit=5, server="git")
+    assert all(h.server == "git" for h in only_git.hits)
+    hidden = built().search("clock in Paris", limit=5, visible=lambda _name, server: server != "time")
+    assert all(h.server != "time" for h in hidden.hits)
+
+
+def test_nonsense_still_finds_nothing() -> None:
+    assert built().search("which of the zyzzyvas", limit=5).total == 0
+
+
+def test_without_the_model_the_lexical_ranker_answers_alone_and_says_why() -> None:
+    code = (
+        "import sys; sys.modules['wordllama'] = None\n"  # as if the package were not installed
+        "from gateway.middleware.exposure import semantic\n"
+        "from gateway.middleware.exposure.search import SearchIndex\n"
+        "from tests.middleware.exposure.test_semantic import WIDER\n"
+        "index = SearchIndex(); index.build(WIDER)\n"
+        "print(index.rankers, index.search('delete a branch', limit=1).hits[0].name)\n"
+        "print(semantic.problem)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out[0] == "['lexical'] gitlab.delete_branch"
+    assert out[1].startswith(f"{semantic.MODEL} could not be loaded") and out[1].endswith("ranking is lexical only")
