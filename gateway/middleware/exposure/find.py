@@ -19,7 +19,9 @@ from gateway.middleware.exposure.search import MAX_QUERY_CHARS, Hit, Matches, re
 A = TypeVar("A", bound=Arguments)
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
-SHORT_DESCRIPTION = 200
+ONE_LINE = 120
+"""A hit's description without `detail`: its first sentence, cut here, so 5 hits answer in about 1,000 chars
+(the issue's bound: 1,500) and the window keeps room for the call itself."""
 
 
 class FindTools(Arguments):
@@ -107,10 +109,18 @@ def call_request(args: Any) -> tuple[str, dict[str, Any], list[str]]:
     return parsed.name, parsed.arguments, []
 
 
+def one_line(description: str) -> str:
+    """The first sentence of the first non-empty line, at most ONE_LINE chars."""
+    line = next((part.strip() for part in description.splitlines() if part.strip()), "")
+    end = line.find(". ")
+    line = line[: end + 1] if end >= 0 else line
+    return line if len(line) <= ONE_LINE else line[: ONE_LINE - 1].rstrip() + "…"
+
+
 def _hit(hit: Hit, name: str, detail: bool) -> dict[str, Any]:
     description = hit.tool.description or ""
-    if not detail and len(description) > SHORT_DESCRIPTION:
-        description = description[: SHORT_DESCRIPTION - 1].rstrip() + "…"
+    if not detail:
+        description = one_line(description)
     found: dict[str, Any] = {
         "name": name,
         "server": hit.server,
