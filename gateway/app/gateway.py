@@ -124,7 +124,11 @@ class Gateway:
         self.subjects = policy.Subjects(self.registry.catalog, self.registry.uris.owner)
         # The policy's one hook into tools: a tool it denies is neither listed, nor found, nor called.
         self.exposure = Exposure(
-            config.exposure, config.namespace, denial=self._tool_denial, bare=frozenset({bare} if bare else ())
+            config.exposure,
+            config.namespace,
+            denial=self._tool_denial,
+            bare=frozenset({bare} if bare else ()),
+            workflows=lambda: self.engine is not None and bool(self.engine.library.names()),
         )
         self.reloader = (
             None

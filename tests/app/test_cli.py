@@ -154,7 +154,7 @@ async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above
     assert done.returncode == 0, done.stderr.decode()
     lines = {line.split("  ")[0]: line for line in done.stdout.decode().splitlines()}
     assert "176 tools: VS Code / Copilot and OpenAI-based clients use at most 128" in lines["mode all"]
-    assert lines["mode search"].split()[2] == "16"  # the gateway's, Think's and prompt.say
+    assert lines["mode search"].split()[2] == "5"  # find, call, think.plan, think.next, think.workflows.list
     assert "(search: the rest through gateway.find_tools)" in lines["default (auto)"]
     assert "⚠ 176 tools" in lines["client cursor* (all)"]
     found = await gateway("tools", "--config", str(path), "--find", "synthetic catalog entry 042", "--limit", "2")

@@ -17,6 +17,7 @@ from mcp import Client
 from mcp.client.session import IncomingMessage
 
 from gateway.middleware.exposure.semantic import MODEL
+from gateway.middleware.exposure.view import definition_chars
 from tests.harness import (
     PYTHON,
     ROOT,
@@ -41,6 +42,8 @@ REVIEW = test_e2e.REVIEW
 
 OWN = 16
 """gateway (status, read_output, find_tools, call_tool), think (11), prompt (say)."""
+WAY_IN = {"gateway.find_tools", "gateway.call_tool", "think.plan", "think.next", "think.workflows.list"}
+"""The own tools listed when not everything is (the shipped workflows exist, so workflows.list too)."""
 STRICT = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 EXTRA = ["create_merge_request", "list_pipelines", "frobnicate_widgets"]
 
@@ -80,8 +83,9 @@ def gateway_over_http(config: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """229 tools (over every budget), a steering rule on k.echo, the client rules of RULES."""
-    with gateway_over_http(big(tmp_path_factory.mktemp("big"), steering=STEERING, exposure={"clients": RULES})) as url:
+    """229 tools in search mode (`auto` would fill the list), a steering rule on k.echo, the client rules of RULES."""
+    exposure = {"mode": "search", "clients": RULES}
+    with gateway_over_http(big(tmp_path_factory.mktemp("big"), steering=STEERING, exposure=exposure)) as url:
         yield url
 
 
@@ -93,18 +97,24 @@ async def names_of(client: Client) -> set[str]:
     return {t.name for t in (await client.list_tools(cache_mode="bypass")).tools}
 
 
-async def test_auto_lists_everything_within_budget_and_only_the_way_in_above_it(tmp_path: Path) -> None:
+async def test_auto_lists_everything_within_budget_and_above_it_fills_the_budget_without_a_cliff(
+    tmp_path: Path,
+) -> None:
     rules = [{"client": "few", "max_tools": 30}, {"client": "tight", "max_list_chars": 5000}]
     config = big(tmp_path, n=5, exposure={"clients": rules, "pin": ["k.echo"]})
     async with http_gateway(config) as base:
         async with session(base) as client:
-            assert len(await names_of(client)) == OWN + 10 + 5 + 3  # 34 tools, within 40 and 32,000 chars
+            everything = await names_of(client)
+            assert len(everything) == OWN + 10 + 5 + 3  # 34 tools, within 40 and 32,000 chars
         async with session(base, "few") as client:
-            listed = await names_of(client)  # 34 tools are over this client's 30: the way in, and the pin
-            assert {n.split(".")[0] for n in listed} == {"gateway", "think", "prompt", "k"} and len(listed) == OWN + 1
-            assert {"gateway.find_tools", "gateway.call_tool", "think.plan", "k.echo"} <= listed
-        async with session(base, "tight") as client:
-            assert len(await names_of(client)) == OWN + 1  # under 40 tools but over 5,000 chars
+            listed = await names_of(client)  # 34 tools are over this client's 30: the way in, then all that fit
+            assert listed == WAY_IN | {n for n in everything if n.startswith("k.")}  # 23: no own tool but the way in
+        async with session(base, "tight") as client:  # under 40 tools but over 5,000 chars: filled up to them
+            tools = (await client.list_tools(cache_mode="bypass")).tools
+            assert sum(definition_chars(t) for t in tools) <= 5_000 and len(tools) > len(WAY_IN) + 1
+            left_out = next(f"k.{n}" for n in EXTRA if f"k.{n}" not in {t.name for t in tools})
+            assert not (await client.call_tool(left_out, {"text": "x"})).is_error  # callable by name
+            assert left_out in await names_of(client)  # and listed from then on
 
 
 async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_policy_hides_from_search(
@@ -115,7 +125,11 @@ async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_
     small = write_config(tmp_path, {"k": kitchen("k")}, exposure=exposure, policy=policy)
     async with Client(gateway_params(small), mode="legacy") as client:
         tools = (await client.list_tools()).tools
-        assert len(tools) == OWN and all(len(t.description or "") <= 60 for t in tools)
+        assert {t.name for t in tools} == WAY_IN and all(len(t.description or "") <= 60 for t in tools)
+        assert sum(definition_chars(t) for t in tools) <= 3_000  # the gateway's own share of the window
+        health = await client.call_tool("gateway.find_tools", {"query": "health of every server"})
+        assert "gateway.status" in {t["name"] for t in health.structured_content["tools"]}
+        assert not (await client.call_tool("gateway.status", {})).is_error  # hidden, callable by name
         plan = next(t for t in tools if t.name == "think.plan")
         assert "pattern" not in json.dumps(plan.input_schema)  # listed slim: the server checks it anyway
         found = await client.call_tool(
@@ -129,6 +143,15 @@ async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_
         assert "k.measure" not in {t["name"] for t in measure.structured_content["tools"]}
         denied = await client.call_tool("k.measure", {"text": "x"})
         assert denied.is_error and "'no-measure'" in text_of(denied)
+
+
+async def test_without_workflows_the_way_in_leaves_out_the_workflow_list(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    think = {"workflows_dirs": [str(tmp_path / "none")]}
+    config = write_config(tmp_path, {"k": kitchen("k")}, exposure={"mode": "search"}, think=think)
+    async with Client(gateway_params(config), mode="legacy") as client:
+        assert {t.name for t in (await client.list_tools()).tools} == WAY_IN - {"think.workflows.list"}
+        assert not (await client.call_tool("think.workflows.list", {})).is_error  # still callable
 
 
 async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_only_that_session(
@@ -239,7 +262,7 @@ async def test_bad_input_gets_clear_answers_and_the_session_keeps_working(shared
 async def test_a_client_rule_picks_mode_and_separator_and_every_name_and_text_follows(shared: str) -> None:
     async with session(shared, "openai-agents") as client:
         tools = (await client.list_tools()).tools
-        assert len(tools) == OWN and all(STRICT.fullmatch(t.name) for t in tools)
+        assert len(tools) == len(WAY_IN) and all(STRICT.fullmatch(t.name) for t in tools)
         assert {"think_workflows_list", "gateway_find_tools", "think_plan"} <= {t.name for t in tools}
         plan = next(t for t in tools if t.name == "think_plan")
         assert "think_next" in (plan.description or "") and "think.next" not in (plan.description or "")

@@ -3,16 +3,18 @@
 The catalog is everything aggregated; a session sees, per its client rule:
 
 * `all`: every tool the policy lets it see;
-* `search`: the gateway's and Think's own tools, `pin` globs, and the tools it found (promoted, LRU);
-  every other tool stays callable by its exact name and reachable through `gateway.find_tools`;
-* `auto`: `all` while the catalog fits `max_tools` and `max_list_chars` (JSON of the listed definitions), else `search`.
+* `search`: the way in (ENTRY_POINTS: find/call and Think's entry points), `pin` globs, and the tools it
+  found or called (promoted, LRU); every other tool, the gateway's own included, stays callable by its exact
+  name and reachable through `gateway.find_tools`;
+* `auto`: `all` while the catalog fits `max_tools` and `max_list_chars` (JSON of the listed definitions), else
+  `search` filled up to both limits with more catalog tools (catalog order): one tool over is no cliff.
 
 Names are rendered per session (`rename.Names`), descriptions capped by `description_chars`. Derived data
 (names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
 """
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, cast
@@ -27,7 +29,13 @@ from gateway.routing.rename import Names, reference
 from gateway.session import Session
 
 OWN_SERVERS = frozenset({"gateway", "think", "prompt"})
-"""In-process servers whose tools are always listed: the way to everything else."""
+"""In-process servers: the gateway's and Think's own tools."""
+ENTRY_POINTS = frozenset({"gateway.find_tools", "gateway.call_tool", "think.plan", "think.next"})
+"""The own tools a client needs to start, listed in every mode (DESIGN §14): the rest (status, read_output,
+think.explain, …) would take 5,000 chars of every client's window that most never use; the driver prompt
+says how to reach them."""
+WORKFLOWS_ENTRY = "think.workflows.list"
+"""Listed with ENTRY_POINTS only while there are workflows to list."""
 STATE_KEY = "exposure"
 CLIENT_KEY = "client"
 """`session.data[CLIENT_KEY]`: the client's `clientInfo.name`, recorded by the front."""
@@ -95,6 +103,7 @@ class Exposure:
         namespace: NamespaceConfig,
         denial: Denial | None = None,
         bare: frozenset[str] = frozenset(),
+        workflows: Callable[[], bool] = lambda: True,
     ) -> None:
         self.config = config
         self.namespace = namespace
@@ -102,9 +111,12 @@ class Exposure:
         """Servers named without prefix (`prefix: false`), as the registry names them."""
         self.denial = denial or _everyone
         """The policy hook (see `Denial`); everyone sees everything without one."""
+        self.workflows = workflows
+        """Whether any workflow exists (then think.workflows.list is listed too)."""
         self._catalog: Catalog | None = None
         self._names: dict[str, Names] = {}
-        self._fits: dict[Rule, tuple[int, int]] = {}
+        self._fits: dict[Rule, dict[str, int]] = {}
+        """Chars of each tool's listed definition under a rule, in catalog order (what `auto` weighs and fills)."""
         self.index = SearchIndex()
         self.settings = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
@@ -176,15 +188,20 @@ class Exposure:
             update["description"] = description
         return tool.model_copy(update=update)
 
+    def costs(self, catalog: Catalog, rule: Rule) -> dict[str, int]:
+        """Canonical name -> chars of its definition listed under `rule` (policy aside), in catalog order."""
+        self._follow(catalog)
+        costs = self._fits.get(rule)
+        if costs is None:
+            names = self.names(catalog, rule.separator)
+            costs = {n: definition_chars(self._present(e, names, rule)) for n, e in catalog.tools.items()}
+            self._fits[rule] = costs
+        return costs
+
     def full_size(self, catalog: Catalog, rule: Rule) -> tuple[int, int]:
         """(tools, chars) of listing everything under `rule` (policy aside): what `auto` weighs."""
-        self._follow(catalog)
-        size = self._fits.get(rule)
-        if size is None:
-            names = self.names(catalog, rule.separator)
-            tools = [self._present(e, names, rule) for e in catalog.tools.values()]
-            size = self._fits[rule] = (len(tools), sum(definition_chars(t) for t in tools))
-        return size
+        costs = self.costs(catalog, rule)
+        return len(costs), sum(costs.values())
 
     def searching(self, catalog: Catalog, rule: Rule) -> bool:
         """Whether `rule` lists a subset (search mode, or auto over budget)."""
@@ -198,33 +215,54 @@ class Exposure:
         return any(fnmatchcase(ref, glob) or fnmatchcase(entry.exposed, glob) for glob in self.config.pin)
 
     def base(self, entry: Entry) -> bool:
-        """Listed in every mode: own tools and pins."""
-        return entry.server in OWN_SERVERS or self.pinned(entry)
+        """Listed in every mode: the entry points and pins."""
+        if entry.server in OWN_SERVERS:
+            ref = reference(entry.server, entry.original)
+            if ref in ENTRY_POINTS or (ref == WORKFLOWS_ENTRY and self.workflows()):
+                return True
+        return self.pinned(entry)
 
     def visible(self, session: Session, entry: Entry) -> bool:
         return self.denial(session, entry) is None
 
     def listed(self, catalog: Catalog, session: Session, rule: Rule | None = None) -> list[types.Tool]:
         """The session's `tools/list` (under `rule`, default its own), in catalog order, under its names."""
-        state = self.view(session)
-        rule = rule or state.rule
+        rule = rule or self.view(session).rule
         names = self.names(catalog, rule.separator)
-        if self.searching(catalog, rule):
-            keep = [e for e in catalog.tools.values() if self.base(e) or e.exposed in state.promoted]
-        else:
-            keep = list(catalog.tools.values())
-        return [self._present(e, names, rule) for e in keep if self.visible(session, e)]
+        shown = self._shown(catalog, session, rule)
+        return [
+            self._present(e, names, rule) for n, e in catalog.tools.items() if n in shown and self.visible(session, e)
+        ]
+
+    def _shown(self, catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
+        """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
+        if not self.searching(catalog, rule):
+            return catalog.tools
+        promoted = self.view(session).promoted
+        shown = {n for n, e in catalog.tools.items() if self.base(e) or n in promoted}
+        if rule.mode == "auto":
+            # No cliff: over budget, `auto` still lists what fits (catalog order), the way in counted first.
+            costs = self.costs(catalog, rule)
+            chars = sum(costs[n] for n in shown)
+            for name, cost in costs.items():
+                if len(shown) >= rule.max_tools:
+                    break
+                entry = catalog.tools[name]
+                if name in shown or entry.server in OWN_SERVERS or chars + cost > rule.max_list_chars:
+                    continue
+                if self.visible(session, entry):
+                    shown.add(name)
+                    chars += cost
+        return shown
 
     def rules(self) -> list[Rule]:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""
         return [self.rule_for(None), *(self.rule_for(r.client) for r in self.config.clients)]
 
     def hidden(self, catalog: Catalog, session: Session, canonical: str) -> bool:
-        entry = catalog.tools.get(canonical)
-        state = self.view(session)
-        if entry is None or self.base(entry) or not self.searching(catalog, state.rule):
+        if canonical not in catalog.tools:
             return False
-        return canonical not in state.promoted
+        return canonical not in self._shown(catalog, session, self.view(session).rule)
 
     def promote(self, catalog: Catalog, session: Session, canonical: list[str]) -> bool:
         """Add found tools to the session's list (LRU, within max_tools); whether the list changed."""
