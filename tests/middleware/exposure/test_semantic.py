@@ -81,3 +81,25 @@ def test_without_the_model_the_lexical_ranker_answers_alone_and_says_why() -> No
     ).stdout.splitlines()
     assert out[0] == "['lexical'] gitlab.delete_branch"
     assert out[1].startswith(f"{semantic.MODEL} could not be loaded") and out[1].endswith("ranking is lexical only")
+
+
+def test_a_rebuild_embeds_only_the_tools_it_has_not_seen() -> None:
+    index = built()
+    before = index.search("clock in Paris", limit=1).hits
+    embedded: list[list[str]] = []
+    model = semantic.embedder()
+    assert model is not None
+    original = model.embed
+
+    def counting(texts: list[str]) -> np.ndarray:  # type: ignore[type-arg]
+        embedded.append(texts)
+        return original(texts)
+
+    model.embed = counting  # type: ignore[method-assign]
+    try:
+        index.build([*WIDER, ("k.frobnicate", "k", tool("frobnicate", "Frobnicate widgets."))])
+    finally:
+        del model.embed
+    assert embedded == [["frobnicate. Frobnicate widgets."]]
+    assert index.search("clock in Paris", limit=1).hits == before
+    assert index.search("frobnicate widgets", limit=1).hits[0].name == "k.frobnicate"
