@@ -91,7 +91,7 @@ def test_a_rebuild_embeds_only_the_tools_it_has_not_seen() -> None:
     assert model is not None
     original = model.embed
 
-    def counting(texts: list[str]) -> np.ndarray:  # type: ignore[type-arg]
+    def counting(texts: list[str]) -> semantic.Vectors:
         embedded.append(texts)
         return original(texts)
 
