@@ -12,7 +12,7 @@ from mcp.server.subscriptions import ListenHandler
 from gateway import __version__, sdk, telemetry
 from gateway.downstreams.peer import Peer
 from gateway.errors import to_mcp_error, to_tool_result
-from gateway.fronts import relayed
+from gateway.fronts import eras, relayed
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
@@ -99,7 +99,9 @@ class Front:
     async def handle_ctx(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
         """One request with its client end known to the relay (what a downstream asks meanwhile reaches it)."""
         caller = self._caller(ctx)
-        return await self.handle(caller, method, params, _progress(ctx), relayed.peer(ctx, caller.key, self.relay))
+        call = await self.handle(caller, method, params, _progress(ctx), relayed.peer(ctx, caller.key, self.relay))
+        call.result = eras.adapted(call.result, ctx.protocol_version)  # as the client's version defines it
+        return call
 
     def _caller(self, ctx: RequestCtx) -> Caller:
         """Who is calling; the client's `clientInfo.name` is noted on first sight (exposure rules match it)."""
@@ -159,7 +161,8 @@ class Front:
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller = self._caller(ctx)
         peer = relayed.peer(ctx, caller.key, self.relay)
-        return await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), _rounds(params))
+        result = await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), _rounds(params))
+        return eras.adapted(result, ctx.protocol_version)
 
     async def call_tool(
         self,
@@ -247,4 +250,4 @@ def _progress(ctx: RequestCtx) -> ProgressFn | None:
     """Where to relay progress: the client's session, when the request carries a progress token."""
     meta: Any = ctx.meta or {}
     token = meta.get("progress_token", meta.get("progressToken"))
-    return None if token is None else ctx.session.report_progress
+    return None if token is None else eras.progress(ctx.session.report_progress, ctx.protocol_version)

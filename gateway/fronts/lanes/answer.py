@@ -16,6 +16,7 @@ from gateway import telemetry
 from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
 from gateway.errors import jsonrpc_error
+from gateway.fronts import eras
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.server import Front
 
@@ -44,7 +45,7 @@ async def answer_tool_call(
             body = jsonrpc_error(request_id, error.code, error.message, error.data)
             return body, error
         telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped = eras.adapted(result, version).model_dump(by_alias=True, mode="json", exclude_none=True)
         del result
         dumped = spec.serialize_server_result("tools/call", version, dumped)
         if version in MODERN_PROTOCOL_VERSIONS:
