@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import mcp.types as types
 from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
@@ -248,7 +249,7 @@ class Gateway:
             timeout_s=server.timeout_s,
             connect_timeout_s=server.connect_timeout_s,
             on_list_changed=self._list_changed,
-            callbacks=self.relay.callbacks(name, server.timeout_s),
+            callbacks=self.relay.callbacks(name, server.timeout_s, [types.Root(uri=uri) for uri in server.roots]),
             on_resource_updated=self._resource_updated,
             on_elicitation_complete=self.relay.elicitation_complete,
         )
@@ -355,6 +356,7 @@ class Gateway:
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
             self.front.notify.bind(tg)
+            self.front.rounds.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):

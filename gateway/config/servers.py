@@ -1,6 +1,7 @@
 """Config of the downstream servers: one model per transport, the filters, and the namespace rule."""
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
@@ -15,6 +16,15 @@ class ToolFilterConfig(ConfigModel):
     """Glob patterns of downstream tool names to expose (matched against the original name)."""
     exclude: list[str] = []
     """Glob patterns of downstream tool names to hide; wins over `include`."""
+
+
+def _root_uri(value: str) -> str:
+    if value.startswith("file://"):
+        return value
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise ValueError(f"root {value!r} is not absolute; write an absolute path or a file:// URI")
+    return path.as_uri()
 
 
 class _ServerBase(ConfigModel):
@@ -32,6 +42,9 @@ class _ServerBase(ConfigModel):
     """Per-identity processes (connections), used when the server's settings contain `${user:NAME}`."""
     prefix: bool = True
     """`false`: this server's tools, prompts and resources keep their own names (a drop-in for the server)."""
+    roots: list[Annotated[str, AfterValidator(_root_uri)]] = []
+    """Folders (absolute paths or `file://` URIs) the server is told when it asks for roots outside a client's call
+    (over HTTP; on stdio the client is asked first): e.g. the folders a filesystem server may use."""
 
 
 class StdioServerConfig(_ServerBase):

@@ -1,6 +1,7 @@
 """The client end of a request in flight, as the relay sees it: whom a downstream's request or log during that
 request reaches, what its client declared (and so what a downstream may be offered), and at which log level."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,9 @@ class Peer:
     """The least severe level the client wants for this request (None: the session set none)."""
     notices: list[str] = field(default_factory=list[str])
     """What went wrong relaying for this request, for the client's hint."""
+    ask_client: Callable[[Any, float], Awaitable[Any]] | None = None
+    """A 2026-era client's way to be asked (request, timeout): through an input-required result of its call,
+    answered by its retry (the wire dict it sent); None when it cannot be asked."""
 
 
 def offerable(peer: Peer | None) -> dict[str, Any]:

@@ -80,6 +80,8 @@ class Relay:
         subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
+        self.sole = False
+        """True behind the stdio front: its one client is "the client" even when no call is in flight."""
 
     # -- what the relay keeps per client session (these verbs are its only writers) ---------------
 
@@ -150,8 +152,9 @@ class Relay:
 
     # -- requests from a downstream -------------------------------------------------------------
 
-    def callbacks(self, server: str, timeout_s: float) -> dict[str, Any]:
-        """The `mcp.Client` callbacks of one downstream: each relays to the client session in flight."""
+    def callbacks(self, server: str, timeout_s: float, configured: list[types.Root] | None = None) -> dict[str, Any]:
+        """The `mcp.Client` callbacks of one downstream: each relays to the client session in flight (`roots`: what
+        it is told when it asks for roots with none in flight: `servers.<name>.roots`)."""
 
         async def sampling(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
             return await self._pushed(server, types.CreateMessageRequest(params=params), timeout_s)
@@ -160,6 +163,8 @@ class Relay:
             return await self._pushed(server, types.ElicitRequest(params=params), timeout_s)
 
         async def roots(ctx: ClientRequestContext) -> Any:
+            if not self._inflight.get(server):
+                return await self._roots_outside(server, timeout_s, configured or [])
             return await self._pushed(server, types.ListRootsRequest(), timeout_s)
 
         async def log(params: types.LoggingMessageNotificationParams) -> None:
@@ -187,11 +192,25 @@ class Relay:
             )
         return await self.ask(server, next(iter(peers.values())), request, timeout_s)
 
+    async def _roots_outside(self, server: str, timeout_s: float, configured: list[types.Root]) -> Any:
+        """`roots/list` with no call in flight (servers ask at start): behind the stdio front its one client, when it
+        offers roots; else the roots configured for the server (none by default). Never an error: some servers
+        take one as fatal at start."""
+        for key, connection in self.connected()[:1] if self.sole else []:
+            caps = connection.client_capabilities
+            if caps is not None and caps.roots is not None:
+                answer = await self.ask(
+                    server, Peer(key, connection, None, caps, False), types.ListRootsRequest(), timeout_s
+                )
+                if isinstance(answer, types.ListRootsResult):
+                    return answer
+        return types.ListRootsResult(roots=configured)
+
     async def ask(self, server: str, peer: Peer, request: Any, timeout_s: float) -> Any:
         """Ask the client of `peer`; its answer, or `ErrorData` that says why not (the client gets a notice)."""
         result_type, capability = _RESULTS[request.method]
-        if peer.modern or getattr(peer.capabilities, capability, None) is None:
-            why = "speaks the 2026-07-28 era, which has no server-to-client requests" if peer.modern else None
+        if (peer.modern and peer.ask_client is None) or getattr(peer.capabilities, capability, None) is None:
+            why = "speaks the 2026-07-28 era, and its call cannot take input rounds" if peer.modern else None
             why = why or f"did not declare the {capability} capability"
             peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
             return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
@@ -201,6 +220,8 @@ class Relay:
             return _refusal(f"the gateway does not relay this URL-mode elicitation: {unsafe}", types.INVALID_PARAMS)
         request = self._url_elicitation(server, peer, request)
         try:
+            if peer.ask_client is not None:  # a 2026-era client: asked in an input-required result of its call
+                return result_type.model_validate(await peer.ask_client(request, timeout_s))
             if peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
                 return await peer.session.send_request(request, opts={"timeout": timeout_s})
             return await peer.session.send_request(

@@ -1,5 +1,6 @@
 """The client-facing MCP server: SDK handlers in, one `Call` through the pipeline, result or mapped error out."""
 
+import functools
 import logging
 import weakref
 from typing import Any, TypeVar
@@ -16,6 +17,7 @@ from gateway.fronts import eras, relayed
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
+from gateway.fronts.rounds import Rounds, wire_rounds
 from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
@@ -69,6 +71,7 @@ class Front:
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay
         self.notify = Notifier(self.relay, self.bus)
+        self.rounds = Rounds()  # a 2026-era client's calls whose handshake-era servers ask it something
         self.server = GatewayServer(
             "mcp-gateway",
             version=__version__,
@@ -161,7 +164,7 @@ class Front:
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller = self._caller(ctx)
         peer = relayed.peer(ctx, caller.key, self.relay)
-        result = await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), _rounds(params))
+        result = await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), wire_rounds(params))
         return eras.adapted(result, ctx.protocol_version)
 
     async def call_tool(
@@ -174,7 +177,22 @@ class Front:
         rounds: dict[str, Any] | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """A tool call of `caller` (`peer`: its client end, where the relay sends what a downstream asks meanwhile):
-        the result with its hints rendered, or the mapped error; a 2026-era client may get an input request."""
+        the result with its hints rendered, or the mapped error; a 2026-era client may get an input request (a
+        handshake-era server's request, `rounds`)."""
+        if peer.modern:
+            run = functools.partial(self._tool, caller, name, arguments, peer, progress, rounds)
+            return await self.rounds.call(caller.key, peer, rounds, run)
+        return await self._tool(caller, name, arguments, peer, progress, rounds)
+
+    async def _tool(
+        self,
+        caller: Caller,
+        name: str,
+        arguments: dict[str, Any] | None,
+        peer: Peer,
+        progress: ProgressFn | None,
+        rounds: dict[str, Any] | None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
         call = await self.handle(
             caller, "tools/call", {"name": name, "arguments": arguments, **(rounds or {})}, progress, peer
@@ -208,30 +226,16 @@ class Front:
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
-        call = await self.handle_ctx(ctx, "resources/read", {"uri": params.uri, **_rounds(params)})
+        call = await self.handle_ctx(ctx, "resources/read", {"uri": params.uri, **wire_rounds(params)})
         return _answer(call, types.ReadResourceResult, types.InputRequiredResult)
 
     async def _get_prompt(
         self, ctx: RequestCtx, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        fields = {"name": params.name, "arguments": params.arguments, **_rounds(params)}
+        fields = {"name": params.name, "arguments": params.arguments, **wire_rounds(params)}
         return _answer(
             await self.handle_ctx(ctx, "prompts/get", fields), types.GetPromptResult, types.InputRequiredResult
         )
-
-
-def _rounds(
-    params: types.CallToolRequestParams | types.GetPromptRequestParams | types.ReadResourceRequestParams,
-) -> dict[str, Any]:
-    """A 2026-era client's answers to a downstream's input requests, as wire params to pass on."""
-    rounds: dict[str, Any] = {}
-    if params.input_responses is not None:
-        rounds["inputResponses"] = {
-            k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in params.input_responses.items()
-        }
-    if params.request_state is not None:
-        rounds["requestState"] = params.request_state
-    return rounds
 
 
 def _answer(call: Call, kind: type[R], also: type[R2] | None = None) -> R | R2:

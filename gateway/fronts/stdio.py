@@ -164,6 +164,7 @@ async def serve_stdio(front: Front, *, max_message_bytes: int) -> None:
     """Serve the front's server on this process's stdin/stdout until the client closes stdin."""
     server = front.server
     options = server.create_initialization_options()
+    front.relay.sole = True  # one client per process: a server's roots/list outside a call asks it
     if _pollable(0) and _pollable(1):
         async with stdio_wire(max_message_bytes, front) as (read, write):
             await server.run(read, write, options)

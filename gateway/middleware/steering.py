@@ -44,6 +44,12 @@ def outcome(call: Call, limits: SizeLimits) -> set[str]:
 
 
 def _builtin_error_hint(call: Call) -> str:
+    if call.peer is not None and call.peer.notices:  # the server asked this client something the relay could not
+        return (
+            "Next: this failed because the server asked the client for something the gateway could not relay (the "
+            "relay notice says what); other arguments will not help: use a client that offers it (sampling, "
+            "elicitation or roots, as the notice names), or another tool, and tell the user why."
+        )
     match call.error:
         case UnknownName():
             return "Next: pick a tool from the names above, or find one with gateway.find_tools {query}; do not guess."

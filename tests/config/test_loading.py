@@ -143,3 +143,11 @@ def test_empty_file_is_an_empty_config(tmp_path: Path) -> None:
     path = tmp_path / "gateway.yaml"
     path.write_text("", encoding="utf-8")
     assert load_config(path).servers == {}
+
+
+def test_a_servers_roots_are_absolute_folders_or_file_uris(tmp_path: Path) -> None:
+    roots = ["/srv/shared", "file:///srv/other", "~/notes"]
+    loaded = load(tmp_path, {"servers": {"fs": stdio(roots=roots)}}).servers["fs"]
+    assert loaded.roots == ["file:///srv/shared", "file:///srv/other", Path("~/notes").expanduser().as_uri()]
+    found = problems(tmp_path, {"servers": {"fs": stdio(roots=["notes"])}})
+    assert found == ["servers.fs.roots[0]: root 'notes' is not absolute; write an absolute path or a file:// URI"]

@@ -8,6 +8,7 @@ import pytest
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
+from gateway.downstreams.peer import Peer
 from gateway.errors import (
     DownstreamFailed,
     DownstreamTimeout,
@@ -109,6 +110,16 @@ async def test_an_error_gets_a_builtin_hint_on_what_to_try_next(error: GatewayEr
     await Steering().on_response(call)
     [hint] = call.hints
     assert hint.kind == "error" and hint.text.startswith("Next: ") and advice in hint.text
+
+
+async def test_an_error_after_a_refused_relay_names_the_relay_not_the_arguments() -> None:
+    call = tool_call("k.x", error=DownstreamFailed("k", "-32600: the calling client did not declare sampling"))
+    call.peer = Peer("s", None, None, types.ClientCapabilities(), modern=True)
+    call.peer.notices.append("server 'k' asked for sampling/createMessage, but this client did not declare it.")
+    await Steering().on_response(call)
+    [hint] = call.hints
+    assert "could not relay" in hint.text and "arguments will not help" in hint.text
+    assert "fix the arguments" not in hint.text
 
 
 async def test_a_successful_call_gets_no_builtin_hint() -> None:

@@ -186,6 +186,15 @@ async def test_a_downstream_request_with_no_call_in_flight_gets_a_clear_error() 
     assert "no client call in flight on server 'git'" in answer.message
 
 
+async def test_roots_asked_with_no_call_in_flight_are_the_configured_ones_never_an_error() -> None:
+    relay = Relay(logger_name=lambda server, name: server)
+    shared = types.Root(uri="file:///srv/shared")
+    assert await relay.callbacks("fs", 5.0, [shared])["list_roots_callback"](None) == types.ListRootsResult(
+        roots=[shared]
+    )
+    assert await relay.callbacks("fs", 5.0)["list_roots_callback"](None) == types.ListRootsResult(roots=[])
+
+
 def test_two_unprefixed_servers_are_a_config_error_naming_both(tmp_path: Path) -> None:
     from gateway.config import load_config
     from gateway.errors import ConfigError
