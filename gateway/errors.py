@@ -65,10 +65,10 @@ class DownstreamUnavailable(DownstreamError):
 class DownstreamTimeout(DownstreamError):
     code = types.REQUEST_TIMEOUT
 
-    def __init__(self, server: str, seconds: float) -> None:
+    def __init__(self, server: str, seconds: float, setting: str = "timeout_s") -> None:
         super().__init__(
             server,
-            f"Server {server!r} did not answer within {seconds:g} s (its timeout_s). "
+            f"Server {server!r} did not answer within {seconds:g} s (its {setting}). "
             "Retry once; if it keeps timing out, ask for less at a time.",
         )
 

@@ -231,7 +231,8 @@ class Gateway:
     def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
         target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
         if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
-            relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s)
+            roots = [types.Root(uri=uri) for uri in server.roots]
+            relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s, configured=roots)
             return Pool(
                 name,
                 server,
@@ -247,6 +248,7 @@ class Gateway:
             partial(target, server),
             protocol=server.protocol,
             timeout_s=server.timeout_s,
+            max_timeout_s=server.max_timeout_s,
             connect_timeout_s=server.connect_timeout_s,
             on_list_changed=self._list_changed,
             callbacks=self.relay.callbacks(name, server.timeout_s, [types.Root(uri=uri) for uri in server.roots]),

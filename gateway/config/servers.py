@@ -29,7 +29,10 @@ def _root_uri(value: str) -> str:
 
 class _ServerBase(ConfigModel):
     timeout_s: float = Field(default=60.0, gt=0)
-    """Seconds a single request to this server may take before the caller gets a timeout error."""
+    """Seconds a single request to this server may take before the caller gets a timeout error; a tool call's
+    progress notifications each grant it this long again, up to `max_timeout_s`."""
+    max_timeout_s: float | None = Field(default=None, gt=0)
+    """The longest a tool call that keeps reporting progress may take; default 10 × `timeout_s`."""
     connect_timeout_s: float = Field(default=30.0, gt=0)
     """Seconds the connection handshake may take before the start counts as failed."""
     tools: ToolFilterConfig = ToolFilterConfig()

@@ -20,8 +20,9 @@ from adapters.streams import watched
 from gateway import __version__, sdk
 from gateway.downstreams import changes, listing
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
+from gateway.downstreams.deadline import Deadline
 from gateway.downstreams.inflight import InFlight
-from gateway.errors import DownstreamFailed, DownstreamUnavailable, describe, from_downstream
+from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
 from gateway.types import ProgressFn
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class Downstream:
         *,
         protocol: str = "auto",
         timeout_s: float = 60.0,
+        max_timeout_s: float | None = None,
         connect_timeout_s: float = 30.0,
         on_list_changed: ListChanged | None = None,
         backoff: tuple[float, float] = (0.1, 30.0),
@@ -67,6 +69,7 @@ class Downstream:
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
+        self.max_timeout_s = max_timeout_s
         self.state = State.STARTING
         self.last_error: str | None = None
         self.restarts = 0
@@ -336,8 +339,13 @@ class Downstream:
         """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
         caller = self._caller or SessionCaller(session)
-        with self._calls.counted(), self._failures(client):
-            result = await caller.call_tool(name, arguments, timeout_s=self.timeout_s, progress=progress, extra=extra)
+        limit = Deadline(self.timeout_s, self.max_timeout_s, progress)  # the server's progress extends it
+        with self._calls.counted(), self._failures(client), limit.scope:
+            result = await caller.call_tool(
+                name, arguments, timeout_s=limit.most_s, progress=limit.progress, extra=extra
+            )
+        if limit.scope.cancelled_caught:
+            raise DownstreamTimeout(self.name, *limit.limit)
         if isinstance(result, types.InputRequiredResult):
             return result  # the relay answers it, or hands it to a 2026-era client
         if result.meta and SERVER_INFO_META_KEY in result.meta:

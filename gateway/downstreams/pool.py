@@ -158,6 +158,7 @@ class Pool:
                     callbacks=self._callbacks_for(f"{self.name}@{who}"),
                     protocol=self.settings.protocol,
                     timeout_s=self.settings.timeout_s,
+                    max_timeout_s=self.settings.max_timeout_s,
                     connect_timeout_s=self.settings.connect_timeout_s,
                     on_list_changed=lambda _server, kind: self._changed(key, kind),
                     on_elicitation_complete=self._on_elicitation_complete,

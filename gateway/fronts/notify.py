@@ -13,6 +13,9 @@ from gateway.fronts.audience import AudienceBus
 
 logger = logging.getLogger(__name__)
 
+WINDOW_S = 0.25
+"""List changes within this long of the first become one notice (a server may announce thousands at once)."""
+
 _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
     "tools": ToolsListChanged,
     "resources": ResourcesListChanged,
@@ -28,14 +31,23 @@ class Notifier:
         """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
         self.bus = bus
         self._tg: anyio.abc.TaskGroup | None = None
+        self._due: set[str] = set()
+        """The kinds whose notice is waiting out its window: more changes of them add nothing."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
 
     def list_changed(self, kind: str) -> None:
-        """Tell every client that the `kind` list ("tools", "resources", "prompts") changed."""
-        if self._tg is not None:
-            self._tg.start_soon(self._broadcast, kind)
+        """Tell every client, once `WINDOW_S` has passed, that the `kind` list ("tools", "resources", "prompts")
+        changed; the changes meanwhile ride on the same notice."""
+        if self._tg is not None and kind not in self._due:
+            self._due.add(kind)
+            self._tg.start_soon(self._after_window, kind)
+
+    async def _after_window(self, kind: str) -> None:
+        await anyio.sleep(WINDOW_S)
+        self._due.discard(kind)  # a change from here on gets a notice of its own (it may miss this listing)
+        await self._broadcast(kind)
 
     def tools_changed(self, key: str) -> None:
         """Tell one session that its tool list changed, e.g. after a promotion.

@@ -18,6 +18,7 @@ Tools (each does exactly one thing wrong, or nothing wrong):
   close_stdout                closes stdout (every copy this process holds) and stays alive
   exit                        exits mid-call with code 3
   hang                        never answers
+  flood {count}               sends `count` tools/list_changed notifications, then answers
 
 Options: --no-handshake (read everything, answer nothing), --handshake-delay S (answer `initialize`
 S seconds late), --bad-tools (the listing also holds a tool whose inputSchema is a string schema, one
@@ -54,6 +55,7 @@ TOOLS = [
     tool("close_stdout", "Close stdout and stay alive."),
     tool("exit", "Exit mid-call."),
     tool("hang", "Never answer."),
+    tool("flood", "Announce a tools list change count times, then answer.", count={"type": "integer"}),
 ]
 BAD_TOOLS = [
     {"name": "string_schema", "description": "inputSchema is not an object schema.", "inputSchema": {"type": "string"}},
@@ -140,6 +142,12 @@ class Faulty:
                 os._exit(3)
             case "hang":
                 time.sleep(3600)
+            case "flood":
+                count = int(args.get("count", 1000))
+                changed = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).encode()
+                for _ in range(count):
+                    self.write(changed)
+                text(f"flooded {count}")
             case _:
                 self.error(request_id, -32602, f"Unknown tool: {name}")
 

@@ -1,0 +1,29 @@
+"""A tool call's time limit follows its server's progress: each notification grants `timeout_s` again, up to
+`max_timeout_s`; a silent server still fails at `timeout_s`. The kitchen's `slow` tool reports progress before
+each of its sleeps; the client here asks for no progress (the gateway asks the server regardless)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness import connected, kitchen, text_of, write_config
+
+pytestmark = pytest.mark.anyio
+
+WORKING = {"steps": 8, "delay_s": 0.3}  # 2.4 s in all, never 0.3 s without a progress notification
+
+
+async def test_a_call_whose_server_reports_progress_outlives_its_timeout(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1.5)})
+    async with connected(config) as (_, client):
+        result = await client.call_tool("k.slow", WORKING)
+        silent = await client.call_tool("k.hang", {})
+    assert not result.is_error and text_of(result).startswith("slow done")
+    assert silent.is_error and "did not answer within 1.5 s (its timeout_s)" in text_of(silent)
+
+
+async def test_progress_extends_a_call_only_up_to_max_timeout_s(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1.5, max_timeout_s=1.8)})
+    async with connected(config) as (_, client):
+        result = await client.call_tool("k.slow", WORKING)
+    assert result.is_error and "did not answer within 1.8 s (its max_timeout_s)" in text_of(result)

@@ -1,0 +1,36 @@
+"""List changes reach clients coalesced: a server announcing thousands of changes at once costs each client a
+few notices, not thousands (tests/servers/faulty.py's `flood` writes them straight onto the wire)."""
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+
+from tests.harness import gateway_params, text_of, write_config
+from tests.system.faults.wire import faulty
+
+pytestmark = pytest.mark.anyio
+
+FLOOD = 3000
+
+
+async def test_a_flood_of_list_changes_reaches_the_client_as_a_few_notices(tmp_path: Path) -> None:
+    notices, heard = 0, anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        nonlocal notices
+        if isinstance(message, types.ToolListChangedNotification):
+            notices += 1
+            heard.set()
+
+    config = write_config(tmp_path, {"f": faulty()})
+    async with Client(gateway_params(config), mode="legacy", message_handler=on_message) as client:
+        with anyio.fail_after(60):
+            result = await client.call_tool("f.flood", {"count": FLOOD})
+            await heard.wait()
+            assert text_of(result) == f"flooded {FLOOD}"
+            assert (await client.list_tools()).tools  # the session goes on, its listing fresh
+    assert 1 <= notices <= 10, f"{FLOOD} changes reached the client as {notices} notices"
