@@ -25,7 +25,8 @@ When the gateway says it recorded a step's result, call think.next without resul
 5. Big results are stored, not dropped: page them with gateway.read_output {id, offset, length}.
 6. Lines starting with [gateway] are written for you: they say what to do next.
 7. Not every tool may be listed, the gateway's own included (gateway.status, gateway.read_output, \
-think.explain, think.state.get, ...): gateway.find_tools {query} searches all; call any by its exact name."""
+think.explain, think.state.get, ...): gateway.find_tools {query} searches all; call any by its exact name, or, \
+if your client calls only the tools in its own list and it is not there, through gateway.call_tool {name, arguments}."""
 
 
 def summary(prompt: Prompt, full_text: str) -> str:

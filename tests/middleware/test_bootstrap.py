@@ -79,6 +79,8 @@ async def test_initialize_instructions_carry_a_driver_summary_within_2048_chars(
     assert instructions is not None
     assert len(instructions) <= 2048
     assert f"Driver {VERSION} (sha256:{DIGEST[:12]}" in instructions and RESOURCE in instructions
+    # A client that calls only listed tools (most IDE agents) reaches a found one through gateway.call_tool.
+    assert "through gateway.call_tool {name, arguments}" in instructions
 
 
 async def test_the_prompt_resource_returns_the_full_driver_text_and_is_listed(tmp_path: Path) -> None:

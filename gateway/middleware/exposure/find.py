@@ -54,6 +54,13 @@ class BadArguments(ValueError):
     """Arguments a hosted tool cannot use; the message says what was wrong and what to send."""
 
 
+HOW_TO_CALL = (
+    "Call one by its exact name. If your client calls only the tools in its own list and it is not there, call it "
+    'through gateway.call_tool {"name": <name>, "arguments": {...}}.'
+)
+"""Clients that call only listed tools (most IDE agents) cannot reach a found one by name."""
+
+
 @dataclass(slots=True)
 class FindRequest:
     query: str
@@ -166,7 +173,7 @@ def answer(
         )
     else:
         head = f"{len(hits)} of {matches.total} tools matching {request.query!r}, best first:"
-        text = "\n".join([head, *(_line(i, h) for i, h in enumerate(hits, 1))])
+        text = "\n".join([head, *(_line(i, h) for i, h in enumerate(hits, 1)), HOW_TO_CALL])
     if notes:
         text += "\n" + "\n".join(f"Note: {n}" for n in notes)
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)

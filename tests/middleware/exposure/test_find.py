@@ -4,7 +4,7 @@ import mcp.types as types
 from pydantic_core import to_json
 
 from gateway.middleware.exposure.find import ONE_LINE, FindRequest, answer, one_line
-from gateway.middleware.exposure.search import SearchIndex
+from gateway.middleware.exposure.search import Hit, Matches, SearchIndex
 
 LONG = (
     "Create a merge request from a source branch into a target branch of a project. Returns the new MR's iid, "
@@ -47,3 +47,13 @@ def test_one_line_is_the_first_sentence_of_the_first_line_and_never_long() -> No
     cut = one_line("x" * 500)
     assert len(cut) == ONE_LINE and cut.endswith("…")
     assert one_line("") == ""
+
+
+def test_a_find_answer_says_to_call_an_unlisted_match_through_call_tool() -> None:
+    tool = types.Tool(name="issues", description="Search the issues.", input_schema={"type": "object"})
+    matches = Matches([Hit("gh.issues", "gh", tool, 1.0)], total=1, terms=["issues"])
+    result = answer(FindRequest("issues", 5, None, False), matches, lambda name: name, 20_000)
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    assert "1. gh.issues — Search the issues." in block.text
+    assert 'not there, call it through gateway.call_tool {"name": <name>' in block.text
