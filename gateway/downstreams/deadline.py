@@ -2,11 +2,16 @@
 more from each progress notification, up to `max_timeout_s` in all (a silent one still fails at `timeout_s`).
 
 The gateway asks every downstream call for progress (it sends a progress token even when the client did not),
-so the limit can follow the work; the client still hears progress only when it asked for it."""
+so the limit can follow the work; the client still hears progress only when it asked for it, and at most
+`PROGRESS_PER_S` a second."""
 
 import anyio
 
+from gateway.downstreams.throttle import Throttle
 from gateway.types import ProgressFn
+
+PROGRESS_PER_S = 20
+"""Progress notifications relayed to the client per call and second, at most (the rest are counted and said)."""
 
 
 class Deadline:
@@ -21,12 +26,34 @@ class Deadline:
         self._relay = relay
         self.scope = anyio.CancelScope(deadline=self._started + timeout_s)
         self.extended = False
+        self._paced = Throttle(PROGRESS_PER_S)
+        self._skipped: list[tuple[float, float | None, str | None]] = []
+        """Progress not relayed since the last that was (only the newest is kept, and how many there were)."""
+        self._count = 0
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         self.scope.deadline = min(anyio.current_time() + self.timeout_s, self._started + self.most_s)
         self.extended = True
-        if self._relay is not None:
-            await self._relay(progress, total, message)
+        if self._relay is None:
+            return
+        if not self._paced.admit("")[0]:
+            self._skipped[:] = [(progress, total, message)]
+            self._count += 1
+            return
+        await self._send(progress, total, message)
+
+    async def flush(self) -> None:
+        """The call ended: the client gets the newest progress it missed, saying how many it missed."""
+        if self._skipped:
+            self._count -= 1  # the newest is sent now
+            await self._send(*self._skipped[0])
+
+    async def _send(self, progress: float, total: float | None, message: str | None) -> None:
+        assert self._relay is not None
+        if self._count:  # said in the message of the next one sent
+            message = f"{message + ' ' if message else ''}({self._count:,} progress updates skipped)"
+        self._skipped, self._count = [], 0
+        await self._relay(progress, total, message)
 
     @property
     def limit(self) -> tuple[float, str]:

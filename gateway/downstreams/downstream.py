@@ -346,6 +346,7 @@ class Downstream:
             )
         if limit.scope.cancelled_caught:
             raise DownstreamTimeout(self.name, *limit.limit)
+        await limit.flush()
         if isinstance(result, types.InputRequiredResult):
             return result  # the relay answers it, or hands it to a 2026-era client
         if result.meta and SERVER_INFO_META_KEY in result.meta:

@@ -39,6 +39,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from gateway.downstreams.peer import LEVELS, Peer, passes
+from gateway.downstreams.throttle import Throttle
 from gateway.downstreams.url_asks import UrlAsks, url_refusal
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ class Relay:
         subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
+        self.throttle = Throttle()
+        """Log notifications per client session and second, at most (a flood is dropped and counted)."""
         self.sole = False
         """True behind the stdio front: its one client is "the client" even when no call is in flight."""
 
@@ -144,6 +147,7 @@ class Relay:
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
         self._levels.pop(key, None)
+        self.throttle.forget(key)
         self.url_asks.forget(key)
         for watched, keys in list(self._subscribers.items()):
             keys.discard(key)
@@ -294,22 +298,37 @@ class Relay:
                 wanted = passes(params.level, peer.log_level) and not (peer.modern and peer.log_level is None)
                 if not wanted or peer.session is None:
                     continue
-                if peer.request_id is None:  # a lane's call: the connection's standalone stream
-                    await _quietly(_notify, peer.session, renamed)
-                else:
-                    await _quietly(peer.session.send_notification, renamed, peer.request_id)
+                for message in self._paced(peer.key, renamed):
+                    if peer.request_id is None:  # a lane's call: the connection's standalone stream
+                        await _quietly(_notify, peer.session, message)
+                    else:
+                        await _quietly(peer.session.send_notification, message, peer.request_id)
             return
         recent = self._recent.get(server)
         if recent is not None and time.monotonic() - recent.ended < TRAILING_S:
             # A log that crossed its call's answer (stdio delivers them on different paths): still that session's.
             connection = self._connections.get(recent.key)
             if connection is not None and passes(params.level, recent.log_level) and not recent.modern:
-                await _quietly(_notify, connection, renamed)
+                for message in self._paced(recent.key, renamed):
+                    await _quietly(_notify, connection, message)
             return
         for key, level in list(self._levels.items()):
             connection = self._connections.get(key)
             if connection is not None and passes(params.level, level):
-                await _quietly(_notify, connection, renamed)
+                for message in self._paced(key, renamed):
+                    await _quietly(_notify, connection, message)
+
+    def _paced(self, key: str, message: types.LoggingMessageNotification) -> list[types.LoggingMessageNotification]:
+        """What session `key` gets of a log `message` under the rate limit: it, nothing, or first a notice of the
+        limit (when dropping starts) or of how many were dropped (with the first that passes again)."""
+        passed, dropped = self.throttle.admit(key)
+        said = None
+        if dropped < 0:
+            said = f"over {self.throttle.per_s} log messages a second: the gateway drops the rest of this second's"
+        elif dropped:
+            said = f"the gateway dropped {dropped:,} log messages (over {self.throttle.per_s} a second)"
+        notices = [] if said is None else [_gateway_log(said)]
+        return [*notices, message] if passed else notices
 
     async def updated(self, exposed_uri: str, audience: str | None = None) -> None:
         """A downstream's resource changed: tell the sessions subscribed to it (and no other); `audience`: the
@@ -326,6 +345,12 @@ async def _notify(
     """On a connection's standalone stream (its `log()` helper is deprecated with the logging capability)."""
     data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
     await connection.notify(data["method"], data.get("params"))
+
+
+def _gateway_log(text: str) -> types.LoggingMessageNotification:
+    return types.LoggingMessageNotification(
+        params=types.LoggingMessageNotificationParams(level="warning", logger="gateway", data=text)
+    )
 
 
 def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:

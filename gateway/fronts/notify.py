@@ -14,7 +14,8 @@ from gateway.fronts.audience import AudienceBus
 logger = logging.getLogger(__name__)
 
 WINDOW_S = 0.25
-"""List changes within this long of the first become one notice (a server may announce thousands at once)."""
+"""After a notice, the list changes within this long become one more notice at its end (a server may announce
+thousands at once): a lone change is told at once, a flood as a few notices."""
 
 _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]] = {
     "tools": ToolsListChanged,
@@ -31,23 +32,33 @@ class Notifier:
         """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
         self.bus = bus
         self._tg: anyio.abc.TaskGroup | None = None
-        self._due: set[str] = set()
-        """The kinds whose notice is waiting out its window: more changes of them add nothing."""
+        self._due: dict[str, bool] = {}
+        """The kinds in a window after their notice, and whether they changed again meanwhile."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
 
     def list_changed(self, kind: str) -> None:
-        """Tell every client, once `WINDOW_S` has passed, that the `kind` list ("tools", "resources", "prompts")
-        changed; the changes meanwhile ride on the same notice."""
-        if self._tg is not None and kind not in self._due:
-            self._due.add(kind)
-            self._tg.start_soon(self._after_window, kind)
+        """Tell every client that the `kind` list ("tools", "resources", "prompts") changed: at once, or, within
+        `WINDOW_S` of the last notice, at the end of that window (with every other change meanwhile)."""
+        if self._tg is None:
+            return
+        if kind in self._due:
+            self._due[kind] = True
+            return
+        self._due[kind] = False
+        self._tg.start_soon(self._told, kind)
 
-    async def _after_window(self, kind: str) -> None:
-        await anyio.sleep(WINDOW_S)
-        self._due.discard(kind)  # a change from here on gets a notice of its own (it may miss this listing)
-        await self._broadcast(kind)
+    async def _told(self, kind: str) -> None:
+        try:
+            while True:
+                await self._broadcast(kind)
+                await anyio.sleep(WINDOW_S)
+                if not self._due[kind]:
+                    return
+                self._due[kind] = False
+        finally:
+            del self._due[kind]
 
     def tools_changed(self, key: str) -> None:
         """Tell one session that its tool list changed, e.g. after a promotion.

@@ -2,10 +2,12 @@
 `max_timeout_s`; a silent server still fails at `timeout_s`. The kitchen's `slow` tool reports progress before
 each of its sleeps; the client here asks for no progress (the gateway asks the server regardless)."""
 
+import time
 from pathlib import Path
 
 import pytest
 
+from gateway.downstreams.deadline import PROGRESS_PER_S
 from tests.harness import connected, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -27,3 +29,19 @@ async def test_progress_extends_a_call_only_up_to_max_timeout_s(tmp_path: Path) 
     async with connected(config) as (_, client):
         result = await client.call_tool("k.slow", WORKING)
     assert result.is_error and "did not answer within 1.8 s (its max_timeout_s)" in text_of(result)
+
+
+async def test_a_progress_flood_reaches_the_client_cut_to_the_rate_with_a_count_of_the_skipped(tmp_path: Path) -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    config = write_config(tmp_path, {"k": kitchen("k")})
+    async with connected(config) as (_, client):
+        started = time.monotonic()
+        result = await client.call_tool("k.slow", {"steps": 3000, "delay_s": 0}, progress_callback=on_progress)
+        elapsed = time.monotonic() - started
+    assert text_of(result).startswith("slow done")
+    assert 1 <= len(seen) <= PROGRESS_PER_S * (elapsed + 1), f"{len(seen)} of 3000 in {elapsed:.1f} s"
+    assert any(message and "progress updates skipped)" in message for _, message in seen)

@@ -18,7 +18,7 @@ Tools (each does exactly one thing wrong, or nothing wrong):
   close_stdout                closes stdout (every copy this process holds) and stays alive
   exit                        exits mid-call with code 3
   hang                        never answers
-  flood {count}               sends `count` tools/list_changed notifications, then answers
+  flood {count, log}          sends `count` tools/list_changed notifications (with `log`: log messages), then answers
 
 Options: --no-handshake (read everything, answer nothing), --handshake-delay S (answer `initialize`
 S seconds late), --bad-tools (the listing also holds a tool whose inputSchema is a string schema, one
@@ -55,7 +55,9 @@ TOOLS = [
     tool("close_stdout", "Close stdout and stay alive."),
     tool("exit", "Exit mid-call."),
     tool("hang", "Never answer."),
-    tool("flood", "Announce a tools list change count times, then answer.", count={"type": "integer"}),
+    tool(
+        "flood", "Send count list changes (or logs), then answer.", count={"type": "integer"}, log={"type": "boolean"}
+    ),
 ]
 BAD_TOOLS = [
     {"name": "string_schema", "description": "inputSchema is not an object schema.", "inputSchema": {"type": "string"}},
@@ -144,9 +146,11 @@ class Faulty:
                 time.sleep(3600)
             case "flood":
                 count = int(args.get("count", 1000))
-                changed = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).encode()
+                changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+                logged = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+                line = json.dumps(logged if args.get("log") else changed).encode()
                 for _ in range(count):
-                    self.write(changed)
+                    self.write(line)
                 text(f"flooded {count}")
             case _:
                 self.error(request_id, -32602, f"Unknown tool: {name}")
