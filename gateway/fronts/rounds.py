@@ -116,15 +116,16 @@ class Rounds:
     ) -> Outcome:
         """`call` for session `key`'s 2026-era request, its server's requests asked as input-required results;
         `rounds`: the request's `inputResponses` and `requestState`, answering a parked round when ours."""
-        state = (rounds or {}).get("requestState")
-        if isinstance(state, str) and state.startswith(PREFIX):
-            parked = self._parked.pop(state, None)
-            if parked is None or parked.key != key:
+        if ours(rounds):
+            state = str((rounds or {})["requestState"])
+            parked = self._parked.get(state)
+            if parked is None or parked.key != key:  # another session's round stays its own
                 raise MCPError(
                     code=types.INVALID_PARAMS,
                     message=f"requestState {state[:40]!r} names no waiting call of this session (its server stopped "
                     "waiting, or it was answered already); call the tool again without inputResponses",
                 )
+            del self._parked[state]
             parked.answer((rounds or {}).get("inputResponses") or {})
             return await self._next(parked)
         if self._tg is None:
@@ -151,6 +152,12 @@ class Rounds:
         if isinstance(outcome, types.InputRequiredResult) and outcome.request_state == round_.token:
             self._parked[round_.token] = round_
         return outcome
+
+
+def ours(rounds: dict[str, Any] | None) -> bool:
+    """Whether a request's rounds answer one of the gateway's input-required results."""
+    state = (rounds or {}).get("requestState")
+    return isinstance(state, str) and state.startswith(PREFIX)
 
 
 def wire_rounds(

@@ -11,13 +11,13 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
-from gateway.downstreams.peer import Peer
+from gateway.downstreams.peer import Peer, offerable
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import eras, relayed
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
-from gateway.fronts.rounds import Rounds, wire_rounds
+from gateway.fronts.rounds import Rounds, ours, wire_rounds
 from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
@@ -179,7 +179,7 @@ class Front:
         """A tool call of `caller` (`peer`: its client end, where the relay sends what a downstream asks meanwhile):
         the result with its hints rendered, or the mapped error; a 2026-era client may get an input request (a
         handshake-era server's request, `rounds`)."""
-        if peer.modern:
+        if peer.modern and (offerable(peer) or ours(rounds)):  # a client that can be asked, or answers
             run = functools.partial(self._tool, caller, name, arguments, peer, progress, rounds)
             return await self.rounds.call(caller.key, peer, rounds, run)
         return await self._tool(caller, name, arguments, peer, progress, rounds)

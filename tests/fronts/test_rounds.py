@@ -83,6 +83,7 @@ async def test_only_the_session_that_started_a_round_can_answer_it(rounds: Round
         stolen = {"inputResponses": {"gateway-1": {"roots": []}}, "requestState": first.request_state}
         with pytest.raises(MCPError, match="names no waiting call"):
             await rounds.call("bob", peer(), stolen, asking(client))
+        assert len(rounds) == 1  # still ann's to answer
 
 
 async def test_a_2026_state_of_the_servers_own_passes_through_to_the_call(rounds: Rounds) -> None:
