@@ -153,3 +153,23 @@ async def send_unvalidated(session: ClientSession, request: Any, *, timeout_s: f
     opts["timeout"] = timeout_s
     raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
     return dict(raw)
+
+
+def unanswered_cancels() -> None:
+    """A cancelled 2025-era request over Streamable HTTP ends its SSE stream with no answer, as the spec asks of
+    a receiver of `notifications/cancelled`. The SDK writes REQUEST_CANCELLED there so that a resuming client's
+    replay ends too; the gateway keeps no event store (no replay), so it has nothing to end. A JSON-response
+    POST must carry a body: that mode keeps the SDK's answer. Idempotent (the class is patched once)."""
+    transport = StreamableHTTPServerTransport
+    original = transport._terminate_unanswered_request
+    if getattr(original, "gateway_unanswered", False):
+        return
+
+    async def terminate(self: StreamableHTTPServerTransport, request_id: Any) -> None:
+        if self.is_json_response_enabled or self._event_store is not None:
+            await original(self, request_id)
+            return
+        self.close_sse_stream(str(request_id))
+
+    terminate.gateway_unanswered = True  # type: ignore[attr-defined]
+    transport._terminate_unanswered_request = terminate  # type: ignore[method-assign]

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway import telemetry
+from gateway import sdk, telemetry
 from gateway.config import AuthConfig, ListenConfig
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.admin import Admins
@@ -121,6 +121,7 @@ def build_app(
     server = front.server
     security = TransportSecuritySettings(allowed_hosts=listen.allowed_hosts, allowed_origins=listen.allowed_origins)
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
+    sdk.unanswered_cancels()  # a cancelled 2025-era call gets no answer
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_bytes)
 
     sse_security = TransportSecurityMiddleware(security)

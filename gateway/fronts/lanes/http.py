@@ -105,10 +105,15 @@ class HttpLane:
             await self.app(request.scope, replay(body, request.receive), send)
             return
         request_id, params = call
-        message, status = await self.legacy.serve(
+        answered = await self.legacy.serve(
             session, request_id, lambda: self._answer(request, request_id, params, version)
         )
-        await respond_json(send, message, status, session_header)
+        if answered is None:  # cancelled: an SSE stream that ends with no message, as the SDK's path ends it
+            start = {"status": 200, "headers": [(b"content-type", b"text/event-stream"), *session_header]}
+            await send({"type": "http.response.start", **start})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await respond_json(send, *answered, session_header)
 
     async def _serve(
         self, request: Request, send: Send, request_id: str | int, params: dict[str, Any], version: str

@@ -12,8 +12,9 @@ it: the SDK's own check demands both JSON and SSE). Anything else, including req
 foreign sessions, goes to the SDK with the body replayed.
 
 Cancellation in this era is a `notifications/cancelled` POST: one that names a call the lane is
-serving cancels it here (the SDK never saw that call) and the call is answered with REQUEST_CANCELLED,
-as the SDK answers a cancelled 2025-era request. A closed connection does not cancel a call in this
+serving cancels it here (the SDK never saw that call) and the call gets no answer: its POST ends with an empty
+SSE stream (the spec: a cancelled request is not answered; `sdk.unanswered_cancels` does the same on the SDK's
+path). A closed connection does not cancel a call in this
 era (the spec says so), so no disconnect watcher runs.
 """
 
@@ -21,13 +22,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from gateway import sdk
-from gateway.errors import jsonrpc_error
 
 _SESSION = MCP_SESSION_ID_HEADER.lower().encode()
 _LENGTH = b"content-length"
@@ -79,8 +79,9 @@ class LegacySessions:
         session: tuple[str, StreamableHTTPServerTransport],
         request_id: str | int,
         answer: Callable[[], Awaitable[tuple[dict[str, Any], int]]],
-    ) -> tuple[dict[str, Any], int]:
-        """Run `answer()` (the JSON-RPC response and status) holding the session, cancellable by the client."""
+    ) -> tuple[dict[str, Any], int] | None:
+        """Run `answer()` (the JSON-RPC response and status) holding the session, cancellable by the client
+        (then None: the call is not answered)."""
         key = (session[0], request_id)
         registered = key not in self._running  # a duplicate id in flight: the first one keeps the cancel
         with anyio.CancelScope() as scope:
@@ -92,4 +93,4 @@ class LegacySessions:
             finally:
                 if registered:
                     del self._running[key]
-        return jsonrpc_error(request_id, REQUEST_CANCELLED, "Request cancelled"), 200
+        return None

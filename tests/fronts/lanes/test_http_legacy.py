@@ -121,15 +121,17 @@ async def test_a_legacy_client_cancelling_a_call_cancels_it_downstream(tmp_path:
         assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
 
 
-async def test_a_cancelled_lane_call_is_answered_request_cancelled(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["lane", "sdk"])
+async def test_a_cancelled_call_gets_no_answer_on_either_path(tmp_path: Path, path: str) -> None:
     events = tmp_path / "events.log"
     config = write_config(tmp_path, {"k": kitchen("k", events=events)})
     replies: list[httpx2.Response] = []
+    meta = {"progressToken": "p"} if path == "sdk" else {}  # a progress token sends the call to the SDK
     async with http_gateway(config) as base, legacy_session(base) as (http, session):
 
         async def slow() -> None:
-            reply = await http.post("/mcp", json=call("k.slow", {"steps": 100, "delay_s": 0.1}), headers=session)
-            replies.append(reply)
+            slow = call("k.slow", {"steps": 100, "delay_s": 0.1}, **meta)
+            replies.append(await http.post("/mcp", json=slow, headers=session))
 
         with anyio.fail_after(20):
             async with anyio.create_task_group() as tg:
@@ -138,4 +140,9 @@ async def test_a_cancelled_lane_call_is_answered_request_cancelled(tmp_path: Pat
                 cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
                 assert (await http.post("/mcp", json=cancel, headers=session)).status_code == 202
         await wait_for(lambda: "cancelled slow" in events.read_text(), within_s=10, what="downstream cancelled")
-    assert answer(replies[0]) == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32800, "message": "Request cancelled"}}
+        after = await http.post("/mcp", json=call("k.echo", {"text": "after"}, request_id=8), headers=session)
+    # The spec: a cancelled request is not answered. Its POST's SSE stream ends without a message for it.
+    [reply] = replies
+    assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/event-stream")
+    assert '"id":7' not in reply.text.replace(" ", ""), reply.text
+    assert answer(after)["result"]["content"][0]["text"] == "after"  # the session goes on
