@@ -126,7 +126,7 @@ async def test_a_cancelled_call_gets_no_answer_on_either_path(tmp_path: Path, pa
     events = tmp_path / "events.log"
     config = write_config(tmp_path, {"k": kitchen("k", events=events)})
     replies: list[httpx2.Response] = []
-    meta = {"progressToken": "p"} if path == "sdk" else {}  # a progress token sends the call to the SDK
+    meta: dict[str, Any] = {"progressToken": "p"} if path == "sdk" else {}  # a progress token: the SDK serves it
     async with http_gateway(config) as base, legacy_session(base) as (http, session):
 
         async def slow() -> None:
