@@ -6,13 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client
 
 from gateway.fronts.eras import adapted
+from tests.fronts.lanes.test_http import answer
 from tests.fronts.test_stdio import Pipe, raw_gateway
-from tests.harness import PYTHON, ROOT, gateway_params, kitchen, write_config
+from tests.harness import PYTHON, ROOT, gateway_params, http_gateway, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -154,3 +156,34 @@ def test_a_failed_call_and_an_unknown_version_pass_untouched() -> None:
     assert adapted(RICH, None) is RICH
     assert adapted(RICH, "1999-01-01") is RICH
     assert adapted(None, "2024-11-05") is None
+
+
+@pytest.mark.parametrize("path", ["lane", "sdk"])
+async def test_over_http_a_2025_03_26_session_gets_the_spill_link_as_text_on_either_path(
+    tmp_path: Path, path: str
+) -> None:
+    version = "2025-03-26"
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    init = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    meta = {"_meta": {"progressToken": "p"}} if path == "sdk" else {}  # a progress token: the SDK serves it
+    config = write_config(tmp_path, {"k": kitchen("k")})
+    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        opened = await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=accept
+        )
+        assert answer(opened)["result"]["protocolVersion"] == version
+        session = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        first = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "k.echo", "arguments": {}}}
+        await http.post("/mcp", json=first, headers=session)  # the session registered, the driver delivered
+        params = {"name": "k.echo", "arguments": {"text": BIG}, **meta}
+        reply = await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}, headers=session
+        )
+    assert reply.headers["content-type"].startswith("text/event-stream" if path == "sdk" else "application/json")
+    result = answer(reply)["result"]
+    assert "resource_link" not in kinds(result)
+    assert any(
+        "gateway://outputs/" in b.get("text", "") and "Read it with resources/read" in b["text"]
+        for b in result["content"]
+    )
