@@ -43,5 +43,6 @@ async def test_a_progress_flood_reaches_the_client_cut_to_the_rate_with_a_count_
         result = await client.call_tool("k.slow", {"steps": 3000, "delay_s": 0}, progress_callback=on_progress)
         elapsed = time.monotonic() - started
     assert text_of(result).startswith("slow done")
-    assert 1 <= len(seen) <= PROGRESS_PER_S * (elapsed + 1), f"{len(seen)} of 3000 in {elapsed:.1f} s"
+    # At most one window a second began, plus the newest missed one sent at the end.
+    assert 1 <= len(seen) <= PROGRESS_PER_S * (elapsed + 1) + 1, f"{len(seen)} of 3000 in {elapsed:.1f} s"
     assert any(message and "progress updates skipped)" in message for _, message in seen)
