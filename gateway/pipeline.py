@@ -70,6 +70,11 @@ class Call:
     gateway's own text use whatever the separator clients see."""
     peer: Peer | None = field(default=None, repr=False)
     """Written by the front: the client end of this request, where the relay sends what a downstream asks."""
+    downstream: types.Result | None = field(default=None, repr=False)
+    """Written by the pipeline: what the forward returned, before any response hook rewrote it (the page shows it
+    beside what the client received); None when a request hook answered or refused."""
+    forward_s: float | None = None
+    """Written by the pipeline: seconds the forward took (`mcp.client.operation.duration`)."""
     _measured: tuple[object, int] | None = field(default=None, repr=False)
 
     @property
@@ -161,10 +166,13 @@ class Pipeline:
             if call.result is not None or call.error is not None:
                 break
         else:
+            sent = time.perf_counter()
             try:
                 await self._forwarder.forward(call)
             except GatewayError as exc:
                 call.error = exc
+            call.forward_s = time.perf_counter() - sent
+            call.downstream = call.result
         for hook in responses:
             await self._run(hook, call)
 

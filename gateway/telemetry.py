@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, ProxyTracerProvider, Span, SpanKind, StatusCode
 
 from gateway.config import TelemetryConfig
+from gateway.operations import BUCKETS
 from gateway.sdk import extract_trace_context
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,20 @@ meter = metrics.get_meter("mcp-gateway")
 # A proxy until a provider is installed, then the provider's tracer: safe to take at import.
 _tracer = trace.get_tracer("mcp-gateway")
 _counters: dict[str, Counter] = {}
+metering = False
+"""Whether a meter provider exports (console/otlp): only then are the MCP duration histograms fed per call."""
+_server_duration = meter.create_histogram(
+    "mcp.server.operation.duration",
+    unit="s",
+    description="MCP request duration as observed on the gateway",
+    explicit_bucket_boundaries_advisory=BUCKETS,
+)
+_client_duration = meter.create_histogram(
+    "mcp.client.operation.duration",
+    unit="s",
+    description="The gateway's MCP request to a server, sent to answered",
+    explicit_bucket_boundaries_advisory=BUCKETS,
+)
 
 
 def configure(config: TelemetryConfig) -> TracerProvider | None:
@@ -93,6 +108,8 @@ def _configure_metrics(exporters: set[str], resource: Resource, endpoint: str | 
         kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
         readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(**kwargs)))
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+    global metering
+    metering = True
 
 
 @contextmanager
@@ -195,6 +212,28 @@ def server_span(method: str, name: str, request_id: str | int, version: str, met
         f"{method} {name}", kind=SpanKind.SERVER, attributes=attributes, context=context
     ) as span:
         yield span
+
+
+def operation(
+    seconds: float, forward_s: float | None, method: str, name: str | None, server: str | None, error: str | None
+) -> None:
+    """One request's `mcp.server.operation.duration` (and `mcp.client…` for its forward) to the exporters."""
+    attributes = {"mcp.method.name": method}
+    if name is not None:
+        attributes["gen_ai.tool.name" if method == "tools/call" else "gateway.subject"] = name
+    if error is not None:
+        attributes["error.type"] = error
+    _server_duration.record(seconds, attributes)
+    if forward_s is not None and server is not None:
+        _client_duration.record(forward_s, attributes | {SERVER: server})
+
+
+def current_trace_id() -> str | None:
+    """The current span's trace id in hex, or None without tracing (the page links a call to its trace)."""
+    if not tracing():
+        return None
+    context = trace.get_current_span().get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
 
 
 def tool_outcome(span: Span, is_error: bool) -> None:

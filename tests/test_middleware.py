@@ -22,7 +22,7 @@ def test_the_whole_chain_is_built_in_one_list_in_the_documented_order(tmp_path: 
     config = write_config(
         tmp_path, {}, policy={"rules": [{"deny": ["k.*"]}]}, audit={"path": str(tmp_path / "audit.jsonl")}
     )
-    built_gateway = Gateway(load_config(config))
+    built_gateway = Gateway(load_config(config), record=True)
     built = [mw.name for mw in built_gateway.pipeline.chain]
     assert built_gateway.audit is not None
     built_gateway.audit.close()  # opened by the constructor; `running()` would close it
@@ -38,6 +38,7 @@ def test_the_whole_chain_is_built_in_one_list_in_the_documented_order(tmp_path: 
         "steering",
         "size_guard",
         "audit",
+        "record",
     ]
 
 

@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve MCP on stdio (default) or Streamable HTTP")
     serve.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)")
+    serve.add_argument("--ui", metavar="HOST:PORT", help="beside a stdio session: the page at /ui and /metrics")
     serve.add_argument("--log-level", default="INFO")
     check = sub.add_parser("check", help="validate a config file")
     check.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         case "tools":
             return anyio.run(_tools, config, args.json, args.find, args.limit)
         case _:
-            return _serve(config, args.config, args.http)
+            return _serve(config, args.config, args.http, args.ui)
 
 
 def _check(config: GatewayConfig, path: Path) -> int:
@@ -201,14 +202,23 @@ def _has_uvloop() -> bool:
     return importlib.util.find_spec("uvloop") is not None
 
 
-def _serve(config: GatewayConfig, path: Path, http: str | None) -> int:
+def _serve(config: GatewayConfig, path: Path, http: str | None, ui: str | None) -> int:
     from gateway import telemetry
     from gateway.app import serve
 
+    if http is not None and ui is not None:
+        print("--ui is for a stdio session; with --http the page is at /ui already.", file=sys.stderr)  # noqa: T201
+        return 2
     with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:
-            anyio.run(partial(serve.stdio, config, path=path), backend_options={"use_uvloop": _has_uvloop()})
+            beside = None if ui is None else _host_port(ui, config.listen.host)
+            run = partial(serve.stdio, config, path=path, ui=beside)
+            anyio.run(run, backend_options={"use_uvloop": _has_uvloop()})
         else:
-            host, _, port = http.rpartition(":")
-            serve.http(config, host or config.listen.host, int(port), path=path)
+            serve.http(config, *_host_port(http, config.listen.host), path=path)
     return 0
+
+
+def _host_port(text: str, default_host: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    return host or default_host, int(port)

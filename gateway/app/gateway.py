@@ -30,6 +30,7 @@ from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.view import Exposure
+from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.registry import Catalog, Entry, Registry
 from gateway.routing.rename import Names, reference
@@ -74,9 +75,12 @@ class Gateway:
         in_process: Mapping[str, Callable[[], Target]] | None = None,
         chain: list[Middleware] | None = None,
         config_path: Path | None = None,
+        record: bool = False,
     ) -> None:
-        """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`)."""
+        """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`).
+        `record`: keep operation metrics and recent calls for `/metrics` and the page (the HTTP front, `--ui`)."""
         self.config = config
+        self.recorder = Recorder() if record else None
         self.cache = SharedCache()
         self._known_tools: tuple[Catalog | None, frozenset[str]] = (None, frozenset())
         # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
@@ -191,6 +195,7 @@ class Gateway:
             driver_full_text=self._driver_full_text(config),
             engine=self.engine,
             loads=self.stores.loads,
+            recorder=self.recorder,
         )
         return default_chain(config, parts, rules, sink)
 

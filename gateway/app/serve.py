@@ -1,19 +1,27 @@
 """Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
 
+import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import anyio
 import uvicorn
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from gateway.app.gateway import Gateway
 from gateway.config import GatewayConfig
+from gateway.fronts.auth.admin import Admins
+from gateway.fronts.auth.asgi import Authenticate
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.configured import authenticator
 from gateway.fronts.http import build_app
+from gateway.fronts.page import routes as page_routes
 from gateway.fronts.stdio import serve_stdio
 from gateway.middleware.audit import AuditStream
 from gateway.pipeline import Middleware
@@ -21,17 +29,48 @@ from gateway.pipeline import Middleware
 logger = logging.getLogger(__name__)
 
 
-async def stdio(config: GatewayConfig, chain: list[Middleware] | None = None, *, path: Path | None = None) -> None:
+async def stdio(
+    config: GatewayConfig,
+    chain: list[Middleware] | None = None,
+    *,
+    path: Path | None = None,
+    ui: tuple[str, int] | None = None,
+) -> None:
     """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
-    config file, reloaded on SIGHUP or change."""
-    gateway = Gateway(config, chain=chain, config_path=path)
+    config file, reloaded on SIGHUP or change. `ui`: (host, port) to serve the page and /metrics on meanwhile."""
+    gateway = Gateway(config, chain=chain, config_path=path, record=ui is not None)
     if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
         gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
         async with gateway.running():
+            if ui is not None:
+                tg.start_soon(_serve_ui, gateway, *ui)
             await serve_stdio(gateway.front, max_message_bytes=config.limits.max_message_bytes)
         tg.cancel_scope.cancel()
+
+
+class _Beside(uvicorn.Server):
+    """A uvicorn server inside the stdio gateway's event loop: the gateway owns the signals and the exit."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
+    """The page beside a stdio session (`serve --ui`): the same auth and checks as the HTTP front's page."""
+    config = gateway.config
+    assert gateway.recorder is not None  # `stdio` records when asked for the page
+    security = TransportSecuritySettings(
+        allowed_hosts=config.listen.allowed_hosts, allowed_origins=config.listen.allowed_origins
+    )
+    admins = Admins(frozenset(config.auth.admin_groups), config.listen.forwarded_client_header)
+    routes = page_routes(gateway, gateway.recorder, TransportSecurityMiddleware(security), admins)
+    app = Authenticate(Starlette(routes=routes), authenticator(config.auth, config.listen))
+    logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
+    server = _Beside(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    await server.serve()
 
 
 async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
@@ -56,14 +95,17 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         authenticator=auth,
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
+        page=None if gateway.recorder is None else partial(page_routes, gateway, gateway.recorder),
     )
 
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
-    gateway = Gateway(config, config_path=path)
+    gateway = Gateway(config, config_path=path, record=True)
     auth = authenticator(config.auth, config.listen)
     app = http_app(gateway, auth)
     kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
     required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
-    logger.info("serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz; %s)", host, port, required)
+    logger.info(
+        "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)

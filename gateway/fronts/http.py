@@ -1,4 +1,5 @@
-"""The HTTP front: Streamable HTTP at /mcp, legacy SSE at /sse, /healthz; auth outside a body limit that answers."""
+"""The HTTP front: Streamable HTTP at /mcp, legacy SSE at /sse, /healthz, the page and /metrics; auth outside a body
+limit that answers."""
 
 import contextlib
 import logging
@@ -13,7 +14,7 @@ from mcp.types import INVALID_REQUEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway import sdk, telemetry
@@ -116,8 +117,10 @@ def build_app(
     authenticator: Authenticator,
     auth: AuthConfig | None = None,
     reload: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+    page: Callable[[TransportSecurityMiddleware, Admins], list[BaseRoute]] | None = None,
 ) -> ASGIApp:
-    """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager."""
+    """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager. `page`: the
+    routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins."""
     server = front.server
     security = TransportSecuritySettings(allowed_hosts=listen.allowed_hosts, allowed_origins=listen.allowed_origins)
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
@@ -154,6 +157,7 @@ def build_app(
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
             *([reload_route(reload, TransportSecurityMiddleware(security), admins)] if reload is not None else []),
+            *(page(TransportSecurityMiddleware(security), admins) if page is not None else []),
         ],
         lifespan=app_lifespan,
     )

@@ -11,7 +11,8 @@ order is the hook order (see `gateway.pipeline`). Nothing else inserts into it o
 | 6 | bootstrap | the driver prompt on a session's first result |
 | 7 | steering | hints: configured rules and the built-in ones after errors and truncation |
 | 8 | size_guard | oversized requests refused, oversized results spilled and previewed (after every text is added) |
-| 9 | audit | one line per call (last: it sees every other decision) |
+| 9 | audit | one line per call (it sees every other decision) |
+| 10 | record | MCP operation durations for `/metrics`, recent calls for the page (only when served: HTTP, `--ui`) |
 """
 
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,7 @@ from gateway.middleware.exposure.hook import ExposureMiddleware
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.observe import Observe
+from gateway.middleware.record import Recorder
 from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Steering
 from gateway.middleware.versions import VersionChecks
@@ -55,12 +57,14 @@ class Parts:
     driver_full_text: str
     engine: Engine | None = None
     loads: SharedLoads | None = None
+    recorder: Recorder | None = None
+    """Kept across reloads (its buffer and counts outlive a pipeline); None where nothing reads it."""
 
 
 def default_chain(
     config: GatewayConfig, parts: Parts, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
 ) -> list[Middleware]:
-    """wake → exposure → policy → versions → observe → bootstrap → steering → size_guard → audit.
+    """wake → exposure → policy → versions → observe → bootstrap → steering → size_guard → audit → record.
 
     Middlewares a config leaves nothing to do for are left out (no policy rules, Think off, no audit sink).
 
@@ -81,5 +85,6 @@ def default_chain(
         Steering.from_config(config, limits=limits),
         SizeGuard.from_config(config, outputs=parts.outputs, limits=limits),
         None if sink is None else audit.Audit(sink),
+        parts.recorder,
     ]
     return [m for m in optional if m is not None]

@@ -32,6 +32,13 @@ class Admins:
 
     def refusal(self, request: Request, action: str) -> str | None:
         """Why the caller of `request` may not do `action` (e.g. "POST /reload"), or None when it may."""
+        why = self.why_not(request, action)
+        if why is not None:
+            logger.warning("refused %s: %s", action, why)
+        return why
+
+    def why_not(self, request: Request, action: str) -> str | None:
+        """`refusal` without the log line: for showing an action or not (the page asks on every view)."""
         identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
         if identity.kind == "anonymous":  # the auth middleware lets nobody else through without auth configured
             why = self._not_local(request, action)
@@ -48,8 +55,6 @@ class Admins:
                 f"{action} is for administrators: {identity.name!r} is in {_listed(identity.groups)}, none of "
                 f"auth.admin_groups ({_listed(self.groups)}). Ask an administrator, or add one of its groups there."
             )
-        if why is not None:
-            logger.warning("refused %s: %s", action, why)
         return why
 
     def _not_local(self, request: Request, action: str) -> str | None:

@@ -1,0 +1,124 @@
+"""The page (`/ui`) and `/metrics` on the HTTP front: servers, catalog, recent calls, Think workflows.
+
+Behind the same auth as /mcp (the `Authenticate` middleware runs before these routes), Host/Origin
+checked as /mcp is, a strict Content-Security-Policy, every asset served from this package (no CDN, no
+inline script). Read-only but for one action, the reload, which is for `auth.admin_groups` only and,
+as a POST checked for Origin, cannot be forged by another site. Live tabs poll their own URL for the
+fresh `<main>` (header `X-Page-Part: main`).
+"""
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gateway.fronts.auth.admin import Admins
+from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.page import views
+from gateway.middleware.record import Recorder
+from gateway.session import ANONYMOUS
+
+if TYPE_CHECKING:
+    from gateway.app.gateway import Gateway
+
+HERE = Path(__file__).parent
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+RELOAD = "POST /ui/reload"
+_templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def metrics_route(recorder: Recorder, security: TransportSecurityMiddleware) -> Route:
+    """`GET /metrics`: the MCP operation histograms in Prometheus text format, behind the same auth as /mcp."""
+
+    async def endpoint(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        return PlainTextResponse(recorder.operations.prometheus(), media_type="text/plain; version=0.0.4")
+
+    return Route("/metrics", endpoint)
+
+
+def routes(
+    gateway: "Gateway", recorder: Recorder, security: TransportSecurityMiddleware, admins: Admins
+) -> list[BaseRoute]:
+    def viewer(request: Request) -> views.Viewer:
+        identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
+        return views.Viewer(identity, admins.why_not(request, RELOAD) is None)
+
+    def tab(name: str, data: Callable[[Request, views.Viewer], Awaitable[dict[str, Any] | None]]) -> Handler:
+        async def endpoint(request: Request) -> Response:
+            refused = await security.validate_request(request, is_post=False)
+            if refused is not None:
+                return refused
+            who = viewer(request)
+            context = await data(request, who)
+            if context is None:
+                return _page("missing.html", {"tab": name, "viewer": who}, status=404)
+            part = request.headers.get("x-page-part") == "main"
+            return _page(f"{name}.html", {**context, "tab": name, "viewer": who, "part": part})
+
+        return endpoint
+
+    async def servers(request: Request, who: views.Viewer) -> dict[str, Any]:
+        last = gateway.reloader.last if gateway.reloader is not None else None
+        return {"servers": views.servers(gateway), "last_reload": None if last is None else last.as_dict()}
+
+    async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return await views.catalog(gateway, who)
+
+    async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return {"calls": views.calls(recorder, who)}
+
+    async def one_call(request: Request, who: views.Viewer) -> dict[str, Any] | None:
+        found = views.call(recorder, request.path_params["number"], who, gateway.config.limits.hint_budget_chars)
+        return None if found is None else {"call": found}
+
+    async def think(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return views.think(gateway)
+
+    async def reload(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)  # a form, not JSON: Origin is the check
+        if refused is not None:
+            return refused
+        why = admins.refusal(request, RELOAD)
+        if why is not None:
+            return JSONResponse({"ok": False, "error": why}, status_code=403, headers=HEADERS)
+        if gateway.reloader is None:
+            message = "This gateway was started without a config file (--config), so there is nothing to reload."
+            return JSONResponse({"ok": False, "error": message}, status_code=409, headers=HEADERS)
+        report = await gateway.reloader.reload_json()
+        return JSONResponse(report, status_code=200 if report["ok"] else 422, headers=HEADERS)
+
+    return [
+        metrics_route(recorder, security),
+        Route("/ui", tab("servers", servers)),
+        Route("/ui/catalog", tab("catalog", catalog)),
+        Route("/ui/calls", tab("calls", calls)),
+        Route("/ui/calls/{number:int}", tab("call", one_call)),
+        Route("/ui/think", tab("think", think)),
+        Route("/ui/reload", reload, methods=["POST"]),
+        Mount("/ui/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+
+
+def _page(template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    return HTMLResponse(_templates.get_template(template).render(context), status_code=status, headers=HEADERS)

@@ -1,0 +1,110 @@
+"""Record: every request's duration into the MCP operation histograms, and recent tool calls into a bounded
+buffer the page reads (what the server answered beside what the client received).
+
+Last in the chain, after audit: it sees every decision. Off the hot path: per call it counts two
+histogram buckets and appends one reference to a deque; the page's rows, hints and sizes are worked out
+when someone looks. The buffer is capped by count and by bytes (a result held is measured once, as the
+front measures it anyway); a spilled result's original is not kept, the stored output is linked instead.
+"""
+
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import ClassVar
+
+import mcp.types as types
+
+from gateway import telemetry
+from gateway.errors import DownstreamError
+from gateway.operations import Operations
+from gateway.pipeline import Call, Middleware
+from gateway.results import result_bytes
+
+METHODS = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "completion/complete",
+    }
+)
+
+
+@dataclass(slots=True)
+class Recorded:
+    """One finished tool call as the page shows it."""
+
+    number: int
+    call: Call
+    seconds: float
+    at: float
+    """Wall-clock time it finished (`time.time()`)."""
+    held: int
+    """Bytes of results this entry keeps alive."""
+    trace_id: str | None
+
+
+def error_type(call: Call) -> str | None:
+    """`error.type`: the gateway's refusal or the downstream failure by class, "tool_error" for an error result."""
+    if call.error is not None:
+        return type(call.error).__name__
+    result = call.result
+    if isinstance(result, types.CallToolResult) and result.is_error:
+        return "tool_error"
+    return None
+
+
+def outcome(call: Call) -> str:
+    kind = error_type(call)
+    if kind is None:
+        return "ok"
+    if call.error is not None and not isinstance(call.error, DownstreamError):
+        return f"refused ({call.refused_by or kind})"
+    return kind
+
+
+class Recorder(Middleware):
+    name = "record"
+    methods: ClassVar[frozenset[str]] = METHODS
+
+    def __init__(self, *, max_calls: int = 500, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self.operations = Operations()
+        self.recent: deque[Recorded] = deque()
+        self.max_calls = max_calls
+        self.max_bytes = max_bytes
+        self.held = 0
+        self._numbers = itertools.count(1)
+
+    async def on_response(self, call: Call) -> None:
+        seconds = time.perf_counter() - call.started
+        error = error_type(call)
+        method, name = call.method, call.name or None
+        self.operations.server.record(seconds, (method, name, error))
+        if call.forward_s is not None and call.server is not None:
+            self.operations.client.record(call.forward_s, (method, call.tool, call.server, error))
+        if telemetry.metering:
+            telemetry.operation(seconds, call.forward_s, method, name, call.server, error)
+        if method == "tools/call":
+            self._keep(call, seconds)
+
+    def _keep(self, call: Call, seconds: float) -> None:
+        held = (call.request_bytes or 0) + (call.response_bytes() or 0)
+        original = call.downstream
+        if call.spilled is not None:
+            call.downstream = None  # stored whole under call.spilled: the page links it
+        elif original is not None and original is not call.result and isinstance(original, types.CallToolResult):
+            held += result_bytes(original)  # rewritten (truncated) without a spill: both are shown
+        context = telemetry.current_trace_id()
+        self.recent.append(Recorded(next(self._numbers), call, seconds, time.time(), held, context))
+        self.held += held
+        while len(self.recent) > self.max_calls or (self.held > self.max_bytes and len(self.recent) > 1):
+            self.held -= self.recent.popleft().held
+
+    def find(self, number: int) -> Recorded | None:
+        return next((r for r in self.recent if r.number == number), None)

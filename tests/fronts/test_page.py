@@ -1,0 +1,165 @@
+"""The page and /metrics on a real `gateway serve --http` with a real downstream, after real calls: what each tab
+shows, the Prometheus text, and who may see and change what (auth, Origin, admins)."""
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.harness import http_client, http_gateway, kitchen, write_config
+
+ALICE = "alice-token-0123456789"  # an admin (group ops)
+BOB = "bob-token-0123456789ab"  # a developer whom the policy keeps from k.boom
+pytestmark = pytest.mark.anyio
+RULES = [{"name": "no-boom-for-devs", "groups": ["dev"], "deny": ["k.boom"]}]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def config(tmp_path: Path) -> Path:
+    tokens = [
+        {"name": "alice", "token": ALICE, "groups": ["ops"]},
+        {"name": "bob", "token": BOB, "groups": ["dev"]},
+    ]
+    return write_config(
+        tmp_path,
+        {"k": kitchen("k")},
+        auth={"tokens": tokens, "admin_groups": ["ops"]},
+        policy={"rules": RULES},
+        limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
+        think={"state_dir": str(tmp_path / "think")},
+    )
+
+
+@pytest.fixture
+async def base(tmp_path: Path) -> AsyncIterator[str]:
+    """A gateway after: three echoes and a failing tool by alice, a spilled blob by alice, a refused call by bob."""
+    async with http_gateway(config(tmp_path)) as url:
+        async with http_client(url, headers=bearer(ALICE)) as client:
+            for i in range(3):
+                await client.call_tool("k.echo", {"text": f"hello {i}"})
+            await client.call_tool("k.boom", {})
+            await client.call_tool("k.blob", {"n": 50_000})
+        async with http_client(url, headers=bearer(BOB)) as client:
+            refused = await client.call_tool("k.boom", {})
+            assert refused.is_error
+        yield url
+
+
+async def get(base: str, path: str, token: str | None = ALICE, **headers: str) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        return await http.get(base + path, headers={**(bearer(token) if token else {}), **headers})
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of the Prometheus sample `name` whose labels are exactly `labels`."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    found = re.search(rf"^{re.escape(name)}{{{re.escape(wanted)}}} (\S+)$", text, re.MULTILINE)
+    assert found is not None, f"no {name}{{{wanted}}} in:\n{text}"
+    return float(found.group(1))
+
+
+async def test_metrics_count_each_call_by_the_mcp_semantic_conventions(base: str) -> None:
+    answer = await get(base, "/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    text = answer.text
+    server = "mcp_server_operation_duration_seconds"
+    echo = {"mcp_method_name": "tools/call", "gen_ai_tool_name": "k.echo"}
+    assert sample(text, f"{server}_count", **echo) == 3
+    assert sample(text, f"{server}_bucket", **echo, le="+Inf") == 3
+    assert 0 < sample(text, f"{server}_sum", **echo) < 30
+    boom = {"mcp_method_name": "tools/call", "gen_ai_tool_name": "k.boom"}
+    assert sample(text, f"{server}_count", **boom, error_type="DownstreamFailed") == 1  # the server raised
+    assert sample(text, f"{server}_count", **boom, error_type="PolicyDenied") == 1  # bob's, refused
+    client = "mcp_client_operation_duration_seconds"
+    forwarded = {"mcp_method_name": "tools/call", "gen_ai_tool_name": "echo", "gateway_server": "k"}
+    assert sample(text, f"{client}_count", **forwarded) == 3
+    assert f"# TYPE {server} histogram" in text and f"# TYPE {client} histogram" in text
+
+
+async def test_metrics_and_the_page_need_the_same_credentials_as_mcp(base: str) -> None:
+    for path in ("/metrics", "/ui", "/ui/calls", "/ui/static/page.js"):
+        assert (await get(base, path, token=None)).status_code == 401, path
+        assert (await get(base, path, token="wrong-token-0123456789")).status_code == 401, path
+
+
+async def test_a_page_asked_for_from_another_origin_is_refused(base: str) -> None:
+    for path in ("/ui", "/ui/calls", "/metrics"):
+        answer = await get(base, path, Origin="https://evil.example")
+        assert answer.status_code == 403, path
+    async with httpx2.AsyncClient(timeout=30) as http:
+        forged = await http.post(base + "/ui/reload", headers={**bearer(ALICE), "Origin": "https://evil.example"})
+    assert forged.status_code == 403
+
+
+async def test_only_an_admin_may_reload_from_the_page(base: str) -> None:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        bob = await http.post(base + "/ui/reload", headers=bearer(BOB))
+        alice = await http.post(base + "/ui/reload", headers=bearer(ALICE))
+    assert bob.status_code == 403
+    assert "auth.admin_groups" in bob.json()["error"]
+    assert alice.status_code == 200 and alice.json()["ok"] is True  # the file, unchanged, reloaded
+    assert "Reload config" in (await get(base, "/ui")).text
+    assert "Reload config" not in (await get(base, "/ui", token=BOB)).text
+
+
+async def test_every_tab_answers_with_a_strict_content_security_policy(base: str) -> None:
+    for path in ("/ui", "/ui/catalog", "/ui/calls", "/ui/think"):
+        answer = await get(base, path)
+        assert answer.status_code == 200, path
+        policy = answer.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy
+        assert "unsafe-inline" not in policy
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert "<script>" not in answer.text  # no inline script: the CSP would refuse it
+        assert not re.search(r"(src|href)=\"(https?:)?//", answer.text)  # nothing from another host
+
+
+async def test_servers_tab_shows_each_server_its_era_and_tools(base: str) -> None:
+    text = (await get(base, "/ui")).text
+    row = re.search(r'<tr data-server="k">(.*?)</tr>', text, re.DOTALL)
+    assert row is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.DOTALL)
+    assert cells[1] == "up" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells[2]) and int(cells[3]) > 5
+    live = await get(base, "/ui", **{"X-Page-Part": "main"})
+    assert live.text.lstrip().startswith("<h1>Servers</h1>")  # the live part alone, for the poller
+
+
+async def test_catalog_shows_every_tool_and_why_the_policy_hides_one_from_an_identity(base: str) -> None:
+    text = (await get(base, "/ui/catalog")).text
+    assert re.search(r"<th>alice</th><th>bob</th>", text)
+    boom = re.search(r'<tr data-tool="k.boom">(.*?)</tr>', text, re.DOTALL)
+    assert boom is not None
+    assert 'class="listed">listed' in boom.group(1)
+    assert "no-boom-for-devs" in boom.group(1)
+    bob_view = (await get(base, "/ui/catalog", token=BOB)).text
+    assert "<th>alice</th>" not in bob_view  # a non-admin sees its own listing only
+
+
+def rows(text: str) -> list[dict[str, Any]]:
+    return [
+        {"number": int(n), "outcome": o, "tool": re.findall(r"<td>(.*?)</td>", body)[3]}
+        for n, o, body in re.findall(r'<tr data-call="(\d+)" data-outcome="([^"]*)">(.*?)</tr>', text, re.DOTALL)
+    ]
+
+
+async def test_calls_tail_shows_each_call_and_opens_one_beside_what_the_model_received(base: str) -> None:
+    seen = rows((await get(base, "/ui/calls")).text)
+    assert [r["tool"] for r in seen] == ["k.boom", "k.blob", "k.boom", "k.echo", "k.echo", "k.echo"]
+    assert seen[0]["outcome"] == "refused (policy)" and seen[2]["outcome"] == "DownstreamFailed"
+    assert [r["tool"] for r in rows((await get(base, "/ui/calls", token=BOB)).text)] == ["k.boom"]  # its own
+    first = (await get(base, f"/ui/calls/{seen[-1]['number']}")).text
+    before = re.search(r'<section id="before">(.*?)</section>', first, re.DOTALL)
+    after = re.search(r'<section id="after">(.*?)</section>', first, re.DOTALL)
+    assert before is not None and after is not None
+    assert "hello 0" in before.group(1) and "hello 0" in after.group(1)
+    assert 'data-kind="bootstrap"' in after.group(1) and "bootstrap" not in before.group(1)
+    spilled = (await get(base, f"/ui/calls/{seen[1]['number']}")).text
+    assert "Spilled whole to the output store" in spilled and "xxxx" in spilled
+    assert (await get(base, f"/ui/calls/{seen[1]['number']}", token=BOB)).status_code == 404  # alice's

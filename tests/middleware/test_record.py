@@ -1,0 +1,45 @@
+"""The recorder's buffer of recent calls stays within its count and byte caps, and keeps no spilled original."""
+
+import pytest
+
+from gateway.middleware.record import Recorder
+from gateway.pipeline import Call
+from gateway.results import text_result
+from gateway.session import Session
+
+pytestmark = pytest.mark.anyio
+
+
+def finished(text: str, *, spilled: str | None = None) -> Call:
+    call = Call(
+        Session("s"), "tools/call", {"name": "k.echo", "arguments": {"text": "secret"}}, server="k", tool="echo"
+    )
+    call.downstream = text_result(text)
+    call.result = call.downstream if spilled is None else text_result(text[:100])
+    call.spilled = spilled
+    call.forward_s = 0.001
+    return call
+
+
+async def test_the_oldest_calls_leave_when_the_count_cap_is_reached() -> None:
+    recorder = Recorder(max_calls=3)
+    for i in range(5):
+        await recorder.on_response(finished(f"result {i}"))
+    assert [r.number for r in recorder.recent] == [3, 4, 5]
+    assert recorder.operations.server.series[("tools/call", "k.echo", None)].count == 5  # metrics count all
+
+
+async def test_the_oldest_calls_leave_when_the_results_held_pass_the_byte_cap() -> None:
+    recorder = Recorder(max_calls=100, max_bytes=10_000)
+    for _ in range(10):
+        await recorder.on_response(finished("x" * 3000))
+    assert len(recorder.recent) == 3
+    assert recorder.held == sum(r.held for r in recorder.recent) <= 10_000
+
+
+async def test_a_spilled_result_is_held_as_its_preview_only() -> None:
+    recorder = Recorder()
+    call = finished("x" * 1_000_000, spilled="out-1")
+    await recorder.on_response(call)
+    assert call.downstream is None
+    assert recorder.held < 1000
