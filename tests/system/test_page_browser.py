@@ -1,0 +1,132 @@
+"""The page in a real browser: Debian's headless Chromium, driven over the DevTools protocol, opens each tab of a
+`gateway serve --http` that served real calls (one spilled, one refused by policy, one failing), at 1280 px and
+390 px. What a person would see is read from the DOM; screenshots are saved to test-artifacts/page/ and must not
+be blank; any console error, uncaught exception, failed request or CSP violation fails the test. Skipped without
+Chromium (`scripts/services` installs it)."""
+
+import re
+import shutil
+import struct
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from tests.harness import ROOT, http_client, http_gateway, kitchen, write_config
+from tests.system.browser import Browser
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium (scripts/services installs it)"),
+]
+
+SHOTS = ROOT / "test-artifacts" / "page"
+WIDTHS = (1280, 390)
+
+
+@pytest.fixture
+async def base(tmp_path: Path) -> AsyncIterator[str]:
+    config = write_config(
+        tmp_path,
+        {"k": kitchen("k")},
+        policy={"rules": [{"name": "no-boom", "deny": ["k.boom"]}]},
+        limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
+        think={"state_dir": str(tmp_path / "think")},
+    )
+    async with http_gateway(config) as url:
+        async with http_client(url) as client:
+            await client.call_tool("k.echo", {"text": "hello page"})
+            await client.call_tool("k.blob", {"n": 30_000})
+            assert (await client.call_tool("k.boom", {})).is_error
+        yield url
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    running = Browser(tmp_path / "profile")
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def pixels_vary(png: bytes) -> bool:
+    """Whether a screenshot shows more than one flat colour (the decoded rows hold many distinct bytes)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    data, offset = b"", 8
+    while offset < len(png):
+        length, kind = struct.unpack(">I4s", png[offset : offset + 8])
+        if kind == b"IDAT":
+            data += png[offset + 8 : offset + 8 + length]
+        offset += 12 + length
+    return len(set(zlib.decompress(data))) > 16
+
+
+def look(browser: Browser, url: str, name: str) -> str:
+    """The DOM of `url` at 1280 px; screenshots at each width saved as `name-<width>.png`; no problem reported."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    dom = ""
+    for width in WIDTHS:
+        browser.open(url, width)
+        dom = dom or browser.dom()
+        shot = browser.screenshot(SHOTS / f"{name}-{width}.png")
+        assert len(shot) > 5000 and pixels_vary(shot), f"{name} at {width} px is blank"
+    assert browser.problems == [], f"{url}: {browser.problems}"
+    return dom
+
+
+def cells(dom: str, attribute: str, value: str) -> list[str]:
+    row = re.search(rf'<tr {attribute}="{re.escape(value)}"[^>]*>(.*?)</tr>', dom, re.DOTALL)
+    assert row is not None, f"no row {attribute}={value}"
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.DOTALL)]
+
+
+async def test_each_tab_shows_the_real_servers_tools_and_calls_in_chromium(base: str, browser: Browser) -> None:
+    await anyio.to_thread.run_sync(tabs, base, browser)
+
+
+def tabs(base: str, browser: Browser) -> None:
+    servers = look(browser, base + "/ui", "servers")
+    k = cells(servers, "data-server", "k")
+    assert k[1] == "up" and int(k[3]) >= 10
+    assert "anonymous · admin" in servers  # loopback without auth: the operator
+
+    catalog = look(browser, base + "/ui/catalog", "catalog")
+    assert cells(catalog, "data-tool", "k.echo")[-1] == "listed"
+    assert "no-boom" in cells(catalog, "data-tool", "k.boom")[-1]
+
+    calls = look(browser, base + "/ui/calls", "calls")
+    numbers = re.findall(r'<tr data-call="(\d+)" data-outcome="([^"]*)"', calls)
+    assert [outcome for _, outcome in numbers] == ["refused (policy)", "ok", "ok"]
+    assert "spilled" in cells(calls, "data-call", numbers[1][0])[8]
+
+    spilled = look(browser, f"{base}/ui/calls/{numbers[1][0]}", "call-spilled")
+    assert "Spilled whole to the output store" in spilled
+    first = look(browser, f"{base}/ui/calls/{numbers[2][0]}", "call")
+    before = re.search(r'<section id="before">(.*?)</section>', first, re.DOTALL)
+    after = re.search(r'<section id="after">(.*?)</section>', first, re.DOTALL)
+    assert before is not None and after is not None
+    assert "hello page" in before.group(1) and 'data-kind="bootstrap"' in after.group(1)
+
+    think = look(browser, base + "/ui/think", "think")
+    assert re.search(r'<section class="workflow" data-workflow="[^"]+">', think)
+    assert re.search(r'<li class="node" data-step="[^"]+">', think)
+
+
+async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browser: Browser) -> None:
+    await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
+    assert "k.measure" not in await anyio.to_thread.run_sync(browser.dom)
+    async with http_client(base) as client:
+        await client.call_tool("k.measure", {"text": "abc"})
+    # Resolves once the page's own poller has swapped in a <main> listing the call (no reload; no sleep here).
+    shown = """new Promise(done => {
+        const seen = () => document.body.innerText.includes('k.measure');
+        if (seen()) return done(true);
+        new MutationObserver(() => seen() && done(true)).observe(document.body, {childList: true, subtree: true});
+    })"""
+    with anyio.fail_after(30):
+        assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
+    assert browser.problems == []
