@@ -1,0 +1,51 @@
+"""`gateway serve --ui HOST:PORT`: a stdio session's gateway serves the page and /metrics beside it, showing the
+calls that session made; `--ui` with `--http` is refused (the page is at /ui there)."""
+
+import subprocess
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+
+from tests.harness import PYTHON, ROOT, free_port, gateway_params, kitchen, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def answering(url: str) -> httpx2.Response:
+    """The first answer of `url` from a server another process is starting (its socket offers no event)."""
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    return await http.get(url)
+                except httpx2.ConnectError:
+                    await anyio.sleep(0.05)
+
+
+async def test_the_page_beside_a_stdio_session_shows_its_calls(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")}, think={"enabled": False})
+    port = free_port()
+    params = gateway_params(config)
+    params.args = [*params.args, "--ui", f"127.0.0.1:{port}"]
+    async with Client(params) as client:
+        await client.call_tool("k.echo", {"text": "from stdio"})
+        calls = await answering(f"http://127.0.0.1:{port}/ui/calls")
+        metrics = await answering(f"http://127.0.0.1:{port}/metrics")
+        mcp = await answering(f"http://127.0.0.1:{port}/mcp")
+    assert calls.status_code == 200 and "k.echo" in calls.text and 'data-outcome="ok"' in calls.text
+    assert "script-src 'self'" in calls.headers["content-security-policy"]
+    assert 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="k.echo"} 1' in (
+        metrics.text
+    )
+    assert mcp.status_code == 404  # the page only: MCP stays on stdio
+
+
+def test_ui_with_http_is_refused_with_a_reason(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {})
+    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", "127.0.0.1:1", "--ui", "127.0.0.1:2"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 2
+    assert "--ui is for a stdio session" in done.stderr
