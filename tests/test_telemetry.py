@@ -241,6 +241,7 @@ async def test_metrics_go_to_the_configured_endpoint_and_a_sigterm_flushes_the_l
             os.kill(_parent_of(kitchen_pid), signal.SIGTERM)
             await receiver.metrics_received.wait()
     assert "gateway.bootstrap" in receiver.metrics
+    assert {"mcp.server.operation.duration", "mcp.client.operation.duration"} <= receiver.metrics
 
 
 def _parent_of(pid: int) -> int:

@@ -14,6 +14,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from gateway import telemetry
 from gateway.app.gateway import Gateway
 from gateway.config import GatewayConfig
 from gateway.fronts.auth.admin import Admins
@@ -38,7 +39,8 @@ async def stdio(
 ) -> None:
     """`chain=None` is the default pipeline; benchmarks pass `[]` to measure the front without it. `path`: the
     config file, reloaded on SIGHUP or change. `ui`: (host, port) to serve the page and /metrics on meanwhile."""
-    gateway = Gateway(config, chain=chain, config_path=path, record=ui is not None)
+    # Recorded for the page, or for the MCP duration histograms an OTLP exporter sends.
+    gateway = Gateway(config, chain=chain, config_path=path, record=ui is not None or telemetry.metering)
     if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
         gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:
