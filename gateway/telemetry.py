@@ -228,12 +228,11 @@ def operation(
         _client_duration.record(forward_s, attributes | {SERVER: server})
 
 
-def current_trace_id() -> str | None:
-    """The current span's trace id in hex, or None without tracing (the page links a call to its trace)."""
-    if not tracing():
-        return None
+def current_trace_id() -> int | None:
+    """The current span's trace id, or None outside a valid span (the page links a call to its trace). Not
+    `tracing()`: without a provider that reads the environment on every call; the context is a contextvar."""
     context = trace.get_current_span().get_span_context()
-    return format(context.trace_id, "032x") if context.is_valid else None
+    return context.trace_id if context.is_valid else None
 
 
 def tool_outcome(span: Span, is_error: bool) -> None:

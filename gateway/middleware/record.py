@@ -47,7 +47,12 @@ class Recorded:
     """Wall-clock time it finished (`time.time()`)."""
     held: int
     """Bytes of results this entry keeps alive."""
-    trace_id: str | None
+    trace: int | None
+    """The trace id (formatted when shown)."""
+
+    @property
+    def trace_id(self) -> str | None:
+        return None if self.trace is None else format(self.trace, "032x")
 
 
 def error_type(call: Call) -> str | None:
