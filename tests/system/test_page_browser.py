@@ -10,12 +10,16 @@ import struct
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
+import mcp.types as types
 import pytest
+from mcp import Client
 
 from tests.harness import ROOT, http_client, http_gateway, kitchen, write_config
+from tests.think.harness import FIXTURES
 from tests.system.browser import Browser
 
 pytestmark = [
@@ -34,14 +38,32 @@ async def base(tmp_path: Path) -> AsyncIterator[str]:
         {"k": kitchen("k")},
         policy={"rules": [{"name": "no-boom", "deny": ["k.boom"]}]},
         limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
-        think={"state_dir": str(tmp_path / "think")},
+        think={"state_dir": str(tmp_path / "think"), "workflows_dirs": [str(FIXTURES)]},
     )
     async with http_gateway(config) as url:
         async with http_client(url) as client:
             await client.call_tool("k.echo", {"text": "hello page"})
             await client.call_tool("k.blob", {"n": 30_000})
             assert (await client.call_tool("k.boom", {})).is_error
+            await think_run(client)
         yield url
+
+
+def answer(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error and isinstance(result.structured_content, dict), result
+    return result.structured_content
+
+
+async def think_run(client: Client) -> None:
+    """loop_v1 to its foreach: `shout` skipped by its `when`, `echo_each` expanded, its first item done."""
+    ins = answer(await client.call_tool("think.plan", {"workflow": "loop_v1", "params": {"files": ["a.py", "b.py"]}}))
+    await client.call_tool(ins["call"], ins["input"])
+    ins = answer(await client.call_tool("think.next", {k: ins[k] for k in ("workflow", "run_id", "step_id")}))
+    step = {k: ins[k] for k in ("workflow", "run_id", "step_id")}
+    ins = answer(await client.call_tool("think.next", {**step, "result_snapshot": {"text": "ok"}}))
+    assert ins["step_id"] == "echo_each[0]"
+    await client.call_tool("k.echo", {"text": "a.py"})  # observed by the gateway
+    await client.call_tool("think.next", {k: ins[k] for k in ("workflow", "run_id", "step_id")})
 
 
 @pytest.fixture
@@ -100,20 +122,27 @@ def tabs(base: str, browser: Browser) -> None:
 
     calls = look(browser, base + "/ui/calls", "calls")
     numbers = re.findall(r'<tr data-call="(\d+)" data-outcome="([^"]*)"', calls)
-    assert [outcome for _, outcome in numbers] == ["refused (policy)", "ok", "ok"]
-    assert "spilled" in cells(calls, "data-call", numbers[1][0])[8]
+    tools = [cells(calls, "data-call", n)[3] for n, _ in numbers]
+    assert tools[-3:] == ["k.boom", "k.blob", "k.echo"] and "think.plan" in tools
+    outcomes = dict(zip(tools[-3:], [outcome for _, outcome in numbers][-3:], strict=True))
+    assert outcomes == {"k.boom": "refused (policy)", "k.blob": "ok", "k.echo": "ok"}
+    assert "spilled" in cells(calls, "data-call", numbers[-2][0])[8]
 
-    spilled = look(browser, f"{base}/ui/calls/{numbers[1][0]}", "call-spilled")
+    spilled = look(browser, f"{base}/ui/calls/{numbers[-2][0]}", "call-spilled")
     assert "Spilled whole to the output store" in spilled
-    first = look(browser, f"{base}/ui/calls/{numbers[2][0]}", "call")
+    first = look(browser, f"{base}/ui/calls/{numbers[-1][0]}", "call")
     before = re.search(r'<section id="before">(.*?)</section>', first, re.DOTALL)
     after = re.search(r'<section id="after">(.*?)</section>', first, re.DOTALL)
     assert before is not None and after is not None
     assert "hello page" in before.group(1) and 'data-kind="bootstrap"' in after.group(1)
 
     think = look(browser, base + "/ui/think", "think")
-    assert re.search(r'<section class="workflow" data-workflow="[^"]+">', think)
-    assert re.search(r'<li class="node" data-step="[^"]+">', think)
+    loop = re.search(r'<section class="workflow" data-workflow="loop_v1">(.*?)</section>', think, re.DOTALL)
+    assert loop is not None
+    assert re.findall(r'<li class="node" data-step="([^"]+)">', loop.group(1))[:2] == ["echo_each", "shout"]
+    statuses = dict(re.findall(r'data-step="([^"]+)" data-status="([^"]+)"', loop.group(1)))
+    assert statuses["shout"] == "skipped" and statuses["echo_each"] == "expanded"
+    assert statuses["echo_each[0]"] == "done" and statuses["echo_each[1]"] == "pending"
 
 
 async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browser: Browser) -> None:

@@ -93,7 +93,7 @@ def routes(
         return None if found is None else {"call": found}
 
     async def think(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return views.think(gateway)
+        return await views.think(gateway, who)
 
     async def reload(request: Request) -> Response:
         refused = await security.validate_request(request, is_post=False)  # a form, not JSON: Origin is the check

@@ -154,15 +154,17 @@ def _text(result: types.CallToolResult) -> str:
     return text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN] + f"\n… ({len(text) - TEXT_SHOWN:,} more characters)"
 
 
-def think(gateway: "Gateway") -> dict[str, Any]:
-    """The workflows with their step graphs (nodes in order, edges from each step's deps)."""
+async def think(gateway: "Gateway", viewer: Viewer, runs_shown: int = 5) -> dict[str, Any]:
+    """The workflows with their step graphs (nodes in order, edges from each step's deps), and the viewer's own
+    latest runs of each with every step's status (a foreach step's items, a skipped step's reason)."""
     engine = gateway.engine
     if engine is None:
         return {"enabled": False, "workflows": [], "problems": []}
     workflows, problems = engine.library.all()
-    return {
-        "enabled": True,
-        "workflows": [
+    shown = []
+    for w in workflows:
+        runs = (await engine.store.runs(viewer.identity.owner, w.name))[:runs_shown]
+        shown.append(
             {
                 "name": w.name,
                 "version": w.version,
@@ -171,8 +173,20 @@ def think(gateway: "Gateway") -> dict[str, Any]:
                     {"id": s.id, "call": s.call, "deps": list(s.deps), "when": s.when, "foreach": s.foreach}
                     for s in w.steps
                 ],
+                "runs": [
+                    {
+                        "run_id": run.run_id,
+                        "status": run.status,
+                        "updated": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.updated)),
+                        "steps": [
+                            {"id": sid, "status": st.status, "call": st.call, "reason": st.reason}
+                            for sid, st in run.steps.items()
+                            if not sid.startswith("__")  # the driver's own steps
+                        ],
+                        "history": len(run.history),
+                    }
+                    for run in runs
+                ],
             }
-            for w in workflows
-        ],
-        "problems": [str(p) for p in problems],
-    }
+        )
+    return {"enabled": True, "workflows": shown, "problems": [str(p) for p in problems]}
