@@ -53,11 +53,17 @@ async def stdio(
 
 
 class _Beside(uvicorn.Server):
-    """A uvicorn server inside the stdio gateway's event loop: the gateway owns the signals and the exit."""
+    """A uvicorn server inside the stdio gateway's event loop: the gateway owns the signals and the exit (it
+    cancels this task), so the loop wakes once a second for the Date header, not ten times to look for an exit."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def main_loop(self) -> None:
+        while True:
+            await self.on_tick(0)  # tick 0: refreshes the Date header
+            await anyio.sleep(1)
 
 
 async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:

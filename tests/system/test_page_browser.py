@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 
 from tests.harness import ROOT, http_client, http_gateway, kitchen, write_config
-from tests.think.harness import FIXTURES
 from tests.system.browser import Browser
+from tests.think.harness import FIXTURES
 
 pytestmark = [
     pytest.mark.anyio,
