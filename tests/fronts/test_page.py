@@ -163,3 +163,11 @@ async def test_calls_tail_shows_each_call_and_opens_one_beside_what_the_model_re
     spilled = (await get(base, f"/ui/calls/{seen[1]['number']}")).text
     assert "Spilled whole to the output store" in spilled and "xxxx" in spilled
     assert (await get(base, f"/ui/calls/{seen[1]['number']}", token=BOB)).status_code == 404  # alice's
+
+
+async def test_the_catalog_search_box_shows_find_tools_ranking_as_the_viewer_would_get_it(base: str) -> None:
+    found = (await get(base, "/ui/catalog?q=report+the+length+of+text")).text
+    assert re.findall(r'<tr data-hit="([^"]+)">', found)[0] == "k.measure"
+    hidden = (await get(base, "/ui/catalog?q=raise+ValueError+kaboom", token=BOB)).text
+    assert "k.boom" not in re.findall(r'<tr data-hit="([^"]+)">', hidden)  # the policy hides it from bob
+    assert "k.boom" in re.findall(r'<tr data-hit="([^"]+)">', (await get(base, "/ui/catalog?q=kaboom")).text)

@@ -83,7 +83,7 @@ def routes(
         return {"servers": views.servers(gateway), "last_reload": None if last is None else last.as_dict()}
 
     async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return await views.catalog(gateway, who)
+        return await views.catalog(gateway, who, request.query_params.get("q", "").strip())
 
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
         return {"calls": views.calls(recorder, who)}

@@ -15,7 +15,7 @@ from gateway.middleware.exposure.view import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
 from gateway.middleware.record import Recorded, Recorder, outcome
 from gateway.results import HINTS_META_KEY, render_hints
-from gateway.session import Identity
+from gateway.session import Identity, Session
 
 if TYPE_CHECKING:
     from gateway.app.gateway import Gateway
@@ -46,11 +46,21 @@ def identities(gateway: "Gateway", viewer: Viewer) -> list[Identity]:
     return shown
 
 
-async def catalog(gateway: "Gateway", viewer: Viewer) -> dict[str, Any]:
+async def catalog(gateway: "Gateway", viewer: Viewer, query: str = "") -> dict[str, Any]:
     """Every tool with its size, and per identity whether it is listed or the policy rule that hides it; per
-    exposure rule what a client under it is listed (all tools, or the pinned ones plus what find_tools finds)."""
+    exposure rule what a client under it is listed (all tools, or the pinned ones plus what find_tools finds);
+    with a `query`, find_tools' ranking of it as the viewer would get it."""
     catalog = await gateway.registry.catalog()
     exposure, who = gateway.exposure, identities(gateway, viewer)
+    found: dict[str, Any] | None = None
+    if query:
+        try:
+            matches = exposure.search(catalog, Session(f"page:{viewer.identity.key}", viewer.identity), query, limit=10)
+        except ValueError as exc:  # over the query length limit: said, as find_tools says it
+            found = {"query": query, "error": str(exc), "hits": [], "total": 0, "terms": []}
+        else:
+            hits = [{"name": h.name, "server": h.server, "score": round(h.score, 3)} for h in matches.hits]
+            found = {"query": query, "error": None, "hits": hits, "total": matches.total, "terms": matches.terms}
     rules = []
     for rule in exposure.rules():
         tools, chars = exposure.full_size(catalog, rule)
@@ -83,7 +93,7 @@ async def catalog(gateway: "Gateway", viewer: Viewer) -> dict[str, Any]:
                 "per": per,
             }
         )
-    return {"rules": rules, "identities": [i.name for i in who], "tools": rows}
+    return {"rules": rules, "identities": [i.name for i in who], "tools": rows, "found": found, "query": query}
 
 
 def _visible(recorded: Recorded, viewer: Viewer) -> bool:
