@@ -74,8 +74,9 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
         allowed_hosts=config.listen.allowed_hosts, allowed_origins=config.listen.allowed_origins
     )
     admins = Admins(frozenset(config.auth.admin_groups), config.listen.forwarded_client_header)
-    routes = page_routes(gateway, gateway.recorder, TransportSecurityMiddleware(security), admins)
-    app = Authenticate(Starlette(routes=routes), authenticator(config.auth, config.listen))
+    auth = authenticator(config.auth, config.listen)
+    routes = page_routes(gateway, gateway.recorder, TransportSecurityMiddleware(security), admins, authenticator=auth)
+    app = Authenticate(Starlette(routes=routes), auth)
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     server = _Beside(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
     await server.serve()
@@ -103,7 +104,7 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         authenticator=auth,
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
-        page=None if gateway.recorder is None else partial(page_routes, gateway, gateway.recorder),
+        page=None if gateway.recorder is None else partial(page_routes, gateway, gateway.recorder, authenticator=auth),
     )
 
 

@@ -113,6 +113,14 @@ class Browser:
         while self.events.get(timeout=60).get("method") != "Page.loadEventFired":
             pass
 
+    def navigate_by(self, script: str) -> None:
+        """Run `script` (a form submit, a click) and wait for the page it leads to to load."""
+        while not self.events.empty():
+            self.events.get_nowait()
+        self.evaluate(script)
+        while self.events.get(timeout=60).get("method") != "Page.loadEventFired":
+            pass
+
     def evaluate(self, expression: str) -> Any:
         """The value of `expression` in the page (a promise is awaited)."""
         params = {"expression": expression, "returnByValue": True, "awaitPromise": True}

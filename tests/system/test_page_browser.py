@@ -115,6 +115,8 @@ def tabs(base: str, browser: Browser) -> None:
     k = cells(servers, "data-server", "k")
     assert k[1] == "up" and int(k[3]) >= 10
     assert "anonymous · admin" in servers  # loopback without auth: the operator
+    browser.navigate_by("document.querySelector('#reload button').click()")  # a form POST from the page itself
+    assert '<p id="reload-result" class="ok">Reloaded.</p>' in browser.dom()
 
     catalog = look(browser, base + "/ui/catalog", "catalog")
     assert cells(catalog, "data-tool", "k.echo")[-1] == "listed"
@@ -158,4 +160,36 @@ async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browse
     })"""
     with anyio.fail_after(30):
         assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
+    assert browser.problems == []
+
+
+TOKEN = "carol-token-0123456789"
+
+
+@pytest.fixture
+async def signed(tmp_path: Path) -> AsyncIterator[str]:
+    """A gateway that wants a token, and one call made with it."""
+    tokens = [{"name": "carol", "token": TOKEN, "groups": ["dev"]}]
+    config = write_config(
+        tmp_path, {"k": kitchen("k")}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "think")}
+    )
+    async with http_gateway(config) as url:
+        async with http_client(url, headers={"authorization": f"Bearer {TOKEN}"}) as client:
+            await client.call_tool("k.echo", {"text": "carol was here"})
+        yield url
+
+
+async def test_a_person_signs_in_with_a_token_and_sees_the_calls(signed: str, browser: Browser) -> None:
+    await anyio.to_thread.run_sync(sign_in, signed, browser)
+
+
+def sign_in(base: str, browser: Browser) -> None:
+    browser.open(base + "/ui/login", 1280)
+    browser.screenshot(SHOTS / "login-1280.png")
+    # Typed into the form and submitted as a person would; the answer redirects to /ui with the cookie set.
+    submit = f"document.querySelector('input[name=token]').value = '{TOKEN}'; document.getElementById('login').submit()"
+    browser.navigate_by(submit)
+    assert "carol · read-only" in browser.dom()
+    browser.open(base + "/ui/calls", 1280)
+    assert cells(browser.dom(), "data-call", "1")[3] == "k.echo"
     assert browser.problems == []

@@ -9,6 +9,7 @@ SDK, as `scope["user"]`: the SDK's session managers bind each handshake-era sess
 that opened it and answer 404 to anyone else.
 """
 
+import base64
 import hashlib
 import logging
 import re
@@ -35,8 +36,13 @@ from gateway.session import Identity
 logger = logging.getLogger(__name__)
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-PUBLIC = frozenset({"/healthz"})
-"""Paths served without credentials (they answer less without them)."""
+PUBLIC = frozenset({"/healthz", "/ui/login"})
+"""Paths served without credentials (they answer less without them; the page's sign-in form)."""
+PUBLIC_PREFIX = "/ui/static/"
+"""The page's stylesheet, script and icon: the same for everyone, holding no data."""
+PAGE_COOKIE = "gateway_page"
+"""The page's sign-in cookie: the bearer token, base64url (HttpOnly, SameSite=Strict, Path=/ui), for a browser
+that cannot send an Authorization header; read for the page's paths only, never for /mcp."""
 _UNSAFE = re.compile(r'[^\x20-\x7e]|["\\]')
 
 
@@ -63,10 +69,12 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+        if header is None and scope["path"].startswith("/ui"):
+            header = _page_cookie(scope)
         try:
             identity = await self.authenticator.identify(None if header is None else header.decode("latin-1"))
         except Refused as refused:
-            if scope["path"] in PUBLIC:
+            if scope["path"] in PUBLIC or scope["path"].startswith(PUBLIC_PREFIX):
                 await self.app(scope, receive, send)  # without an identity: the public answer
                 return
             logger.info("refused %s %s: %s", scope["method"], scope["path"], refused.description)
@@ -91,6 +99,20 @@ class Authenticate:
         if refused.retry_after_s is not None:
             headers.append((b"retry-after", str(refused.retry_after_s).encode()))
         await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
+
+
+def _page_cookie(scope: Scope) -> bytes | None:
+    """`Bearer <token>` from the page's sign-in cookie, if the request carries it."""
+    for key, value in scope["headers"]:
+        if key == b"cookie":
+            for part in value.split(b";"):
+                name, _, token = part.strip().partition(b"=")
+                if name == PAGE_COOKIE.encode() and token:
+                    try:
+                        return b"Bearer " + base64.urlsafe_b64decode(token)
+                    except ValueError:  # not one the page set: as if absent
+                        return None
+    return None
 
 
 def _header_text(text: str, limit: int = 400) -> str:

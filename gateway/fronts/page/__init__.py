@@ -2,11 +2,14 @@
 
 Behind the same auth as /mcp (the `Authenticate` middleware runs before these routes), Host/Origin
 checked as /mcp is, a strict Content-Security-Policy, every asset served from this package (no CDN, no
-inline script). Read-only but for one action, the reload, which is for `auth.admin_groups` only and,
-as a POST checked for Origin, cannot be forged by another site. Live tabs poll their own URL for the
+inline script). A browser signs in at /ui/login with its token (kept in an HttpOnly, SameSite=Strict cookie
+for /ui only). Read-only but for one action, the reload, which is for `auth.admin_groups` only and, as a POST
+checked for Origin, cannot be forged by another site. Live tabs poll their own URL for the
 fresh `<main>` (header `X-Page-Part: main`).
 """
 
+import base64
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gateway.fronts.auth.admin import Admins
+from gateway.fronts.auth.asgi import PAGE_COOKIE
+from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.page import views
 from gateway.middleware.record import Recorder
 from gateway.session import ANONYMOUS
@@ -35,7 +41,7 @@ CSP = (
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # not no-referrer: Chromium then sends `Origin: null` with a form POST
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
@@ -58,7 +64,12 @@ def metrics_route(recorder: Recorder, security: TransportSecurityMiddleware) -> 
 
 
 def routes(
-    gateway: "Gateway", recorder: Recorder, security: TransportSecurityMiddleware, admins: Admins
+    gateway: "Gateway",
+    recorder: Recorder,
+    security: TransportSecurityMiddleware,
+    admins: Admins,
+    *,
+    authenticator: Authenticator,
 ) -> list[BaseRoute]:
     def viewer(request: Request) -> views.Viewer:
         identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
@@ -96,20 +107,55 @@ def routes(
         return await views.think(gateway, who)
 
     async def reload(request: Request) -> Response:
+        """The page's one action; answered with a page (a browser followed the form), the report in it."""
         refused = await security.validate_request(request, is_post=False)  # a form, not JSON: Origin is the check
         if refused is not None:
             return refused
+        who = viewer(request)
         why = admins.refusal(request, RELOAD)
         if why is not None:
-            return JSONResponse({"ok": False, "error": why}, status_code=403, headers=HEADERS)
+            return _page("reload.html", {"tab": "servers", "viewer": who, "ok": False, "error": why}, status=403)
         if gateway.reloader is None:
-            message = "This gateway was started without a config file (--config), so there is nothing to reload."
-            return JSONResponse({"ok": False, "error": message}, status_code=409, headers=HEADERS)
+            why = "This gateway was started without a config file (--config), so there is nothing to reload."
+            return _page("reload.html", {"tab": "servers", "viewer": who, "ok": False, "error": why}, status=409)
         report = await gateway.reloader.reload_json()
-        return JSONResponse(report, status_code=200 if report["ok"] else 422, headers=HEADERS)
+        context = {"tab": "servers", "viewer": who, "ok": report["ok"], "report": json.dumps(report, indent=2)}
+        return _page("reload.html", context, status=200 if report["ok"] else 422)
+
+    async def login_form(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        return refused or _page("login.html", {"tab": "login", "viewer": viewer(request), "error": None})
+
+    async def login(request: Request) -> Response:
+        """The token checked as /mcp checks it, then kept in a cookie only this site's /ui pages get."""
+        refused = await security.validate_request(request, is_post=False)  # a form: Origin is the CSRF check
+        if refused is not None:
+            return refused
+        token = str((await request.form()).get("token", "")).strip()
+        try:
+            await authenticator.identify(f"Bearer {token}")
+        except Refused as exc:
+            context = {"tab": "login", "viewer": viewer(request), "error": exc.description}
+            return _page("login.html", context, status=401)
+        answer = RedirectResponse("/ui", status_code=303, headers=HEADERS)
+        cookie = base64.urlsafe_b64encode(token.encode()).decode()
+        secure = request.url.scheme == "https"
+        answer.set_cookie(PAGE_COOKIE, cookie, path="/ui", httponly=True, samesite="strict", secure=secure)
+        return answer
+
+    async def logout(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        answer = RedirectResponse("/ui/login", status_code=303, headers=HEADERS)
+        answer.delete_cookie(PAGE_COOKIE, path="/ui", httponly=True, samesite="strict")
+        return answer
 
     return [
         metrics_route(recorder, security),
+        Route("/ui/login", login_form),
+        Route("/ui/login", login, methods=["POST"]),
+        Route("/ui/logout", logout, methods=["POST"]),
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
         Route("/ui/calls", tab("calls", calls)),
