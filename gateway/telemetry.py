@@ -39,6 +39,9 @@ _tracer = trace.get_tracer("mcp-gateway")
 _counters: dict[str, Counter] = {}
 metering = False
 """Whether a meter provider exports (console/otlp): only then are the MCP duration histograms fed per call."""
+traced = False
+"""Whether `configure` installed a tracer provider: a flag, where `tracing()` asks OpenTelemetry (and it the
+environment) each time."""
 _server_duration = meter.create_histogram(
     "mcp.server.operation.duration",
     unit="s",
@@ -82,6 +85,8 @@ def configure(config: TelemetryConfig) -> TracerProvider | None:
         kwargs: dict[str, Any] = {"endpoint": config.endpoint} if config.endpoint else {}
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(**kwargs)))
     trace.set_tracer_provider(provider)
+    global traced
+    traced = True
     _configure_metrics(exporters, provider.resource, metrics_endpoint(config.endpoint))
     return provider
 
@@ -229,8 +234,10 @@ def operation(
 
 
 def current_trace_id() -> int | None:
-    """The current span's trace id, or None outside a valid span (the page links a call to its trace). Not
-    `tracing()`: without a provider that reads the environment on every call; the context is a contextvar."""
+    """The current span's trace id when `configure` set up tracing, else None (the page links a call to its
+    trace). `traced`, not `tracing()`, which reads the environment on every call while there is no provider."""
+    if not traced:
+        return None
     context = trace.get_current_span().get_span_context()
     return context.trace_id if context.is_valid else None
 

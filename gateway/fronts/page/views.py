@@ -102,7 +102,7 @@ def _visible(recorded: Recorded, viewer: Viewer) -> bool:
 
 def calls(recorder: Recorder, viewer: Viewer) -> list[dict[str, Any]]:
     """Newest first: the calls the viewer may see (an admin: all)."""
-    now = time.time()
+    now = time.perf_counter()
     return [_row(r, now) for r in reversed(recorder.recent) if _visible(r, viewer)]
 
 
@@ -110,7 +110,7 @@ def _row(recorded: Recorded, now: float) -> dict[str, Any]:
     call = recorded.call
     return {
         "number": recorded.number,
-        "ago_s": round(now - recorded.at, 1),
+        "ago_s": round(now - recorded.ended, 1),
         "identity": call.session.identity.name,
         "tool": call.name,
         "server": call.server,
@@ -129,7 +129,7 @@ def call(recorder: Recorder, number: int, viewer: Viewer, hint_budget: int) -> d
     recorded = recorder.find(number)
     if recorded is None or not _visible(recorded, viewer):
         return None
-    row = _row(recorded, time.time())
+    row = _row(recorded, time.perf_counter())
     c = recorded.call
     received = c.tool_result
     if received is not None:
