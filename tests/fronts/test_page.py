@@ -194,3 +194,19 @@ async def test_the_catalog_search_box_shows_find_tools_ranking_as_the_viewer_wou
     hidden = (await get(base, "/ui/catalog?q=raise+ValueError+kaboom", token=BOB)).text
     assert "k.boom" not in re.findall(r'<tr data-hit="([^"]+)">', hidden)  # the policy hides it from bob
     assert "k.boom" in re.findall(r'<tr data-hit="([^"]+)">', (await get(base, "/ui/catalog?q=kaboom")).text)
+
+
+async def test_metrics_tab_shows_calls_errors_and_percentiles_per_tool_and_server(base: str) -> None:
+    text = (await get(base, "/ui/metrics")).text
+
+    def row(kind: str, name: str) -> list[str]:
+        found = re.search(rf'<tr data-{kind}="{re.escape(name)}">(.*?)</tr>', text, re.DOTALL)
+        assert found is not None, f"no {kind} {name}"
+        return re.findall(r"<td[^>]*>(.*?)</td>", found.group(1))
+
+    echo = row("tool", "k.echo")
+    assert echo[2] == "3" and echo[4] == "0" and 0 < float(echo[5]) <= float(echo[6])
+    assert row("tool", "k.boom")[2:5:2] == ["2", "2"]  # alice's raised, bob's refused: both errors
+    assert int(row("server", "k")[2]) >= 5
+    bob = (await get(base, "/ui/metrics", token=BOB)).text
+    assert 'data-tool="k.echo"' not in bob  # alice's calls are not bob's figures

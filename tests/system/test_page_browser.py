@@ -138,6 +138,9 @@ def tabs(base: str, browser: Browser) -> None:
     assert before is not None and after is not None
     assert "hello page" in before.group(1) and 'data-kind="bootstrap"' in after.group(1)
 
+    figures = look(browser, base + "/ui/metrics", "metrics")
+    assert cells(figures, "data-tool", "k.boom")[4] == "1" and cells(figures, "data-tool", "k.echo")[2] == "2"
+
     think = look(browser, base + "/ui/think", "think")
     loop = re.search(r'<section class="workflow" data-workflow="loop_v1">(.*?)</section>', think, re.DOTALL)
     assert loop is not None

@@ -103,6 +103,9 @@ def routes(
         found = views.call(recorder, request.path_params["number"], who, gateway.config.limits.hint_budget_chars)
         return None if found is None else {"call": found}
 
+    async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return views.figures(recorder, who)
+
     async def think(request: Request, who: views.Viewer) -> dict[str, Any]:
         return await views.think(gateway, who)
 
@@ -161,6 +164,7 @@ def routes(
         Route("/ui/calls", tab("calls", calls)),
         Route("/ui/calls/{number:int}", tab("call", one_call)),
         Route("/ui/think", tab("think", think)),
+        Route("/ui/metrics", tab("metrics", figures)),
         Route("/ui/reload", reload, methods=["POST"]),
         Mount("/ui/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]

@@ -124,6 +124,38 @@ def _row(recorded: Recorded, now: float) -> dict[str, Any]:
     }
 
 
+def figures(recorder: Recorder, viewer: Viewer, window_s: float = 3600.0) -> dict[str, Any]:
+    """Per server and per tool over the last `window_s` of the recent calls the viewer may see: calls, calls/s,
+    errors, p50 and p99 (nearest rank). From the bounded buffer: exact for what it holds, says when it holds less."""
+    now = time.perf_counter()
+    recent = [r for r in recorder.recent if now - r.ended <= window_s and _visible(r, viewer)]
+    span = max(1.0, now - recent[0].ended) if recent else 1.0
+    groups: dict[tuple[str, str], list[Recorded]] = {}
+    for r in recent:
+        groups.setdefault(("server", r.call.server or "gateway"), []).append(r)
+        groups.setdefault(("tool", r.call.name), []).append(r)
+    rows = []
+    for (kind, name), members in sorted(groups.items()):
+        ms = sorted(m.seconds * 1000 for m in members)
+        rows.append(
+            {
+                "kind": kind,
+                "name": name,
+                "calls": len(ms),
+                "rate": round(len(ms) / span, 3),
+                "errors": sum(1 for m in members if outcome(m.call) != "ok"),
+                "p50": round(_rank(ms, 0.50), 1),
+                "p99": round(_rank(ms, 0.99), 1),
+            }
+        )
+    full = len(recorder.recent) >= recorder.max_calls or recorder.held >= recorder.max_bytes
+    return {"rows": rows, "window_s": window_s, "span_s": round(span), "partial": full}
+
+
+def _rank(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
 def call(recorder: Recorder, number: int, viewer: Viewer, hint_budget: int) -> dict[str, Any] | None:
     """One call: the server's result beside what the client received (hints rendered as the front renders them)."""
     recorded = recorder.find(number)
