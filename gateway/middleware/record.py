@@ -16,10 +16,11 @@ from typing import ClassVar
 import mcp.types as types
 
 from gateway import telemetry
-from gateway.errors import DownstreamError
+from gateway.errors import DownstreamError, GatewayError
 from gateway.operations import Operations
 from gateway.pipeline import Call, Middleware
-from gateway.results import result_bytes
+from gateway.results import Hint, result_bytes
+from gateway.session import Identity
 
 METHODS = frozenset(
     {
@@ -38,13 +39,26 @@ METHODS = frozenset(
 
 @dataclass(slots=True)
 class Recorded:
-    """One finished tool call as the page shows it."""
+    """One finished tool call as the page shows it: copied off the `Call`, so neither its arguments, its secrets
+    nor its client end stay in memory; the results and hints are the very objects the call produced."""
 
     number: int
-    call: Call
+    identity: Identity
+    tool: str
+    server: str | None
+    outcome: str
     seconds: float
     ended: float
     """When it finished (`time.perf_counter()`: a second clock read per call saved; "how long ago" is shown)."""
+    request_bytes: int | None
+    response_bytes: int | None
+    spilled: str | None
+    hints: list[Hint]
+    result: types.CallToolResult | None
+    """What the client received, before the hints are rendered into it."""
+    downstream: types.Result | None
+    """What the server answered (None: refused, answered by the gateway, or spilled: see `spilled`)."""
+    error: GatewayError | None
     held: int
     """Bytes of results this entry keeps alive."""
     trace: int | None
@@ -65,8 +79,8 @@ def error_type(call: Call) -> str | None:
     return None
 
 
-def outcome(call: Call) -> str:
-    kind = error_type(call)
+def outcome(call: Call, kind: str | None) -> str:
+    """ "ok", "refused (<by>)" when the gateway said no, else the `error.type`."""
     if kind is None:
         return "ok"
     if call.error is not None and not isinstance(call.error, DownstreamError):
@@ -97,17 +111,35 @@ class Recorder(Middleware):
         if telemetry.metering:
             telemetry.operation(seconds, call.forward_s, method, name, call.server, error)
         if method == "tools/call":
-            self._keep(call, seconds, ended)
+            self._keep(call, seconds, ended, error)
 
-    def _keep(self, call: Call, seconds: float, ended: float) -> None:
-        held = (call.request_bytes or 0) + (call.response_bytes() or 0)
-        original = call.downstream
+    def _keep(self, call: Call, seconds: float, ended: float, error: str | None) -> None:
+        size = call.response_bytes()
+        held = (call.request_bytes or 0) + (size or 0)
+        original, result = call.downstream, call.tool_result
         if call.spilled is not None:
-            call.downstream = None  # stored whole under call.spilled: the page links it
-        elif original is not None and original is not call.result and isinstance(original, types.CallToolResult):
+            original = None  # stored whole under call.spilled: the page links it
+        elif original is not None and original is not result and isinstance(original, types.CallToolResult):
             held += result_bytes(original)  # rewritten (truncated) without a spill: both are shown
-        context = telemetry.current_trace_id()
-        self.recent.append(Recorded(next(self._numbers), call, seconds, ended, held, context))
+        recorded = Recorded(
+            next(self._numbers),
+            call.session.identity,
+            call.name,
+            call.server,
+            outcome(call, error),
+            seconds,
+            ended,
+            call.request_bytes,
+            size,
+            call.spilled,
+            call.hints,
+            result,
+            original,
+            call.error,
+            held,
+            telemetry.current_trace_id(),
+        )
+        self.recent.append(recorded)
         self.held += held
         while len(self.recent) > self.max_calls or (self.held > self.max_bytes and len(self.recent) > 1):
             self.held -= self.recent.popleft().held

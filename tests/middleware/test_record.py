@@ -1,8 +1,11 @@
-"""The recorder's buffer of recent calls stays within its count and byte caps, and keeps no spilled original."""
+"""The recorder's buffer of recent calls stays within its count and byte caps, keeps no spilled original, and
+keeps none of a call's arguments or secrets."""
+
+import dataclasses
 
 import pytest
 
-from gateway.middleware.record import Recorder
+from gateway.middleware.record import Recorded, Recorder
 from gateway.pipeline import Call
 from gateway.results import text_result
 from gateway.session import Session
@@ -41,5 +44,19 @@ async def test_a_spilled_result_is_held_as_its_preview_only() -> None:
     recorder = Recorder()
     call = finished("x" * 1_000_000, spilled="out-1")
     await recorder.on_response(call)
-    assert call.downstream is None
+    assert recorder.recent[0].downstream is None and recorder.recent[0].spilled == "out-1"
     assert recorder.held < 1000
+
+
+async def test_a_recorded_call_keeps_neither_its_arguments_nor_its_secrets() -> None:
+    recorder = Recorder()
+    call = finished("result")
+    call.secrets = {"TOKEN": "s3cret"}
+    await recorder.on_response(call)
+    kept = recorder.recent[0]
+    assert not any(value is call or value is call.params or value is call.secrets for value in _fields(kept))
+    assert "secret" not in repr(kept) and "s3cret" not in repr(kept)
+
+
+def _fields(recorded: Recorded) -> list[object]:
+    return [getattr(recorded, f.name) for f in dataclasses.fields(recorded)]

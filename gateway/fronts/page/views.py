@@ -13,7 +13,7 @@ import mcp.types as types
 
 from gateway.middleware.exposure.view import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
-from gateway.middleware.record import Recorded, Recorder, outcome
+from gateway.middleware.record import Recorded, Recorder
 from gateway.results import HINTS_META_KEY, render_hints
 from gateway.session import Identity, Session
 
@@ -97,7 +97,7 @@ async def catalog(gateway: "Gateway", viewer: Viewer, query: str = "") -> dict[s
 
 
 def _visible(recorded: Recorded, viewer: Viewer) -> bool:
-    return viewer.admin or recorded.call.session.identity.key == viewer.identity.key
+    return viewer.admin or recorded.identity.key == viewer.identity.key
 
 
 def calls(recorder: Recorder, viewer: Viewer) -> list[dict[str, Any]]:
@@ -107,19 +107,18 @@ def calls(recorder: Recorder, viewer: Viewer) -> list[dict[str, Any]]:
 
 
 def _row(recorded: Recorded, now: float) -> dict[str, Any]:
-    call = recorded.call
     return {
         "number": recorded.number,
         "ago_s": round(now - recorded.ended, 1),
-        "identity": call.session.identity.name,
-        "tool": call.name,
-        "server": call.server,
-        "outcome": outcome(call),
+        "identity": recorded.identity.name,
+        "tool": recorded.tool,
+        "server": recorded.server,
+        "outcome": recorded.outcome,
         "ms": round(recorded.seconds * 1000, 1),
-        "request_bytes": call.request_bytes,
-        "response_bytes": call.response_bytes(),
-        "spilled": call.spilled,
-        "hints": [hint.kind for hint in call.hints],
+        "request_bytes": recorded.request_bytes,
+        "response_bytes": recorded.response_bytes,
+        "spilled": recorded.spilled,
+        "hints": [hint.kind for hint in recorded.hints],
         "trace_id": recorded.trace_id,
     }
 
@@ -132,8 +131,8 @@ def figures(recorder: Recorder, viewer: Viewer, window_s: float = 3600.0) -> dic
     span = max(1.0, now - recent[0].ended) if recent else 1.0
     groups: dict[tuple[str, str], list[Recorded]] = {}
     for r in recent:
-        groups.setdefault(("server", r.call.server or "gateway"), []).append(r)
-        groups.setdefault(("tool", r.call.name), []).append(r)
+        groups.setdefault(("server", r.server or "gateway"), []).append(r)
+        groups.setdefault(("tool", r.tool), []).append(r)
     rows = []
     for (kind, name), members in sorted(groups.items()):
         ms = sorted(m.seconds * 1000 for m in members)
@@ -143,7 +142,7 @@ def figures(recorder: Recorder, viewer: Viewer, window_s: float = 3600.0) -> dic
                 "name": name,
                 "calls": len(ms),
                 "rate": round(len(ms) / span, 3),
-                "errors": sum(1 for m in members if outcome(m.call) != "ok"),
+                "errors": sum(1 for m in members if m.outcome != "ok"),
                 "p50": round(_rank(ms, 0.50), 1),
                 "p99": round(_rank(ms, 0.99), 1),
             }
@@ -162,8 +161,8 @@ def call(recorder: Recorder, number: int, viewer: Viewer, hint_budget: int) -> d
     if recorded is None or not _visible(recorded, viewer):
         return None
     row = _row(recorded, time.perf_counter())
-    c = recorded.call
-    received = c.tool_result
+    c = recorded
+    received = c.result
     if received is not None:
         received = render_hints(received, c.hints, hint_budget)
     original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
@@ -178,7 +177,7 @@ def call(recorder: Recorder, number: int, viewer: Viewer, hint_budget: int) -> d
     }
 
 
-def _before_note(c: Any, original: types.CallToolResult | None) -> str:
+def _before_note(c: Recorded, original: types.CallToolResult | None) -> str:
     if c.spilled is not None:
         return f"Spilled whole to the output store as {c.spilled}; the client got a preview and how to read it."
     if original is None:
