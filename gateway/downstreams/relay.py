@@ -70,6 +70,8 @@ class Relay:
         self._logger_name = logger_name
         self._inflight: dict[str, list[Peer]] = defaultdict(list)
         self._connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+        self._attached: dict[str, float] = {}
+        """When each client attached (a connection's entry can go with it; this one goes with `forget`)."""
         """The SDK's connections of handshake-era clients by session key, for pushes outside any call (an entry
         goes with its connection)."""
         self._recent: dict[str, _Recent] = {}
@@ -91,16 +93,21 @@ class Relay:
     def attach(self, key: str, connection: Any) -> None:
         """A handshake-era client finished its handshake: pushes outside any call reach it on `connection`."""
         self._connections[key] = connection
+        self._attached[key] = time.monotonic()
 
     def connection(self, key: str) -> Any | None:
         return self._connections.get(key)
 
-    def connected(self) -> list[tuple[str, Any]]:
-        """(session key, connection) of every attached client, as a list (sending may drop some)."""
-        return list(self._connections.items())
+    def connected(self, before: float | None = None) -> list[tuple[str, Any]]:
+        """(session key, connection) of every attached client, as a list (sending may drop some); `before`: only
+        those attached before that moment (`time.monotonic()`)."""
+        if before is None:
+            return list(self._connections.items())
+        return [(k, c) for k, c in self._connections.items() if self._attached.get(k, 0.0) < before]
 
     def detach(self, key: str) -> None:
         self._connections.pop(key, None)
+        self._attached.pop(key, None)
 
     def set_level(self, key: str, level: types.LoggingLevel) -> types.LoggingLevel:
         """Session `key` asked for `level`; returns the most verbose level any session asked for (what a server

@@ -2,6 +2,7 @@
 connection, 2026-era listen streams through the audience bus. A gone client is dropped, never an error."""
 
 import logging
+import time
 from typing import Any
 
 import anyio
@@ -32,8 +33,8 @@ class Notifier:
         """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
         self.bus = bus
         self._tg: anyio.abc.TaskGroup | None = None
-        self._due: dict[str, bool] = {}
-        """The kinds in a window after their notice, and whether they changed again meanwhile."""
+        self._due: dict[str, float | None] = {}
+        """The kinds in a window after their notice, and when they last changed again meanwhile (None: not)."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
@@ -44,19 +45,21 @@ class Notifier:
         if self._tg is None:
             return
         if kind in self._due:
-            self._due[kind] = True
+            self._due[kind] = time.monotonic()
             return
-        self._due[kind] = False
-        self._tg.start_soon(self._told, kind)
+        self._due[kind] = None
+        self._tg.start_soon(self._told, kind, time.monotonic())
 
-    async def _told(self, kind: str) -> None:
+    async def _told(self, kind: str, changed: float) -> None:
+        before: float | None = changed
         try:
             while True:
-                await self._broadcast(kind)
+                await self._broadcast(kind, before)
                 await anyio.sleep(WINDOW_S)
-                if not self._due[kind]:
+                before = self._due[kind]
+                if before is None:
                     return
-                self._due[kind] = False
+                self._due[kind] = None
         finally:
             del self._due[kind]
 
@@ -79,8 +82,10 @@ class Notifier:
         """Connections that hear about list changes (one per open handshake-era session)."""
         return len(self.relay.connected())
 
-    async def _broadcast(self, kind: str) -> None:
-        for key, session in self.relay.connected():
+    async def _broadcast(self, kind: str, before: float | None = None) -> None:
+        """Tell the clients attached before the change told (`before`; None: all of them): one that attached later
+        listed after it and has the new list already (a start-up's changes are no news to its first client)."""
+        for key, session in self.relay.connected(before):
             try:
                 match kind:
                     case "tools":

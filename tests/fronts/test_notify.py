@@ -9,6 +9,9 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from gateway.downstreams.relay import Relay
+from gateway.fronts.audience import AudienceBus
+from gateway.fronts.notify import Notifier
 from tests.harness import gateway_params, text_of, write_config
 from tests.system.faults.wire import faulty
 
@@ -34,3 +37,31 @@ async def test_a_flood_of_list_changes_reaches_the_client_as_a_few_notices(tmp_p
             assert text_of(result) == f"flooded {FLOOD}"
             assert (await client.list_tools()).tools  # the session goes on, its listing fresh
     assert 1 <= notices <= 10, f"{FLOOD} changes reached the client as {notices} notices"
+
+
+class Connection:
+    """What the notifier sends a list change on (the SDK's connection of a handshake-era client)."""
+
+    def __init__(self) -> None:
+        self.told = 0
+
+    async def send_tool_list_changed(self) -> None:
+        self.told += 1
+
+
+async def test_a_client_that_attached_after_the_last_change_is_not_told_of_it() -> None:
+    relay = Relay(logger_name=lambda server, name: server)
+    notifier = Notifier(relay, AudienceBus())
+    early, late, later = Connection(), Connection(), Connection()
+    relay.attach("early", early)
+    async with anyio.create_task_group() as tg:
+        notifier.bind(tg)
+        notifier.list_changed("tools")  # told at once: `early`
+        notifier.list_changed("tools")  # within the window: told at its end
+        relay.attach("late", late)  # e.g. a client's handshake after the gateway's start-up: it lists afresh
+    assert (early.told, late.told) == (2, 0)
+    relay.attach("later", later)
+    async with anyio.create_task_group() as tg:
+        notifier.bind(tg)
+        notifier.list_changed("tools")
+    assert (early.told, late.told, later.told) == (3, 1, 1)

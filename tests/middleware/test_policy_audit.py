@@ -101,6 +101,12 @@ async def test_check_as_prints_what_an_identity_would_see_and_why_the_rest_is_hi
     assert "  h.note" in carol_lines and "  k.echo: it matches no allow list (policy rule 'dev')" in carol_lines
 
 
+def answers_in(out: bytes) -> list[dict[str, Any]]:
+    """The answers among the whole lines written so far (a notification, e.g. a list change, may come between)."""
+    whole = out.decode().rsplit("\n", 1)[0].splitlines() if b"\n" in out else []
+    return [m for m in map(json.loads, whole) if "id" in m]
+
+
 async def test_audit_to_stdout_on_the_stdio_front_goes_to_stderr_and_leaves_the_protocol_clean(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"k": kitchen("k")}, audit={"path": "-"})
     initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
@@ -117,14 +123,16 @@ async def test_audit_to_stdout_on_the_stdio_front_goes_to_stderr_and_leaves_the_
         with anyio.fail_after(60):
             await process.stdin.send("".join(json.dumps(m) + "\n" for m in lines).encode())
             out = b""
-            while out.count(b"\n") < 2:
+            while len(answers_in(out)) < 2:
                 out += await process.stdout.receive()
             await process.stdin.aclose()
             err = b"".join([chunk async for chunk in process.stderr])
     finally:
         await stop(process)
-    answers = [json.loads(line) for line in out.decode().splitlines()]
+    messages = [json.loads(line) for line in out.decode().splitlines()]  # every line of stdout is protocol
+    answers = answers_in(out)
     assert [a.get("id") for a in answers] == [1, 2] and answers[1]["result"]["content"][0]["text"] == "x"
+    assert all("id" in m or "method" in m for m in messages)
     audit = [json.loads(line) for line in err.decode().splitlines() if line.startswith('{"time"')]
     assert [(a["tool"], a["outcome"], a["identity"]) for a in audit] == [("k.echo", "ok", getpass.getuser())]
 

@@ -33,24 +33,31 @@ class RawStdio:
         assert process.stdin is not None and process.stdout is not None
         self.stdin, self.stdout = process.stdin, process.stdout
         self.pending = b""
+        self.notified: list[dict[str, Any]] = []
+        """Notifications the gateway sent meanwhile (a list change, a log): a client reads past them."""
 
     def send(self, line: bytes | dict[str, Any]) -> None:
         self.stdin.write((line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n")
         self.stdin.flush()
 
     def receive(self, within_s: float = 10.0) -> dict[str, Any]:
-        """The next line the gateway writes; fails when none comes within `within_s`."""
+        """The next answer the gateway writes (notifications set aside in `notified`); fails when none comes within
+        `within_s`."""
         deadline = time.monotonic() + within_s
-        while b"\n" not in self.pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.stdout], [], [], left)[0]:
-                raise AssertionError(f"no answer from the gateway within {within_s:g} s")
-            chunk = os.read(self.stdout.fileno(), 65536)
-            assert chunk, "the gateway closed stdout"
-            self.pending += chunk
-        line, _, self.pending = self.pending.partition(b"\n")
-        message: dict[str, Any] = json.loads(line)
-        return message
+        while True:
+            while b"\n" not in self.pending:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.stdout], [], [], left)[0]:
+                    raise AssertionError(f"no answer from the gateway within {within_s:g} s")
+                chunk = os.read(self.stdout.fileno(), 65536)
+                assert chunk, "the gateway closed stdout"
+                self.pending += chunk
+            line, _, self.pending = self.pending.partition(b"\n")
+            message: dict[str, Any] = json.loads(line)
+            if "method" in message and "id" not in message:
+                self.notified.append(message)
+                continue
+            return message
 
     def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})})
