@@ -12,7 +12,7 @@ import base64
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mcp.server.transport_security import TransportSecurityMiddleware
@@ -27,11 +27,9 @@ from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.page import views
+from gateway.fronts.page.observed import Observed
 from gateway.middleware.record import Recorder
 from gateway.session import ANONYMOUS
-
-if TYPE_CHECKING:
-    from gateway.app.gateway import Gateway
 
 HERE = Path(__file__).parent
 CSP = (
@@ -64,7 +62,7 @@ def metrics_route(recorder: Recorder, security: TransportSecurityMiddleware) -> 
 
 
 def routes(
-    gateway: "Gateway",
+    gateway: Observed,
     recorder: Recorder,
     security: TransportSecurityMiddleware,
     admins: Admins,

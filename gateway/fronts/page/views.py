@@ -7,18 +7,16 @@ identity, outcome, sizes and results, never what it was called with.
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp.types as types
 
+from gateway.fronts.page.observed import Observed
 from gateway.middleware.exposure.view import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
 from gateway.middleware.record import Recorded, Recorder
 from gateway.results import HINTS_META_KEY, render_hints
 from gateway.session import Identity, Session
-
-if TYPE_CHECKING:
-    from gateway.app.gateway import Gateway
 
 TEXT_SHOWN = 20_000
 """Characters of a result shown on the page (the rest is said to be cut)."""
@@ -31,11 +29,11 @@ class Viewer:
     """May change state, and sees every identity's calls (others see their own)."""
 
 
-def servers(gateway: "Gateway") -> list[dict[str, Any]]:
+def servers(gateway: Observed) -> list[dict[str, Any]]:
     return [{"name": name, **status} for name, status in sorted(gateway.registry.status().items())]
 
 
-def identities(gateway: "Gateway", viewer: Viewer) -> list[Identity]:
+def identities(gateway: Observed, viewer: Viewer) -> list[Identity]:
     """Whose listing the catalog shows: the viewer, and for an admin every configured static token's identity."""
     shown = [viewer.identity]
     if viewer.admin:
@@ -46,7 +44,7 @@ def identities(gateway: "Gateway", viewer: Viewer) -> list[Identity]:
     return shown
 
 
-async def catalog(gateway: "Gateway", viewer: Viewer, query: str = "") -> dict[str, Any]:
+async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[str, Any]:
     """Every tool with its size, and per identity whether it is listed or the policy rule that hides it; per
     exposure rule what a client under it is listed (all tools, or the pinned ones plus what find_tools finds);
     with a `query`, find_tools' ranking of it as the viewer would get it."""
@@ -195,7 +193,7 @@ def _text(result: types.CallToolResult) -> str:
     return text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN] + f"\n… ({len(text) - TEXT_SHOWN:,} more characters)"
 
 
-async def think(gateway: "Gateway", viewer: Viewer, runs_shown: int = 5) -> dict[str, Any]:
+async def think(gateway: Observed, viewer: Viewer, runs_shown: int = 5) -> dict[str, Any]:
     """The workflows with their step graphs (nodes in order, edges from each step's deps), and the viewer's own
     latest runs of each with every step's status (a foreach step's items, a skipped step's reason)."""
     engine = gateway.engine

@@ -1,0 +1,37 @@
+"""What the page reads of the running gateway (`app.gateway.Gateway` is one): named here, so the front imports
+nothing of the composition root above it."""
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from gateway.config import GatewayConfig
+from gateway.middleware.exposure.view import Exposure
+from gateway.middleware.policy import Policy
+from gateway.routing.registry import Registry
+from gateway.think.engine import Engine
+
+
+class Report(Protocol):
+    def as_dict(self) -> Mapping[str, Any]: ...
+
+
+class Reloads(Protocol):
+    @property
+    def last(self) -> Report | None: ...
+
+    async def reload_json(self) -> dict[str, Any]: ...
+
+
+class Observed(Protocol):
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def reloader(self) -> Reloads | None: ...
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def exposure(self) -> Exposure: ...
+    @property
+    def policy(self) -> Policy: ...
+    @property
+    def engine(self) -> Engine | None: ...
