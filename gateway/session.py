@@ -178,15 +178,14 @@ class SessionStore:
         this replica, so its fields are shared (on the Redis store)."""
         session = self._sessions.get(key)
         now = self._timer()
-        if session is None or session.identity.key != identity.key:
+        fresh = session is None or session.identity.key != identity.key
+        if session is None or fresh:
             # Keys embed the identity's key, so a mismatch means a new principal: never hand it another's state.
             session = Session(key, identity, self._shared if roaming else None)
-        elif now - session.kept < self._keep_s:
-            session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
-            return session
-        session.identity = identity
-        session.kept = now
-        self._sessions[key] = session  # re-insert restarts the idle timer
+        session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
+        if fresh or now - session.kept >= self._keep_s:
+            session.kept = now
+            self._sessions[key] = session  # re-insert restarts the idle timer
         return session
 
     def drop(self, key: str) -> None:

@@ -145,10 +145,16 @@ def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
         worker.join(max(0.0, deadline - time.monotonic()))
 
 
+def recording() -> bool:
+    """Whether the current span keeps attributes (no provider, or not sampled: it does not); callers skip
+    building attributes that would be dropped, e.g. measuring a result."""
+    return trace.get_current_span().is_recording()
+
+
 def annotate(**attributes: Any) -> None:
     """Set attributes on the current span (the SDK's SERVER span inside a handler); None values are skipped."""
     span = trace.get_current_span()
-    if not span.is_recording():  # no provider, or not sampled: nothing would keep them
+    if not span.is_recording():
         return
     for key, value in attributes.items():
         if value is not None:
