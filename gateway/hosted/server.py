@@ -7,7 +7,7 @@ A stored output is read as the caller's (the owner the forward names in `_meta`)
 """
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,8 +16,9 @@ from mcp import MCPError
 from mcp.server import Server
 from pydantic import Field
 
-from gateway import __version__
-from gateway.hosted.contracts import Arguments, ArgumentsError, parse, tool
+from gateway.hosted import inprocess
+from gateway.hosted.contracts import Arguments, tool
+from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
 from gateway.session import owner_in
@@ -26,8 +27,6 @@ from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
 from gateway.types import RequestCtx
 
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
-Handler = Callable[[str | None, Any], Awaitable[types.CallToolResult]]
-"""Takes the caller's owner key (None: the call did not come through the gateway's forward) and the arguments."""
 UNOWNED = "This call carries no caller identity: stored outputs are read through the gateway's front only."
 
 
@@ -98,9 +97,6 @@ def build(
     what answers find_tools (its rankers and model), said by gateway.status."""
     upstream = {t.name for t in answered_upstream}
 
-    async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[STATUS, READ_OUTPUT, *answered_upstream])
-
     async def server_status(owner: str | None, args: Status) -> types.CallToolResult:
         servers = status()
         up = sum(1 for s in servers.values() if s["state"] == "up")
@@ -119,24 +115,14 @@ def build(
         except (OutputError, StoreUnavailable) as exc:
             return text_result(str(exc), error=True)
 
-    handlers: dict[str, tuple[type[Arguments], Handler]] = {
-        STATUS.name: (Status, server_status),
-        READ_OUTPUT.name: (ReadOutput, read_output),
-    }
+    tools = [Hosted(STATUS, Status, server_status), Hosted(READ_OUTPUT, ReadOutput, read_output)]
 
-    async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        found = handlers.get(params.name)
-        if found is None and params.name in upstream:
+    def unknown(name: str) -> types.CallToolResult:
+        if name in upstream:
             # Reached only when the chain has no exposure middleware (a custom chain): say so, do not guess.
-            return text_result(f"{params.name} is answered by the gateway's middleware, absent here.", error=True)
-        if found is None:
-            return text_result(f"Unknown tool {params.name!r}; this server has {', '.join(handlers)}.", error=True)
-        model, handler = found
-        try:  # every tool's arguments against the schema it declares, before anything acts on them
-            args = parse(f"gateway.{params.name}", model, params.arguments)
-        except ArgumentsError as exc:
-            return text_result(exc.text(), error=True)
-        return await handler(owner_in(ctx.meta), args)
+            return text_result(f"{name} is answered by the gateway's middleware, absent here.", error=True)
+        known = ", ".join(t.listed.name for t in tools)
+        return text_result(f"Unknown tool {name!r}; this server has {known}.", error=True)
 
     async def list_resources(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(
@@ -180,12 +166,14 @@ def build(
             contents=[types.TextResourceContents(uri=params.uri, text=text, mime_type=mime)]
         )
 
-    return Server(
+    return inprocess.build(
         "gateway",
-        version=__version__,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
+        tools,
+        Refusals(unknown, lambda exc: text_result(exc.text(), error=True)),
+        also_listed=answered_upstream,
+        handlers={
+            "on_list_resources": list_resources,
+            "on_list_resource_templates": list_templates,
+            "on_read_resource": read_resource,
+        },
     )

@@ -8,17 +8,17 @@ from typing import Any
 import mcp.types as types
 from mcp.server import Server
 
-from gateway import __version__, telemetry
-from gateway.hosted.contracts import Arguments, ArgumentsError, parse
+from gateway import telemetry
+from gateway.hosted import inprocess
+from gateway.hosted.contracts import Arguments, ArgumentsError
+from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptNotFound
-from gateway.session import owner_in
 from gateway.store.base import StoreUnavailable
 from gateway.think import resources, tools
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Handler, Operations
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
-from gateway.types import RequestCtx
 
 logger = logging.getLogger(__name__)
 repeats = telemetry.Repeating(logger)
@@ -43,29 +43,26 @@ def _failed(body: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))], is_error=True)
 
 
-def _server(
-    name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None, slow_ms: int = 0
-) -> Server[Any]:
-    async def list_tools(ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+def _refusals(known: list[str]) -> Refusals:
+    def unknown(tool: str) -> types.CallToolResult:
+        return _failed(
+            {"error": "UNKNOWN_TOOL", "details": f"no tool {tool!r}", "guidance": f"Use {', '.join(known)}."}
+        )
 
-    async def call_tool(ctx: RequestCtx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        found = handlers.get(params.name)
-        if found is None:
-            known = ", ".join(handlers)
-            return _failed(
-                {"error": "UNKNOWN_TOOL", "details": f"no tool {params.name!r}", "guidance": f"Use {known}."}
-            )
-        model, handler = found
-        owner = owner_in(ctx.meta)
+    def invalid(exc: ArgumentsError) -> types.CallToolResult:
+        logger.info("%s: %s", exc.tool, exc)
+        return _failed({"error": "INVALID_PARAMS", "details": exc.problems, "guidance": exc.guidance})
+
+    return Refusals(unknown, invalid)
+
+
+def _answered(name: str, tool: str, handler: Handler, slow_ms: int) -> inprocess.Handler:
+    """`handler` for the builder: a call that names nobody reaches no run; Think's own failures are answered as
+    data (an isError result with error, details and guidance), never as a protocol error."""
+
+    async def answer(owner: str | None, args: Arguments) -> types.CallToolResult:
         if owner is None:  # every run is someone's: a call that names nobody reaches none
             return _failed(UNOWNED)
-        started = time.perf_counter()
-        try:  # every tool's arguments against the schema it declares, before anything acts on them
-            args = parse(f"{name}.{params.name}", model, params.arguments)
-        except ArgumentsError as exc:
-            logger.info("%s: %s", exc.tool, exc)
-            return _failed({"error": "INVALID_PARAMS", "details": exc.problems, "guidance": exc.guidance})
         telemetry.annotate(
             **{
                 "think.workflow": getattr(args, "workflow", None),
@@ -73,13 +70,14 @@ def _server(
                 "think.step_id": getattr(args, "step_id", None),
             }
         )
+        started = time.perf_counter()
         try:
             return _ok(await handler(owner, args))
         except ThinkError as exc:
-            logger.info("think %s failed: %s", params.name, exc.error_code)
+            logger.info("think %s failed: %s", tool, exc.error_code)
             return _failed(exc.body())
         except StoreUnavailable as exc:  # Redis down or restarting: nothing was changed, the call may be retried
-            repeats.warning("think %s: %s", params.name, exc)
+            repeats.warning("think %s: %s", tool, exc)
             return _failed(
                 {"error": "STORE_UNAVAILABLE", "details": str(exc), "guidance": "Retry the same call shortly."}
             )
@@ -89,12 +87,18 @@ def _server(
         finally:
             took = (time.perf_counter() - started) * 1000
             if slow_ms and took >= slow_ms:
-                logger.warning("%s.%s took %.0f ms (over think.slow_call_ms %d)", name, params.name, took, slow_ms)
+                logger.warning("%s.%s took %.0f ms (over think.slow_call_ms %d)", name, tool, took, slow_ms)
             else:
-                logger.debug("%s.%s took %.1f ms", name, params.name, took)
+                logger.debug("%s.%s took %.1f ms", name, tool, took)
 
-    kwargs: dict[str, Any] = resources or {}
-    return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
+    return answer
+
+
+def _server(
+    name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None, slow_ms: int = 0
+) -> Server[Any]:
+    tools = [Hosted(t, handlers[t.name][0], _answered(name, t.name, handlers[t.name][1], slow_ms)) for t in listed]
+    return inprocess.build(name, tools, _refusals(list(handlers)), handlers=resources)
 
 
 def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
