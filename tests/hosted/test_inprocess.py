@@ -2,11 +2,12 @@
 tool declares before the handler runs, the caller's owner reaches the handler from `_meta` only, and what is
 refused is worded by the server that refuses it; driven through a real `mcp.Client` over memory streams."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.types import RequestParamsMeta
 from pydantic import Field
 
 from gateway.hosted import inprocess
@@ -51,7 +52,9 @@ async def test_the_server_lists_its_tools_and_those_answered_before_it() -> None
 async def test_a_call_reaches_its_handler_with_checked_arguments_and_the_owner_from_meta() -> None:
     SEEN.clear()
     async with Client(server()) as client:
-        owned = await client.call_tool("echo", {"text": "hi"}, meta={OWNER_META_KEY: "owner-1"})
+        owned = await client.call_tool(
+            "echo", {"text": "hi"}, meta=cast(RequestParamsMeta, {OWNER_META_KEY: "owner-1"})
+        )
         anonymous = await client.call_tool("echo", {"text": "hi"})
     assert (text_of(owned), text_of(anonymous)) == ("owner-1: hi", "None: hi")
     assert [(owner, args.text) for owner, args in SEEN] == [("owner-1", "hi"), (None, "hi")]
