@@ -134,7 +134,7 @@ class Operations:
             runner.restore(state, found)
             retention.restore_references(state, retention.missing(state, graph, found))
             state.log("reset", checkpoint)
-            return self.engine._answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
+            return self.engine.transitions.answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
         answer = await self.engine.runs.update(owner, workflow, state.run_id, roll_back, wants)
         return {"ok": True, "instruction": answer}
@@ -211,7 +211,7 @@ class Operations:
         if args.action == "replay":
             graph = await self.engine.graph(args.workflow, state.driver.get("version"))
             await self.engine.runs.whole(state, spilled(state, observations=False))  # the templates read them
-            return replay(state, graph, self.engine.templates, self.engine._limits(graph))
+            return replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
         if args.action == "diff" and args.from_step is None:
             names = ", ".join(c.name for c in state.checkpoints) or "none yet"
             raise ThinkError("INVALID_PARAMS", "action diff needs from_step", f"Pass from_step, one of: {names}.")

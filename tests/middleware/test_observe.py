@@ -8,7 +8,7 @@ import pytest
 
 from gateway.hosted.prompts import PromptLibrary
 from gateway.store.backends import local_runs
-from gateway.think import engine as engine_module
+from gateway.think import graphs as graphs_module
 from gateway.think.engine import Engine
 from gateway.think.library import Library
 from gateway.think.ready import ReadyIndex
@@ -101,12 +101,12 @@ async def test_a_step_another_process_recorded_meanwhile_is_not_recorded_twice(t
 
 
 async def test_per_run_structures_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_module, "GRAPHS", 3)
+    monkeypatch.setattr(graphs_module, "GRAPHS", 3)
     engine = engine_on(tmp_path, StateStore(*local_runs(tmp_path / "state")))
     engine.runs.ready = ReadyIndex(size=5)
     for n in range(12):
         await engine.plan(OWNER, "echo", {}, f"r{n}")
         await engine.graph("echo", f"v{n}")  # a graph per driver version asked for (unknown ones fall back)
     assert len(engine.runs._locks) == 0  # a run's lock lives only while it is held or awaited
-    assert len(engine._graphs) == 3
+    assert len(engine.graphs) == 3
     assert len(engine.runs.ready) == 5

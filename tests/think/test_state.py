@@ -22,8 +22,9 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.store.backends import local_runs
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
-from gateway.think.engine import Engine, KnownTools
+from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
+from gateway.think.graphs import KnownTools
 from gateway.think.library import Library
 from gateway.think.runs import ATTEMPTS
 from gateway.think.state import LATEST, LATEST_FIELD, RunState, StateStore, StepState
