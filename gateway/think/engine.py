@@ -8,6 +8,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.think import checks, runner
 from gateway.think.context import Limits
 from gateway.think.errors import diagnosed
+from gateway.think.format import check_name
 from gateway.think.graph import Graph
 from gateway.think.graphs import Graphs, KnownTools
 from gateway.think.library import Library
@@ -20,7 +21,6 @@ from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.transitions import Transitions, lazy
 from gateway.think.validator import Schemas
-from gateway.think.workflow import check_name
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,8 @@ from typing import Any
 from gateway.config.reading import FastLoader, decode, parse_yaml, read_bytes
 from gateway.errors import ConfigError
 from gateway.think.errors import ThinkError
-from gateway.think.workflow import Workflow, check_name, parse
+from gateway.think.format import check_name
+from gateway.think.workflow import Workflow, parse
 
 
 def _refused(exc: ConfigError) -> ThinkError:

@@ -10,8 +10,8 @@ from pydantic_core import PydanticSerializationError
 
 from gateway.store.base import RunRecords, Spills, VersionConflict, owned
 from gateway.think.errors import ThinkError
+from gateway.think.format import check_name
 from gateway.think.spills import RunSpills
-from gateway.think.workflow import check_name
 
 StepStatus = Literal["pending", "done", "skipped", "expanded"]
 LATEST = "~latest"

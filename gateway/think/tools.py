@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from gateway.hosted.contracts import Arguments, tool
-from gateway.think.workflow import NAME_MAX, NAME_PATTERN
+from gateway.think.format import NAME_MAX, NAME_PATTERN
 
 
 def _name(description: str) -> Any:

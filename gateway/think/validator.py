@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 
 from gateway.think.errors import ThinkError
-from gateway.think.workflow import NAME, NAME_MAX, name_rule
+from gateway.think.format import NAME, NAME_MAX, name_rule
 
 
 def cut(text: str, keep: int = 80) -> str:

@@ -1,6 +1,5 @@
 """Workflow definitions: the YAML format (JSON-Schema validated; errors name file and path) and the library."""
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -9,102 +8,11 @@ import jsonschema
 from gateway.bundled import shipped
 from gateway.think import aliases
 from gateway.think.errors import Diagnostic, ThinkError
+from gateway.think.format import VALIDATOR
 
 DEFAULT_DIR = shipped("workflows")
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.?$"
-NAME_MAX = 64
-"""Workflow names, run ids and schema names: letters, digits, '_', '-' and single dots, safe as file names (no
-`..`, no `/`, short enough for any file system); said in each tool's inputSchema and in every refusal."""
-NAME = re.compile(NAME_PATTERN)
-STEP_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
 MAX_PROBLEMS = 100
 """A file can be wrong in many places; past this many the rest would only repeat the same mistake."""
-_LIMITS: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "max_snapshot_bytes": {"type": "integer", "minimum": 1},
-        "max_string_bytes": {"type": "integer", "minimum": 1},
-        "truncation_strategy": {"enum": ["head", "tail", "both", "summary"]},
-        "external_storage_threshold": {"type": "integer", "minimum": 1},
-        "max_context_bytes": {"type": "integer", "minimum": 0},
-        "max_context_tasks": {"type": "integer", "minimum": 0},
-        "pruning": {"enum": ["most_recent", "highest_relevance", "lru", "direct_dependencies"]},
-        "keep_count": {"type": "integer", "minimum": 0},
-    },
-}
-_NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
-_CONTEXT: dict[str, Any] = {  # seed 001's task-level context control, or a list of captures always included
-    "oneOf": [
-        _NAMES,
-        {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "include_tasks": _NAMES,
-                "exclude_tasks": _NAMES,
-                "mode": {"enum": ["automatic", "manual", "none"]},
-                "min_relevance": {"type": "number", "minimum": 0, "maximum": 1},
-                "max_bytes": {"type": "integer", "minimum": 0},
-            },
-        },
-    ]
-}
-SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["name", "version", "steps"],
-    "additionalProperties": False,
-    "properties": {
-        "name": {"type": "string", "pattern": NAME_PATTERN, "maxLength": NAME_MAX},
-        "version": {"type": ["string", "number"]},
-        "description": {"type": "string"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "author": {"type": "string"},
-        "driver_version": {"type": "string"},
-        "inputs": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {
-                    "type": {"enum": ["string", "integer", "number", "boolean", "object", "array"]},
-                    "description": {"type": "string"},
-                    "required": {"type": "boolean"},
-                    "default": {},
-                    "enum": {"type": "array"},
-                },
-            },
-        },
-        "outputs": {"type": "object"},
-        "limits": _LIMITS,
-        "steps": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["id", "call"],
-                "additionalProperties": False,
-                "properties": {
-                    "id": {"type": "string", "pattern": STEP_ID},
-                    "call": {"type": "string", "minLength": 1},
-                    "deps": {"type": "array", "items": {"type": "string"}},
-                    "input_template": {},
-                    "capture_as": {"type": "string", "pattern": STEP_ID},
-                    "success_schema": {"type": ["string", "object"]},
-                    "rationale": {"type": "string"},
-                    "timeout_s": {"type": "number", "exclusiveMinimum": 0},
-                    "when": {"type": "string"},
-                    "foreach": {"type": "string"},
-                    "limits": _LIMITS,
-                    "context": _CONTEXT,
-                    "inject_context": {"type": "boolean"},
-                },
-            },
-        },
-    },
-}
-_VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +132,7 @@ def parse(data: Any, source: str) -> Workflow:
             `diagnostics`, one object each with its fix).
     """
     data, problems = _translated(data, source)
-    for error in sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path)):
+    for error in sorted(VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path)):
         problems.append(Diagnostic("YAML_SCHEMA_VIOLATION", source, _path(error), error.message, _fix(error)))
     if not problems:
         ids = [s["id"] for s in data["steps"]]
@@ -276,20 +184,4 @@ def parse(data: Any, source: str) -> Workflow:
         limits=dict(data.get("limits", {})),
         source=source,
         declares_inputs="inputs" in data,
-    )
-
-
-def check_name(kind: str, value: str) -> str:
-    """Names and ids become file names: allow only a safe alphabet (no `/`, no `..`)."""
-    if len(value) > NAME_MAX or not NAME.fullmatch(value):
-        code = "UNKNOWN_WORKFLOW" if kind == "workflow" else "UNKNOWN_RUN"
-        shown = value if len(value) <= 80 else f"{value[:80]}… ({len(value)} characters)"
-        raise ThinkError(code, f"{kind} {shown!r} is not a valid name", name_rule())
-    return value
-
-
-def name_rule() -> str:
-    return (
-        f"Names and ids match {NAME_PATTERN} (letters, digits, '_', '-' and single dots) "
-        f"and have at most {NAME_MAX} characters."
     )

@@ -17,8 +17,8 @@ from mcp import Client
 from gateway.session import os_user
 from gateway.store.backends import local_runs
 from gateway.think.errors import CODES, ThinkError
+from gateway.think.format import NAME_PATTERN
 from gateway.think.state import LATEST, RunState, StateStore
-from gateway.think.workflow import NAME_PATTERN
 from tests.harness import gateway_params, text_of, write_config
 from tests.think import harness
 

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from gateway.hosted.contracts import KINDS
+from gateway.think.format import NAME_MAX, NAME_PATTERN
 from gateway.think.state import LATEST
-from gateway.think.workflow import NAME_MAX, NAME_PATTERN
 from tests.harness import http_client, http_gateway, text_of, write_config
 from tests.think import harness
 
