@@ -9,15 +9,12 @@ rebuilt from the new config for calls that start afterwards (`Gateway.reconfigur
 applies are named in the report with why (`gateway.app.reloadable`).
 """
 
-import hashlib
-import itertools
 import json
 import logging
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from contextlib import AsyncExitStack, ExitStack, suppress
+from contextlib import AsyncExitStack, suppress
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,8 +26,8 @@ import httpx2
 from anyio.streams.memory import MemoryObjectSendStream
 
 from gateway.app.reloadable import POOLED, split
+from gateway.app.watch import watch_file, watch_signal
 from gateway.config import GatewayConfig, ServerConfig, load_config
-from gateway.config.reading import read_bytes
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.secrets import references
@@ -39,12 +36,6 @@ from gateway.routing.registry import Catalog, Registry
 
 logger = logging.getLogger(__name__)
 
-WATCH_S = 0.25
-"""How often the config file is stat'ed (mtime, size, inode); only a changed stat reads and hashes it."""
-HASH_EVERY = 4
-"""Every this many stats the file is hashed even if its stat did not move."""
-SETTLE_S = 0.1
-"""A changed file is reloaded once its stat held still this long (an editor may be mid-write)."""
 _STOPPED = "the reloader has stopped (/healthz says why); restart the gateway to apply the file"
 
 
@@ -77,21 +68,6 @@ def fingerprint(catalog: Catalog) -> dict[str, Any]:
         "prompts": {n: e.item.model_dump_json() for n, e in catalog.prompts.items()},
         "resources": sorted(r.model_dump_json() for r in [*catalog.resources, *catalog.resource_templates]),
     }
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_mtime_ns, stat.st_size, stat.st_ino
-
-
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(read_bytes(path)).hexdigest()
-    except ConfigError:  # gone, unreadable, not a file, too big: nothing to reload (SIGHUP would say why)
-        return None
 
 
 async def _logged(what: str, step: Callable[[], Awaitable[None]]) -> None:
@@ -142,8 +118,8 @@ class Reloader:
         """The task that owns reloaded servers (they are entered here and, at shutdown, exited here first)."""
         try:
             async with anyio.create_task_group() as tg, AsyncExitStack() as stack:  # ends when cancelled
-                tg.start_soon(self._watch_signal)
-                tg.start_soon(self._watch_file)
+                tg.start_soon(watch_signal, self.reload)
+                tg.start_soon(watch_file, self.path, self.reload)
                 task_status.started()
                 async for reply in self._receive:
                     with reply:
@@ -166,37 +142,6 @@ class Reloader:
         except Exception as exc:  # a bug here must cost this reload, not every later one
             logger.exception("reload of %s failed", self.path)
             return Report(ok=False, error=f"{self.path}: the reload failed ({describe(exc)}); see the gateway's log")
-
-    async def _watch_signal(self) -> None:
-        with ExitStack() as stack:
-            try:
-                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGHUP))
-            except RuntimeError as exc:  # a gateway run off the main thread (embedded) gets no signals
-                logger.warning("reload: no SIGHUP here (%s); a change of the file or POST /reload still reloads", exc)
-                return
-            async for _ in signals:
-                logger.info("reload: SIGHUP")
-                await self.reload()
-
-    async def _watch_file(self) -> None:
-        stamp, seen = _stamp(self.path), _digest(self.path)
-        for tick in itertools.count(1):
-            await anyio.sleep(WATCH_S)  # no inotify dependency for one file
-            # The content is hashed when the stat moved, and once a second anyway: a same-size rewrite within the
-            # filesystem's timestamp granularity leaves the stat as it was.
-            if (now := _stamp(self.path)) == stamp and tick % HASH_EVERY:
-                continue
-            while now != stamp:  # an editor may be mid-write: wait until the file holds still
-                stamp = now
-                await anyio.sleep(SETTLE_S)
-                now = _stamp(self.path)
-            digest = await anyio.to_thread.run_sync(_digest, self.path)
-            if digest is None or digest == seen:  # gone, or touched without a change
-                continue
-            seen = digest
-            written = f"{time.time() - stamp[0] / 1e9:.2f} s after its last write" if stamp else "removed"
-            logger.info("reload: %s changed (seen %s)", self.path, written)
-            await self.reload()
 
     async def _apply(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> Report:
         started = time.perf_counter()

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.app import reload as reload_module
 from gateway.app.gateway import Gateway
-from gateway.app.reload import Reloader, Report
+from gateway.app.reload import Report
 from gateway.app.serve import http_app
 from gateway.config import load_config
 from gateway.config.reading import BOUNDS
@@ -97,11 +97,11 @@ async def test_a_component_that_died_turns_healthz_degraded_503_and_calls_are_st
 ) -> None:
     bug = anyio.Event()
 
-    async def broken(self: Reloader) -> None:
+    async def broken(path: Path, reload: object) -> None:
         await bug.wait()
         raise RuntimeError("a bug in the file watcher")
 
-    monkeypatch.setattr(Reloader, "_watch_file", broken)  # no file content ends the reloader any more: a bug does
+    monkeypatch.setattr(reload_module, "watch_file", broken)  # no file content ends the reloader any more: a bug does
     path = write(tmp_path / "gateway.yaml", {"a": kitchen("a")})
     started = tmp_path / "silent.pid"
     silent = {"transport": "stdio", "command": PYTHON, "args": ["-c", SILENT, str(started)], "connect_timeout_s": 60}
