@@ -117,7 +117,8 @@ class Engine:
         force: bool = False,
         state_hash: str | None = None,
     ) -> dict[str, Any]:
-        run = (await self.run_of(owner, workflow, run_id)).run_id
+        # One read of the run per call: a named run is read by the update itself (UNKNOWN_RUN when it is not there).
+        run = run_id if run_id is not None else (await self.runs.latest(owner, workflow)).run_id
 
         def wants(state: RunState, graph: Graph) -> list[str]:
             """The spilled captures (templates read them) and this step's spilled observation, unless it is

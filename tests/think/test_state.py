@@ -522,3 +522,22 @@ async def test_the_latest_active_run_is_found_without_reading_every_run(tmp_path
     await store.delete(OWNER, "w", "c")
     found = await StateStore(ReadCounting(tmp_path), LocalSpills(tmp_path)).latest_active(OWNER, "w")
     assert found is not None and found.run_id == "b"  # another process, the named run gone
+
+
+class RunReadCounting(LocalRuns):
+    """Local run records that count how often one run's record is read."""
+
+    reads = 0
+
+    async def get(self, folder: str, name: str) -> bytes | None:
+        self.reads += 1
+        return await super().get(folder, name)
+
+
+async def test_a_next_naming_its_run_reads_the_run_once(tmp_path: Path, workflows: Path) -> None:
+    records = RunReadCounting(tmp_path / "state")
+    engine = engine_on(workflows, StateStore(records, LocalSpills(tmp_path / "state")), None)
+    await planned(engine, "once")
+    records.reads = 0
+    answer = await engine.next(OWNER, "pair", "once", "left", {"side": "l"})
+    assert answer["run_id"] == "once" and records.reads == 1
