@@ -29,6 +29,7 @@ from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
+from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
@@ -87,6 +88,7 @@ class Gateway:
         self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
         self.sessions = SessionStore(shared=self.stores.sessions)
         self.outputs = self.stores.outputs
+        self.usage = UsageTally(self.stores.usage)
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
@@ -196,6 +198,7 @@ class Gateway:
             engine=self.engine,
             loads=self.stores.loads,
             recorder=self.recorder,
+            usage=self.usage,
         )
         return default_chain(config, parts, rules, sink)
 
@@ -364,6 +367,7 @@ class Gateway:
             stack.push_async_callback(self.stores.aclose)
             self.front.notify.bind(tg)
             self.front.rounds.bind(tg)
+            self.usage.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):

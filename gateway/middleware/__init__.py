@@ -23,6 +23,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import audit, policy
 from gateway.middleware.bootstrap import Bootstrap
 from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.observe import Observe
@@ -59,6 +60,8 @@ class Parts:
     loads: SharedLoads | None = None
     recorder: Recorder | None = None
     """Kept across reloads (its buffer and counts outlive a pipeline); None where nothing reads it."""
+    usage: UsageTally | None = None
+    """Each identity's tool calls, counted for `auto`'s fill order (kept across reloads, as the store is)."""
 
 
 def default_chain(
@@ -73,7 +76,11 @@ def default_chain(
     """
     limits = SizeLimits.from_config(config)
     exposure = ExposureMiddleware(
-        parts.exposure, parts.catalog, notify=parts.notify, answer_budget=config.limits.max_inline_bytes
+        parts.exposure,
+        parts.catalog,
+        notify=parts.notify,
+        answer_budget=config.limits.max_inline_bytes,
+        usage=parts.usage,
     )
     optional: list[Middleware | None] = [
         WakePools(parts.wake),

@@ -1,14 +1,15 @@
 """The store backends one gateway process uses, chosen by `store.backend` (DESIGN §17)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills
+from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills, Usage
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
+from gateway.store.local.usage import LocalUsage
 
 
 @dataclass(slots=True)
@@ -24,6 +25,8 @@ class Stores:
     """Roaming sessions' shared fields; None on the local backend (they stay in the process's memory)."""
     redis: Any = None
     """The Redis client (redis.asyncio.Redis) shared by the Redis backends, closed by `aclose`."""
+    usage: Usage = field(default_factory=LocalUsage)
+    """Tool call counts per identity (`auto`'s fill order): in memory on the local backend, shared on Redis."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -46,13 +49,15 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis.runs import RedisRuns
     from gateway.store.redis.sessions import RedisSessions
     from gateway.store.redis.spills import RedisSpills
+    from gateway.store.redis.usage import RedisUsage
 
     client = redis_store.connect(store.url)
     where = redis_store.where(store.url, store.prefix)
     outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
     runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
     sessions = RedisSessions(client, store.prefix, where)
-    return Stores(where, runs, spills, outputs, RedisLoads(client, store.prefix), sessions, client)
+    usage = RedisUsage(client, store.prefix, where)
+    return Stores(where, runs, spills, outputs, RedisLoads(client, store.prefix), sessions, client, usage)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

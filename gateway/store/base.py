@@ -6,7 +6,7 @@ Backends store bytes under `(folder, name)` keys with a version counter; the typ
 """
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -119,6 +119,27 @@ class SessionShare(Protocol):
 
     async def promote(self, session: str, names: list[str]) -> None:
         """Store the session's promoted tools (the whole list: the last replica to promote wins a race)."""
+        ...
+
+
+USAGE_KEPT = 200
+"""Tools counted per identity: past it the least used are forgotten (the `auto` fill needs at most `max_tools`)."""
+USAGE_IDLE_S = 30 * 86_400.0
+"""An identity that called nothing for this long is forgotten (Redis: the key's expiry)."""
+
+
+class Usage(Protocol):
+    """How often each identity called each tool, for `auto`'s fill order (DESIGN §14): kept per owner
+    (`Identity.owner`), at most USAGE_KEPT tools each, shared by replicas on Redis."""
+
+    where: str
+
+    async def add(self, owner: str, counts: Mapping[str, int]) -> None:
+        """Add calls per canonical tool name to the owner's counts."""
+        ...
+
+    async def top(self, owner: str, limit: int) -> list[str]:
+        """The owner's most called tools, most first (ties: the name), at most `limit`."""
         ...
 
 

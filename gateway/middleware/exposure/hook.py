@@ -24,7 +24,8 @@ import mcp.types as types
 
 from gateway.errors import UnknownName
 from gateway.middleware.exposure import find
-from gateway.middleware.exposure.view import Exposure
+from gateway.middleware.exposure.usage import UsageTally
+from gateway.middleware.exposure.view import OWN_SERVERS, Exposure
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_result
 from gateway.routing.registry import Catalog, Entry
@@ -52,17 +53,23 @@ class ExposureMiddleware(Middleware):
         *,
         notify: Callable[[str], None] = lambda key: None,
         answer_budget: int = 20_000,
+        usage: UsageTally | None = None,
     ) -> None:
         self.exposure = exposure
         self.catalog = catalog
         self.notify = notify
         """Sends `notifications/tools/list_changed` to one session (by key)."""
         self.answer_budget = answer_budget
+        self.usage = usage
+        """Counts each identity's calls; `auto` lists over budget by them (None: catalog order)."""
 
     async def on_request(self, call: Call) -> None:
         catalog = await self.catalog()
         if call.method == "tools/list":
             await self._pull(call.session)
+            if self.usage is not None and self.exposure.fills(catalog, call.session):
+                view = self.exposure.view(call.session)
+                view.used = await self.usage.top(call.session.identity.owner, view.rule.max_tools)
             call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
             return
         names = self.exposure.session_names(catalog, call.session)
@@ -85,6 +92,8 @@ class ExposureMiddleware(Middleware):
         if entry is None:
             raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
         self._admit(call, entry)
+        if self.usage is not None and entry.server not in OWN_SERVERS:
+            self.usage.note(call.session.identity.owner, canonical)
         call.params["name"] = canonical
         call.reference = reference(entry.server, entry.original)
         if canonical == names.by_original.get(FIND):

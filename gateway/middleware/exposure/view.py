@@ -7,7 +7,8 @@ The catalog is everything aggregated; a session sees, per its client rule:
   found or called (promoted, LRU); every other tool, the gateway's own included, stays callable by its exact
   name and reachable through `gateway.find_tools`;
 * `auto`: `all` while the catalog fits `max_tools` and `max_list_chars` (JSON of the listed definitions), else
-  `search` filled up to both limits with more catalog tools (catalog order): one tool over is no cliff.
+  `search` filled up to both limits with more catalog tools: the identity's most used first (`usage.py`),
+  then catalog order. One tool over is no cliff.
 
 Names are rendered per session (`rename.Names`), descriptions capped by `description_chars`. Derived data
 (names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
@@ -72,6 +73,8 @@ class View:
     """Canonical names of found tools, least recently used first."""
     settings: int = 0
     """The `Exposure.settings` generation `rule` was resolved under (a reload may change the rules)."""
+    used: list[str] = field(default_factory=list[str])
+    """The identity's most called tools, most first, as read at its last `tools/list` (auto's fill order)."""
 
 
 CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
@@ -203,6 +206,11 @@ class Exposure:
         costs = self.costs(catalog, rule)
         return len(costs), sum(costs.values())
 
+    def fills(self, catalog: Catalog, session: Session) -> bool:
+        """Whether the session's list is `auto` over budget: filled, by usage first."""
+        rule = self.view(session).rule
+        return rule.mode == "auto" and self.searching(catalog, rule)
+
     def searching(self, catalog: Catalog, rule: Rule) -> bool:
         """Whether `rule` lists a subset (search mode, or auto over budget)."""
         if rule.mode != "auto":
@@ -238,16 +246,16 @@ class Exposure:
         """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
         if not self.searching(catalog, rule):
             return catalog.tools
-        promoted = self.view(session).promoted
-        shown = {n for n, e in catalog.tools.items() if self.base(e) or n in promoted}
+        view = self.view(session)
+        shown = {n for n, e in catalog.tools.items() if self.base(e) or n in view.promoted}
         if rule.mode == "auto":
-            # No cliff: over budget, `auto` still lists what fits (catalog order), the way in counted first.
+            # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
             costs = self.costs(catalog, rule)
             chars = sum(costs[n] for n in shown)
-            for name, cost in costs.items():
+            for name in (*(n for n in view.used if n in costs), *costs):
                 if len(shown) >= rule.max_tools:
                     break
-                entry = catalog.tools[name]
+                entry, cost = catalog.tools[name], costs[name]
                 if name in shown or entry.server in OWN_SERVERS or chars + cost > rule.max_list_chars:
                     continue
                 if self.visible(session, entry):
