@@ -1,10 +1,11 @@
 """The calls each identity makes, counted for `auto`'s fill order (pins, then the most used, then the catalog's).
 
 Counting is a dict increment on the call's path; the store (`gateway.store.base.Usage`: memory, or Redis so
-replicas share the counts) is written by a background task, in batches: while one write is out, the next
-calls' counts gather for the following one. A `tools/list` that fills by usage first writes what is pending
-(one lock orders it after a write in flight), so an identity's own calls count in its next list. A store that
-fails costs the counts of that batch (they only order a list) and a warning a minute, never a call.
+replicas share the counts) is written by one background task, at most once per BATCH_S, with every count
+gathered meanwhile: no task, no store round trip per call. A `tools/list` that fills by usage first writes
+what is pending (one lock orders it after a write in flight), so an identity's own calls count in its next
+list at once, and in other replicas' within BATCH_S. A store that fails costs the counts of that batch (they
+only order a list) and a warning a minute, never a call.
 """
 
 import logging
@@ -19,6 +20,8 @@ from gateway.telemetry import Repeating
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)
 
+BATCH_S = 1.0
+"""The background writer's pace: counts gathered over this long go to the store in one write per identity."""
 MAX_PENDING = 10_000
 """(owner, tool) pairs gathered at most between two writes; past it a call is not counted (the store is behind)."""
 
@@ -29,32 +32,33 @@ class UsageTally:
         self._pending: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self._size = 0
         self._lock = anyio.Lock()
-        self._group: TaskGroup | None = None
-        self._scheduled = False
+        self._wanted: anyio.Event | None = None
+        """Set by the first count after a write, while the background writer runs (None: it does not)."""
 
     def bind(self, group: TaskGroup) -> None:
-        """Write counts in the background from now on (the gateway's task group, while it runs)."""
-        self._group = group
+        """Write counts in the background from now on (in the gateway's task group, while it runs)."""
+        self._wanted = wanted = anyio.Event()
+        group.start_soon(self._write_behind, wanted)
 
     def note(self, owner: str, tool: str) -> None:
         """Count one call of `tool` (canonical name) by `owner`; never waits."""
-        mine = self._pending[owner]
-        if tool not in mine:
+        mine = self._pending.get(owner)
+        if mine is None or tool not in mine:
             if self._size >= MAX_PENDING:
                 repeats.warning("tool usage: %d counts wait for the store; calls go uncounted", self._size)
                 return
             self._size += 1
+            mine = self._pending[owner]
         mine[tool] += 1
-        if self._group is not None and not self._scheduled:
-            self._scheduled = True
-            self._group.start_soon(self._drain)
+        if self._wanted is not None:
+            self._wanted.set()
 
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                await self.flush()
-        finally:
-            self._scheduled = False  # no await since the loop found nothing pending: no count is left behind
+    async def _write_behind(self, wanted: anyio.Event) -> None:
+        while True:
+            await wanted.wait()
+            self._wanted = wanted = anyio.Event()  # before the write: a count during it asks for the next one
+            await self.flush()
+            await anyio.sleep(BATCH_S)  # gather: one write per identity per BATCH_S, however many calls
 
     async def flush(self) -> None:
         """Write every pending count (after a write in flight)."""

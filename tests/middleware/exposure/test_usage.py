@@ -2,15 +2,17 @@
 counted on each call, written to the store off the call's path, and on Redis shared by every replica."""
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.middleware.exposure.usage import UsageTally
+from gateway.store.local.usage import LocalUsage
 from gateway.store.redis import client as redis_client
 from gateway.store.redis.usage import RedisUsage
 from tests.harness import connected, free_port, kitchen, write_config
@@ -73,3 +75,31 @@ async def test_a_store_that_fails_costs_the_counts_and_one_warning_never_the_cal
     assert any("counts are dropped" in r.getMessage() for r in caplog.records)
     assert any("catalog order" in r.getMessage() for r in caplog.records)
     await down.aclose()
+
+
+class Counted(LocalUsage):
+    """The local store, telling each write (so the test waits for the background writer without sleeping)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+        self.written = anyio.Event()
+
+    async def add(self, owner: str, counts: Mapping[str, int]) -> None:
+        await super().add(owner, counts)
+        self.writes += 1
+        self.written.set()
+
+
+async def test_counts_reach_the_store_in_the_background_one_write_for_a_burst_of_calls() -> None:
+    store = Counted()
+    tally = UsageTally(store)
+    async with anyio.create_task_group() as group:
+        tally.bind(group)
+        for _ in range(100):
+            tally.note("alice", "k.a")
+        tally.note("alice", "k.b")
+        with anyio.fail_after(10):
+            await store.written.wait()
+        assert store.writes == 1 and await store.top("alice", 5) == ["k.a", "k.b"]
+        group.cancel_scope.cancel()
