@@ -111,15 +111,15 @@ class Say(Arguments):
 CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
     "plan": (
         "Start a workflow run: returns the first instruction {step_id, call, input, ...} and a one-line `next`. "
-        "Idempotent for a given run_id. Then execute the instruction and call think.next. "
+        "Idempotent per run_id. Then execute the instruction and call think.next. "
         "Errors: UNKNOWN_WORKFLOW, YAML_SCHEMA_VIOLATION, INVALID_PARAMS (names the input).",
         Plan,
     ),
     "next": (
-        "Record a step's result and get the next instruction, or {done: true, summary, artifacts}. Only the ready "
-        "step is accepted. result_snapshot may be omitted when the gateway says it recorded the step. "
+        "Record the ready step's result; get the next instruction, or {done: true, summary, artifacts}. Omit "
+        "result_snapshot when the gateway says it recorded the step; else keep it small (summaries, file:line). "
         "Errors: VALIDATION_FAILED (field paths; step stays pending), STEP_NOT_READY, STEP_ALREADY_COMPLETED, "
-        "UNKNOWN_STEP, STATE_CONFLICT. Keep result_snapshot under 50 KB: summaries and file:line references.",
+        "UNKNOWN_STEP, STATE_CONFLICT.",
         Next,
     ),
     "explain": (
@@ -140,7 +140,7 @@ CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
     ),
     "workflows.list": (
         "List workflows: name, description, tags, inputs. mode compact (default; short), standard or detailed; "
-        "tags match all; filter is a substring. `detailed` is deprecated (use mode).",
+        "tags match all; filter is a substring.",
         ListWorkflows,
     ),
     "workflows.read": (

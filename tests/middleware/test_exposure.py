@@ -118,6 +118,14 @@ async def test_auto_lists_everything_within_budget_and_above_it_fills_the_budget
             assert left_out in await names_of(client)  # and listed from then on
 
 
+async def test_the_way_in_listed_in_search_mode_fits_in_3000_chars_at_full_descriptions(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")}, exposure={"mode": "search"})
+    async with Client(gateway_params(config), mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+    assert {t.name for t in tools} == WAY_IN
+    assert sum(definition_chars(t) for t in tools) <= 3_000  # issue 23: the gateway's own share of the window
+
+
 async def test_mode_search_holds_on_a_small_catalog_descriptions_are_capped_and_policy_hides_from_search(
     tmp_path: Path,
 ) -> None:
