@@ -37,16 +37,16 @@ async def stdio_transport(config: StdioServerConfig, *, max_message_bytes: int) 
     Raises:
         OSError: the executable or working directory is missing or not usable; names the command.
     """
+    command = config.command
+    assert command is not None, "a package's server is given its environment's program (downstreams.envs)"
     try:
         # stderr is inherited: the server's diagnostics belong in the gateway's log.
-        process = await open_child(
-            [config.command, *config.args], env=get_default_environment() | config.env, cwd=config.cwd
-        )
+        process = await open_child([command, *config.args], env=get_default_environment() | config.env, cwd=config.cwd)
     except OSError as exc:
         where = config.cwd or os.getcwd()
-        raise type(exc)(exc.errno, f"cannot start MCP server {config.command!r} in {where}: {exc.strerror}") from exc
+        raise type(exc)(exc.errno, f"cannot start MCP server {command!r} in {where}: {exc.strerror}") from exc
     # No await between the spawn and the try below, or a cancellation there would leak the child.
-    connection = _Connection(process, os.path.basename(config.command), max_message_bytes)
+    connection = _Connection(process, os.path.basename(command), max_message_bytes)
     async with anyio.create_task_group() as tg:
         tg.start_soon(connection.read)
         tg.start_soon(connection.write)

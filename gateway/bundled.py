@@ -30,3 +30,11 @@ def data_home() -> Path:
         return Path(explicit)
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "mcp-doorway"
+
+
+def envs_home() -> Path:
+    """Where `package:` and `npm:` servers get their environments: `$GATEWAY_ENVS` when set (the test lab's
+    `.envs`), else `envs/` in `data_home()`."""
+    if explicit := os.environ.get("GATEWAY_ENVS"):
+        return Path(explicit)
+    return data_home() / "envs"

@@ -2,6 +2,7 @@
 
     GatewayError
     ├── ConfigError            the config file is unreadable or invalid (CLI audience)
+    ├── PrepareFailed          a `package:`/`npm:` server's environment could not be installed
     ├── UnknownName            a tool, resource or prompt the catalog does not hold
     ├── RequestRejected        the gateway refuses to forward a request (e.g. too large)
     └── DownstreamError        a downstream could not answer
@@ -31,6 +32,15 @@ class ConfigError(GatewayError):
         self.source = source
         self.problems = problems
         super().__init__("\n".join(f"{source}: {p}" for p in problems))
+
+
+class PrepareFailed(GatewayError):
+    """A server's package could not be installed into (or run from) its own environment (`downstreams.envs`);
+    `busy`: another process is installing it right now, which a later attempt outlives."""
+
+    def __init__(self, message: str, *, busy: bool = False) -> None:
+        self.busy = busy
+        super().__init__(message)
 
 
 class UnknownName(GatewayError):

@@ -1,4 +1,5 @@
-"""Command line: `gateway serve | check | tools | init | reload`. Parses arguments and delegates; no logic."""
+"""Command line: `gateway serve | check | prepare | tools | init | connect | reload`. Parses arguments and
+delegates; no logic."""
 
 import argparse
 import importlib.util
@@ -15,6 +16,7 @@ from typing import Any
 import anyio
 
 from gateway import __version__
+from gateway.app import prepare as packages
 from gateway.app.connect import CLIENTS
 from gateway.bundled import default_config
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
@@ -37,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
     check.add_argument("--groups", default="", help="with --as: its groups, comma-separated (JWT identities)")
+    prepare = sub.add_parser("prepare", help="install the package: and npm: servers' environments now")
+    prepare.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
+    prepare.add_argument("servers", nargs="*", metavar="SERVER", help="only these servers (default: all)")
     reload = sub.add_parser("reload", help="make a running HTTP gateway reload its config file")
     reload.add_argument("--url", required=True, help="the gateway's base URL, e.g. http://127.0.0.1:8765")
     reload.add_argument("--token-env", default="GATEWAY_TOKEN", help="variable holding a bearer token, if it needs one")
@@ -89,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             return anyio.run(_check_as, config, args.identity, groups)
         case "check":
             return _check(config, args.config)
+        case "prepare":
+            return anyio.run(packages.prepare, config, args.config, args.servers)
         case "tools":
             return anyio.run(_tools, config, args.json, args.find, args.limit)
         case _:
@@ -103,9 +110,12 @@ def _check(config: GatewayConfig, path: Path) -> int:
         if needs:
             sources = ", ".join(config.secrets.sources)
             print(f"{path}: servers.{name}: per-user ({', '.join(sorted(needs))}; sources: {sources})")  # noqa: T201
-        if isinstance(server, StdioServerConfig) and shutil.which(server.command) is None:
+        own = isinstance(server, StdioServerConfig) and server.package is None and server.npm is None
+        command = server.command if isinstance(server, StdioServerConfig) and own else None
+        if command is not None and shutil.which(command) is None:
             # A warning, not an error: the command may be installed where the gateway will run.
-            print(f"{path}: servers.{name}.command: warning: {server.command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
+            print(f"{path}: servers.{name}.command: warning: {command!r} is not on PATH here", file=sys.stderr)  # noqa: T201
+    packages.check(config, path)  # `package:`/`npm:` servers: prepared, or what is missing and the fix
     if config.think.enabled:
         from gateway.think.library import Library
         from gateway.think.workflow import DEFAULT_DIR

@@ -14,9 +14,11 @@ from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
 from gateway.app.reload import Reloader
-from gateway.config import GatewayConfig, ServerConfig
+from gateway.bundled import envs_home
+from gateway.config import GatewayConfig, ServerConfig, StdioServerConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.envs import Env
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
@@ -237,7 +239,13 @@ class Gateway:
         return retire
 
     def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
-        target = partial(adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes)
+        target: Callable[[Any], Target] = partial(
+            adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes
+        )
+        env = Env.of(name, server, envs_home()) if isinstance(server, StdioServerConfig) else None
+        if env is not None:  # `package:`/`npm:`: run inside its own environment, installed on first use
+            target = env.wrap(target)
+        prepare = None if env is None else env.ensure
         if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
             roots = [types.Root(uri=uri) for uri in server.roots]
             relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s, configured=roots)
@@ -250,6 +258,7 @@ class Gateway:
                 callbacks_for=relayed,
                 on_elicitation_complete=self.relay.elicitation_complete,
                 on_resource_updated=self._resource_updated,
+                prepare=prepare,
             )
         return Downstream(
             name,
@@ -262,6 +271,7 @@ class Gateway:
             callbacks=self.relay.callbacks(name, server.timeout_s, [types.Root(uri=uri) for uri in server.roots]),
             on_resource_updated=self._resource_updated,
             on_elicitation_complete=self.relay.elicitation_complete,
+            prepare=prepare,
         )
 
     def _think_engine(self) -> Engine:

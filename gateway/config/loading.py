@@ -54,7 +54,9 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
         if isinstance(server, StdioServerConfig):
             cwd = base / server.cwd if server.cwd else base
             command = server.command
-            if "/" in command and not os.path.isabs(command):
+            if command is None or server.package is not None or server.npm is not None:
+                pass  # a program of the package's own environment: found there once it is prepared
+            elif "/" in command and not os.path.isabs(command):
                 command = str(base / command)
             elif "/" not in command and shutil.which(command) is None:
                 command = _beside_interpreter(command)

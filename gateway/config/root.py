@@ -1,9 +1,12 @@
 """The whole config file: one field per section."""
 
-from pydantic import model_validator
+from typing import Annotated
+
+from pydantic import BeforeValidator, model_validator
 
 from gateway.config.base import ConfigModel
 from gateway.config.exposure import ExposureConfig
+from gateway.config.packages import default_transport
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import ServerConfig, ServerName
@@ -11,7 +14,7 @@ from gateway.config.teams import AuditConfig, AuthConfig, PolicyConfig, SecretsC
 
 
 class GatewayConfig(ConfigModel):
-    servers: dict[ServerName, ServerConfig] = {}
+    servers: Annotated[dict[ServerName, ServerConfig], BeforeValidator(default_transport)] = {}
     """Downstream MCP servers by namespace."""
     listen: ListenConfig = ListenConfig()
     namespace: NamespaceConfig = NamespaceConfig()

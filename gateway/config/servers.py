@@ -4,9 +4,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from gateway.config.base import ConfigModel
+from gateway.config.packages import check_npm, check_pypi, check_sources
 from gateway.config.pipeline import SizeLimitsConfig
 from gateway.config.teams import PoolConfig
 
@@ -52,8 +53,15 @@ class _ServerBase(ConfigModel):
 
 class StdioServerConfig(_ServerBase):
     transport: Literal["stdio"]
-    command: str
-    """Executable; a relative path containing `/` resolves against the config file's folder."""
+    command: str | None = None
+    """Executable; a relative path containing `/` resolves against the config file's folder. With `package` or
+    `npm`: the name of one of that package's programs (default: the one named like the package)."""
+    package: Annotated[str | None, AfterValidator(check_pypi)] = None
+    """A pinned PyPI requirement (`mcp-gitlab==0.21.2`): the gateway installs it into an environment of its own
+    (`gateway prepare`, or on first use) and runs its console script; `transport` may then be left out."""
+    npm: Annotated[str | None, AfterValidator(check_npm)] = None
+    """A pinned npm package (`@scope/server@1.2.3`): installed with `npm install` into a folder of its own; its
+    bin is run (Node.js and npm must be on PATH)."""
     args: list[str] = []
     """Arguments; the child runs in `cwd`, so relative paths work."""
     env: dict[str, str] = {}
@@ -62,6 +70,11 @@ class StdioServerConfig(_ServerBase):
     """Working directory; defaults to the config file's folder, relative paths resolve against it."""
     max_message_bytes: int | None = None
     """Largest single message accepted from the child; `None` follows `limits.max_downstream_bytes`."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "StdioServerConfig":
+        check_sources(self.command, self.package, self.npm)
+        return self
 
 
 class HttpServerConfig(_ServerBase):

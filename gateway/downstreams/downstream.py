@@ -66,6 +66,7 @@ class Downstream:
         callbacks: Mapping[str, Any] | None = None,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
@@ -78,7 +79,7 @@ class Downstream:
         """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
         self.hosted = False
         """An in-process server (Think, `gateway.*`): the forward tells it whose call it is (`OWNER_META_KEY`)."""
-        self._target = target
+        self._target, self._prepare = target, prepare
         self._mode = _MODES[protocol]
         self._connect_timeout_s = connect_timeout_s
         self._on_list_changed = on_list_changed or (lambda server, kind: None)
@@ -154,6 +155,8 @@ class Downstream:
             self._lost = anyio.Event()
             was_up = False
             try:
+                if self._prepare is not None:  # a `package:` server's environment: installs outlast connect_timeout_s
+                    await self._prepare()
                 async with anyio.create_task_group() as tg:
                     with anyio.fail_after(self._connect_timeout_s):
                         await tg.start(self._hold)

@@ -63,8 +63,11 @@ class Pool:
         callbacks_for: Callable[[str], Mapping[str, Any]] | None = None,
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
         on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
+        self._prepare = prepare
+        """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete
         # Called with (server, uri, identity key): an update from a user's process is that user's alone.
         self._on_resource_updated = on_resource_updated
@@ -163,6 +166,7 @@ class Pool:
                     on_list_changed=lambda _server, kind: self._changed(key, kind),
                     on_elicitation_complete=self._on_elicitation_complete,
                     on_resource_updated=None if updated is None else partial(self._updated, identity.key),
+                    prepare=self._prepare,
                 )
                 member = self._members[key] = _Member(key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"

@@ -66,9 +66,9 @@ async def test_check_warns_about_a_command_not_on_path_but_still_passes(tmp_path
             id="unset-vars",
         ),
         pytest.param(
-            "servers:\n  k: {transport: stdio, timeout_s: soon}\n",
+            "servers:\n  k: {transport: http, timeout_s: soon}\n",
             [
-                "servers.k.command: Field required",
+                "servers.k.url: Field required",
                 "servers.k.timeout_s: Input should be a valid number, unable to parse string as a number",
             ],
             id="wrong-type-and-missing-field",
