@@ -1,0 +1,75 @@
+"""`gateway prepare` and `gateway check` as real subprocesses: what was installed or reused, a failed install
+named with its fix while the rest is installed, and per server what is missing with the command that fixes it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.harness import ROOT, write_config
+
+pytestmark = pytest.mark.anyio
+
+TIME = "mcp-server-time==2026.10.19"
+BAD = "mcp-server-time==0.0.999"
+EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+
+
+async def gateway(*args: str, envs: Path, path: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "GATEWAY_ENVS": str(envs)}
+    if path is not None:
+        environ["PATH"] = path
+    with anyio.fail_after(300):
+        return await anyio.run_process(
+            [sys.executable, "-m", "gateway", *args], cwd=str(ROOT), env=environ, check=False
+        )
+
+
+async def test_prepare_installs_what_it_can_names_what_failed_then_reuses(tmp_path: Path) -> None:
+    envs = tmp_path / "envs"
+    config = str(write_config(tmp_path, {"time": {"package": TIME}, "bad": {"package": BAD}}))
+    first = await gateway("prepare", "--config", config, envs=envs)
+    out, err = first.stdout.decode(), first.stderr.decode()
+    assert first.returncode == 1, err
+    assert f"{config}: servers.time: package {TIME} installed with pip in " in out
+    assert out.rstrip().endswith(str(envs / "pypi" / TIME / "bin" / "mcp-server-time"))
+    assert f"{config}: servers.bad: error: server 'bad': installing package {BAD} failed: pip exited with 1:" in err
+    assert "No matching distribution found" in err and "then run `gateway prepare bad`" in err
+    stamp = envs / "pypi" / TIME / ".prepared"
+    before = stamp.stat().st_mtime_ns
+
+    again = await gateway("prepare", "--config", config, "time", envs=envs)
+    assert again.returncode == 0, again.stderr.decode()
+    assert f"servers.time: package {TIME} already prepared, nothing installed: " in again.stdout.decode()
+    assert stamp.stat().st_mtime_ns == before
+
+
+async def test_prepare_of_a_server_without_a_package_exits_2_naming_those_with_one(tmp_path: Path) -> None:
+    servers = {"time": {"package": TIME}, "plain": {"transport": "stdio", "command": "python3"}}
+    config = str(write_config(tmp_path, servers))
+    done = await gateway("prepare", "--config", config, "plain", "nope", envs=tmp_path / "envs")
+    assert done.returncode == 2
+    expected = f"{config}: 'plain', 'nope': no server with package or npm by that name (they are: time)"
+    assert done.stderr.decode().strip() == expected
+    assert not (tmp_path / "envs").exists()
+
+
+async def test_check_says_per_server_what_is_missing_and_the_command_that_fixes_it(tmp_path: Path) -> None:
+    config = str(write_config(tmp_path, {"time": {"package": TIME}, "ev": {"npm": EVERYTHING}}))
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    done = await gateway("check", "--config", config, envs=tmp_path / "envs", path=str(empty))  # no npm, no node
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    assert (
+        f"{config}: servers.time: package {TIME} not prepared (serve installs it on first use); "
+        f"now: gateway prepare --config {config} time"
+    ) in out
+    assert (
+        f"{config}: servers.ev: warning: npm {EVERYTHING}: npm and node not on PATH; install Node.js (18 or newer) "
+        f"with npm; then run: gateway prepare --config {config} ev"
+    ) in err
+    assert out.rstrip().endswith(f"{config}: ok (2 servers: ev, time)")

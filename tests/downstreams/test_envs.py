@@ -1,0 +1,126 @@
+"""`package:`/`npm:` servers get environments of their own, installed for real (pip from the machine's index, npm
+from its cache) into a temporary `$GATEWAY_ENVS`: prepared on first use by the serving gateway, reused after, and
+a bad pin leaves that one server down with an error naming the package, the tool and the fix."""
+
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from gateway.app.gateway import Gateway
+from gateway.config import StdioServerConfig
+from gateway.downstreams.downstream import State
+from gateway.downstreams.envs import Env
+from gateway.errors import PrepareFailed
+from tests.harness import connected, kitchen, text_of, write_config
+
+pytestmark = pytest.mark.anyio
+
+TIME = "mcp-server-time==2026.10.19"
+BAD = "mcp-server-time==0.0.999"
+EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+# Installs take tens of seconds on a busy machine: start-up waits for them rather than serving without them.
+SLOW_START = {"startup_wait_s": 240}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("envs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GATEWAY_ENVS", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+async def served(home: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Gateway, Client]]:
+    """One gateway serving a package server from an empty cache, a bad pin and a plain server beside them."""
+    servers = {"time": {"package": TIME}, "bad": {"package": BAD}, "k": kitchen("k")}
+    config = write_config(tmp_path_factory.mktemp("gateway"), servers, limits=SLOW_START)
+    async with connected(config, within_s=300) as (gateway, client):
+        yield gateway, client
+
+
+def time_env(home: Path) -> Env:
+    env = Env.of("time", StdioServerConfig(transport="stdio", package=TIME), home)
+    assert env is not None
+    return env
+
+
+async def test_a_pypi_server_is_installed_on_first_use_and_served_through_the_gateway(
+    served: tuple[Gateway, Client], home: Path
+) -> None:
+    gateway, client = served
+    result = await client.call_tool("time.get_current_time", {"timezone": "UTC"})
+    assert not result.is_error, text_of(result)
+    assert '"timezone": "UTC"' in text_of(result)
+    env = time_env(home)
+    assert env.ready() and env.root == home / "pypi" / TIME
+    assert env.command() == str(home / "pypi" / TIME / "bin" / "mcp-server-time")
+    assert gateway.registry.downstreams["time"].state is State.UP
+
+
+async def test_a_bad_pin_leaves_that_server_down_with_a_clear_error_while_the_others_serve(
+    served: tuple[Gateway, Client],
+) -> None:
+    gateway, client = served
+    bad = gateway.registry.downstreams["bad"]
+    assert bad.state in (State.DOWN, State.RESTARTING)
+    error = bad.last_error or ""
+    assert f"server 'bad': installing package {BAD} failed: pip exited with 1" in error
+    assert "No matching distribution found for mcp-server-time==0.0.999" in error  # the tail of pip's output
+    assert "pip index versions mcp-server-time" in error and "gateway prepare bad" in error
+    echoed = await client.call_tool("k.echo", {"text": "still here"})
+    assert text_of(echoed) == "still here"
+    refused = await client.call_tool("bad.anything", {})
+    assert refused.is_error
+
+
+async def test_a_second_prepare_installs_nothing(served: tuple[Gateway, Client], home: Path) -> None:
+    env = time_env(home)
+    stamp, packages = env.root / ".prepared", next(env.root.glob("lib/python*/site-packages"))
+    before = (stamp.stat().st_mtime_ns, packages.stat().st_mtime_ns)
+    done = await env.prepare()
+    # An install would have rewritten the stamp and added to site-packages (its folder's mtime moves).
+    assert (done.reused, done.tool) == (True, "")
+    assert (stamp.stat().st_mtime_ns, packages.stat().st_mtime_ns) == before
+
+
+async def test_a_failed_install_is_not_run_again_on_every_reconnect(tmp_path: Path) -> None:
+    env = Env("bad", "pypi", BAD, None, tmp_path)
+    with pytest.raises(PrepareFailed, match="No matching distribution"):
+        await env.ensure()
+    shutil.rmtree(env.root)  # what the failed install left: a second one would create it again
+    with pytest.raises(PrepareFailed, match="No matching distribution"):
+        await env.ensure()
+    assert not env.root.exists()
+
+
+async def test_a_package_without_the_named_program_says_which_it_has(
+    served: tuple[Gateway, Client], home: Path
+) -> None:
+    env = Env.of("time", StdioServerConfig(transport="stdio", package=TIME, command="mcp-time"), home)
+    assert env is not None and env.ready()
+    with pytest.raises(PrepareFailed) as caught:
+        env.command()
+    assert str(caught.value).startswith(f"server 'time': package {TIME} has no program 'mcp-time'; it has ")
+    assert "mcp-server-time" in str(caught.value) and "Set servers.time.command to one of them" in str(caught.value)
+
+
+@pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None, reason="npm and node are not on PATH here"
+)
+async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gateway(home: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"ev": {"npm": EVERYTHING}}, limits=SLOW_START)
+    async with connected(config, within_s=300) as (gateway, client):
+        result = await client.call_tool("ev.get-sum", {"a": 2, "b": 3})
+        assert not result.is_error, (text_of(result), gateway.registry.downstreams["ev"].last_error)
+        assert "5" in text_of(result)
+    root = home / "npm" / "@modelcontextprotocol+server-everything@2026.8.31"
+    assert (root / ".prepared").is_file() and (root / "node_modules" / ".bin" / "mcp-server-everything").exists()
