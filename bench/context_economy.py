@@ -2,8 +2,9 @@
 
 Usage, from the repository root: `.venv/bin/python -m bench.context_economy [--iterations 300]`.
 
-1. `scripts/server-envs` installs the real mcp-gitlab 0.21.2, mcp-atlassian 0.23.1 and mcp-server-git into
-   their own venvs under `.servers/` (skipped when present).
+1. `gateway prepare` installs the example's real mcp-gitlab 0.21.2, mcp-atlassian 0.23.1 and mcp-server-git
+   (its `package:` entries) into their own environments under the test lab's `.envs/` (`$GATEWAY_ENVS` wins;
+   reused when present).
 2. `config/examples/gitlab-jira.yaml` starts with dummy credentials; per exposure mode: tools, characters of
    the listed definitions (JSON), ~tokens (chars / 4) and how much of it is the gateway's and Think's own.
 3. A real client on a stdio gateway lists its tools and runs the labelled set
@@ -31,6 +32,7 @@ import mcp.types as types
 import yaml
 from mcp import Client
 
+from gateway.app import prepare as packages
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.middleware.exposure import figures
@@ -97,14 +99,14 @@ async def example_figures(iterations: int) -> tuple[list[dict[str, Any]], list[t
         status = gateway.registry.status()
     down = [name for name, s in status.items() if s["state"] != "up"]
     if down:
-        raise SystemExit(f"servers not up: {down}; run ./scripts/server-envs and retry")
+        raise SystemExit(f"servers not up: {down}; see the log above (`gateway check --config {EXAMPLE}`) and retry")
     entries = [(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
     return figures.rows(gateway.exposure, catalog), entries
 
 
 async def quality_and_round_trips(iterations: int) -> dict[str, Any]:
     """Through a real stdio gateway on the example: the labelled set, find_tools round trips, a hidden call."""
-    env = {**DUMMY, "PATH": os.environ.get("PATH", "")}
+    env = {**DUMMY, "PATH": os.environ.get("PATH", ""), "GATEWAY_ENVS": os.environ["GATEWAY_ENVS"]}
     out: dict[str, Any] = {}
     async with Client(gateway_params(EXAMPLE, env=env), mode="legacy") as client:
         listed = {t.name for t in (await client.list_tools()).tools}
@@ -187,8 +189,10 @@ def print_round_trips(what: str, trips: dict[str, tuple[float, float]]) -> None:
 
 
 async def main_async(iterations: int) -> None:
-    await anyio.run_process([str(ROOT / "scripts" / "server-envs")], stdout=None, stderr=None)
     os.environ.update(DUMMY)
+    os.environ.setdefault("GATEWAY_ENVS", str(ROOT / ".envs"))  # the test lab's (scripts/setup-lab prepares it)
+    if await packages.prepare(load_config(EXAMPLE), EXAMPLE, []):
+        raise SystemExit(f"the servers of {EXAMPLE} could not be installed (see above); fix that and retry")
     print("== what a client is listed: config/examples/gitlab-jira.yaml (real servers, dummy credentials)")
     rows, entries = await example_figures(iterations)
     print("\n".join(figures.render(rows)))

@@ -20,7 +20,7 @@ _LINE = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILIN
 def suite_command() -> list[str]:
     suite = NODE_BIN / "conformance"
     if not suite.exists():
-        raise AssertionError(f"{suite} is missing: run ./scripts/setup (it calls scripts/node-tools)")
+        raise AssertionError(f"{suite} is missing: run ./scripts/setup-lab (it calls scripts/node-tools)")
     return [str(NODE_BIN / "node"), str(suite)]
 
 

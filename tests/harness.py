@@ -28,6 +28,9 @@ from gateway.session import Session
 ROOT = Path(__file__).resolve().parent.parent
 KITCHEN = str(ROOT / "tests" / "servers" / "kitchen.py")
 PYTHON = sys.executable
+LAB_ENVS = ROOT / ".envs"
+"""The third-party servers' environments (the example config's `package:` entries), prepared by scripts/setup-lab
+with `gateway prepare`: tests that run them set `GATEWAY_ENVS` here."""
 
 
 def kitchen(name: str, *extra: str, events: Path | None = None, **fields: Any) -> dict[str, Any]:

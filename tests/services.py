@@ -1,4 +1,4 @@
-"""Real Redis processes for the store and deployment tests (Debian's package, installed by scripts/setup), and
+"""Real Redis processes for the store and deployment tests (Debian's package, installed by scripts/setup-lab), and
 waiting for other processes' ports (the balancers: tests/balancers.py).
 
 Each runs in the foreground on a free port with its files in a test folder, and is stopped by the context manager.
@@ -30,13 +30,13 @@ def poll_until(predicate: Callable[[], bool], within_s: float, what: str) -> Non
 
 
 def need(binary: str) -> str:
-    """The binary's path, or skip: only when it truly is not installed (scripts/setup installs it)."""
+    """The binary's path, or skip: only when it truly is not installed (scripts/setup-lab installs it)."""
     path = shutil.which(binary) or next(
         (p for p in (f"/usr/sbin/{binary}", f"/usr/bin/{binary}") if Path(p).exists()), None
     )
     if path is None:
         pytest.skip(
-            f"{binary} is not installed and could not be installed by ./scripts/setup (apt-get install {binary})"
+            f"{binary} is not installed and could not be installed by ./scripts/setup-lab (apt-get install {binary})"
         )
     return path
 

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.config is None:
         args.config = default_config()
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, unset_ok=args.command == "prepare")  # installs need no credentials
     except ConfigError as exc:
         for problem in exc.problems:
             print(f"{exc.source}: {problem}", file=sys.stderr)  # noqa: T201 -- the CLI's output

@@ -12,9 +12,10 @@ from gateway.downstreams.envs import Env
 from gateway.errors import PrepareFailed
 
 
-def environments(config: GatewayConfig) -> dict[str, Env]:
-    """The servers given by `package` or `npm`, by name, with the environment each runs in."""
-    home = envs_home()
+def environments(config: GatewayConfig, home: Path | None = None) -> dict[str, Env]:
+    """The servers given by `package` or `npm`, by name, with the environment each runs in (under `home`,
+    default `bundled.envs_home()`)."""
+    home = home or envs_home()
     found = {
         name: Env.of(name, server, home)
         for name, server in config.servers.items()

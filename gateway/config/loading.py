@@ -129,8 +129,11 @@ def _problem(err: ErrorDetails) -> str:
     return f"{where}: {msg}"
 
 
-def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
+def parse_config(data: Any, source: str, base: Path, *, unset_ok: bool = False) -> GatewayConfig:
     """Validate already-loaded YAML data.
+
+    `unset_ok`: an unset `${VAR}` reads as empty instead of a problem (`gateway prepare` installs what the config
+    names before its credentials exist, e.g. in an image build).
 
     Raises:
         ConfigError: with one problem per line, each naming `source` and the key path.
@@ -141,7 +144,7 @@ def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
         raise ConfigError(source, [f"(top level): expected a mapping, got {type(data).__name__}"])
     problems: list[str] = []
     data = expand_vars(data, "", problems)
-    if problems:
+    if problems and not unset_ok:
         raise ConfigError(source, problems)
     try:
         config = GatewayConfig.model_validate(data)
@@ -153,11 +156,11 @@ def parse_config(data: Any, source: str, base: Path) -> GatewayConfig:
         raise ConfigError(source, [f"(paths): a path the system cannot take: {exc}"]) from None
 
 
-def load_config(path: str | Path, *, whole: bool = False) -> GatewayConfig:
+def load_config(path: str | Path, *, whole: bool = False, unset_ok: bool = False) -> GatewayConfig:
     """Read (bounded: `gateway.config.reading`), expand and validate a config file.
 
     `whole`: refuse an empty file rather than read it as a config without servers (a reload: almost surely a
-    file caught mid-write, which would stop every server).
+    file caught mid-write, which would stop every server). `unset_ok`: as `parse_config`'s.
 
     Raises:
         ConfigError: the file is missing, not YAML, over a bound, or invalid; every problem names the file.
@@ -166,4 +169,4 @@ def load_config(path: str | Path, *, whole: bool = False) -> GatewayConfig:
     text = decode(read_bytes(path), str(path))
     if whole and not text.strip():
         raise ConfigError(str(path), ["(file): empty; a reload needs the whole config (save it again)"])
-    return parse_config(parse_yaml(text, str(path)), str(path), path.parent.resolve())
+    return parse_config(parse_yaml(text, str(path)), str(path), path.parent.resolve(), unset_ok=unset_ok)

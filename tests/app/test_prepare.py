@@ -30,7 +30,9 @@ async def gateway(*args: str, envs: Path, path: str | None = None) -> subprocess
 
 async def test_prepare_installs_what_it_can_names_what_failed_then_reuses(tmp_path: Path) -> None:
     envs = tmp_path / "envs"
-    config = str(write_config(tmp_path, {"time": {"package": TIME}, "bad": {"package": BAD}}))
+    # Credentials are not needed to install: an unset variable does not stop `prepare` (it does `serve`).
+    time = {"package": TIME, "env": {"TOKEN": "${GW_PREPARE_UNSET}"}}
+    config = str(write_config(tmp_path, {"time": time, "bad": {"package": BAD}}))
     first = await gateway("prepare", "--config", config, envs=envs)
     out, err = first.stdout.decode(), first.stderr.decode()
     assert first.returncode == 1, err

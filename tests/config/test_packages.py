@@ -5,8 +5,9 @@ from typing import Any
 
 import pytest
 
-from gateway.config import StdioServerConfig, parse_config
+from gateway.config import StdioServerConfig, load_config, parse_config
 from gateway.errors import ConfigError
+from tests.harness import ROOT
 
 
 def problems(servers: dict[str, Any]) -> list[str]:
@@ -84,3 +85,13 @@ def test_a_bad_package_entry_is_a_problem_naming_the_value_and_the_expected_form
 def test_package_on_an_http_server_is_an_unknown_key() -> None:
     found = problems({"k": {"transport": "http", "url": "http://x/mcp", "package": "a==1"}})
     assert found == ["servers.k.package: unknown key"]
+
+
+@pytest.mark.parametrize("example", ["gitlab-jira.yaml", "team.yaml"])
+def test_the_examples_name_their_servers_by_pinned_package_without_paths(
+    example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI_BOT_TOKEN", "x" * 24)  # team.yaml's robot token must be long enough even here
+    config = load_config(ROOT / "config" / "examples" / example, unset_ok=True)
+    for server in config.servers.values():
+        assert isinstance(server, StdioServerConfig) and server.package and server.command is None

@@ -1,7 +1,8 @@
 """The shipped GitLab and Jira workflows run from think.plan to `done` against the real servers.
 
-The real `mcp-gitlab` and `mcp-atlassian` (each in its own venv under `.servers/`, installed by
-`scripts/server-envs`) run behind the gateway as stdio subprocesses, pointed at `tests/servers/forge.py`: a
+The real `mcp-gitlab` and `mcp-atlassian` (the example config's `package:` pins, each in its own environment that
+the gateway prepared under the test lab's `.envs/`) run behind the gateway as stdio subprocesses, pointed at
+`tests/servers/forge.py`: a
 local HTTP server answering the GitLab REST v4 and Jira REST v2 endpoints these steps reach, with bodies in
 the documented shapes. A scripted model follows every instruction: it makes each gateway call with exactly
 the instruction's input, performs the `local.*` steps itself and reports them, and answers the prompt.say
@@ -24,18 +25,19 @@ import pytest
 from mcp import Client
 
 from gateway.app.gateway import Gateway
+from gateway.app.prepare import environments
 from gateway.config import load_config
 from gateway.think.graph import observable
 from gateway.think.observed import unwrapped
-from tests.harness import ROOT, hints_of, port_file_server, text_of, write_config
+from tests.harness import LAB_ENVS, ROOT, hints_of, port_file_server, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
-SERVERS = ROOT / ".servers"
-GITLAB = SERVERS / "gitlab" / "bin" / "mcp-gitlab"
-JIRA = SERVERS / "atlassian" / "bin" / "mcp-atlassian"
-if not (GITLAB.exists() and JIRA.exists()):  # a clean clone gets them from ./scripts/setup (scripts/server-envs)
-    pytest.fail(f"{GITLAB} / {JIRA} missing: run ./scripts/server-envs", pytrace=False)
+EXAMPLE = load_config(ROOT / "config" / "examples" / "gitlab-jira.yaml", unset_ok=True)
+ENVS = {name: env for name, env in environments(EXAMPLE, LAB_ENVS).items() if name in ("gitlab", "jira")}
+if missing := [env for env in ENVS.values() if not env.ready()]:  # a clean clone: ./scripts/setup-lab prepares them
+    names = ", ".join(f"{env.spec} ({env.root})" for env in missing)
+    pytest.fail(f"{names} not prepared: run ./scripts/setup-lab", pytrace=False)
 
 Answer = dict[str, Any]
 
@@ -58,14 +60,12 @@ async def client(forge: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncI
     folder = tmp_path_factory.mktemp("gateway")
     servers = {
         "gitlab": {
-            "transport": "stdio",
-            "command": str(GITLAB),
+            "package": ENVS["gitlab"].spec,
             "env": {"GITLAB_URL": forge, "GITLAB_TOKEN": "glpat-test"},
             "timeout_s": 60,
         },
         "jira": {
-            "transport": "stdio",
-            "command": str(JIRA),
+            "package": ENVS["jira"].spec,
             "env": {"JIRA_URL": forge, "JIRA_PERSONAL_TOKEN": "jira-test", "HOME": str(folder)},
             "tools": {"include": ["jira_*"]},
             "timeout_s": 60,
@@ -76,7 +76,9 @@ async def client(forge: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncI
     limits = {"max_inline_bytes": 1_000_000, "startup_wait_s": 100}
     # Search mode: only the way in is listed, so the workflows call hidden tools (`auto` would list some).
     config = write_config(folder, servers, think=think, limits=limits, exposure={"mode": "search"})
-    gateway = Gateway(load_config(config))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GATEWAY_ENVS", str(LAB_ENVS))  # where the gateway finds the prepared environments
+        gateway = Gateway(load_config(config))
     with anyio.fail_after(120):
         async with gateway.running(), Client(gateway.front.server, mode="legacy") as connected:
             tools = set((await gateway.registry.catalog()).tools)
