@@ -13,6 +13,7 @@ from gateway.app.gateway import Gateway
 from gateway.config import StdioServerConfig
 from gateway.downstreams.downstream import State
 from gateway.downstreams.envs import Env
+from gateway.downstreams.pool import Pool
 from gateway.errors import PrepareFailed
 from tests.harness import connected, kitchen, text_of, write_config
 
@@ -124,3 +125,18 @@ async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gatewa
         assert "5" in text_of(result)
     root = home / "npm" / "@modelcontextprotocol+server-everything@2026.8.31"
     assert (root / ".prepared").is_file() and (root / "node_modules" / ".bin" / "mcp-server-everything").exists()
+
+
+async def test_a_per_user_package_server_installs_on_its_first_user_s_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_ENVS", str(tmp_path / "envs"))
+    monkeypatch.setenv("GW_ENVS_TOKEN", "mine")  # on stdio the OS user's environment fills `${user:…}`
+    pooled = {"package": TIME, "env": {"TOKEN": "${user:GW_ENVS_TOKEN}"}, "connect_timeout_s": 240}
+    config = write_config(tmp_path, {"time": pooled})
+    async with connected(config, within_s=300) as (gateway, client):
+        result = await client.call_tool("time.get_current_time", {"timezone": "UTC"})
+        assert not result.is_error, text_of(result)
+        pool = gateway.registry.downstreams["time"]
+        assert isinstance(pool, Pool) and pool.processes == 1
+    assert (tmp_path / "envs" / "pypi" / TIME / ".prepared").is_file()
