@@ -2,6 +2,7 @@
 from its cache) into a temporary `$GATEWAY_ENVS`: prepared on first use by the serving gateway, reused after, and
 a bad pin leaves that one server down with an error naming the package, the tool and the fix."""
 
+import fcntl
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -140,3 +141,20 @@ async def test_a_per_user_package_server_installs_on_its_first_user_s_call(
         pool = gateway.registry.downstreams["time"]
         assert isinstance(pool, Pool) and pool.processes == 1
     assert (tmp_path / "envs" / "pypi" / TIME / ".prepared").is_file()
+
+
+async def test_a_spec_another_process_is_installing_leaves_that_server_starting_later_while_the_others_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_ENVS", str(tmp_path / "envs"))
+    lock = tmp_path / "envs" / "pypi" / f"{TIME}.lock"
+    lock.parent.mkdir(parents=True)
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as `gateway prepare` beside this gateway would, mid-install
+        config = write_config(tmp_path, {"time": {"package": TIME}, "k": kitchen("k")})
+        async with connected(config, within_s=60) as (gateway, client):
+            assert text_of(await client.call_tool("k.echo", {"text": "served"})) == "served"
+            time = gateway.registry.downstreams["time"]
+            assert time.state in (State.DOWN, State.RESTARTING)
+            assert f"server 'time': package {TIME} is being installed by another process now" in (time.last_error or "")
+    assert not (tmp_path / "envs" / "pypi" / TIME).exists()  # it left the other's install alone
