@@ -82,7 +82,9 @@ class Env:
             if absent:
                 return f"{' and '.join(absent)} not on PATH; install Node.js (18 or newer) with npm"
         elif shutil.which("uv") is None and not any(map(importlib.util.find_spec, ("pip", "ensurepip"))):
-            return "neither uv nor Python's ensurepip is available; install uv, or the venv module (python3-venv)"
+            return (
+                "neither uv, nor pip or ensurepip for this Python; install uv, or Python's venv (Debian: python3-venv)"
+            )
         return None
 
     def command(self) -> str:
@@ -159,7 +161,8 @@ class Env:
             logger.info("server %s: installing %s into %s (first use)", self.server, self.label, self.root)
             await anyio.to_thread.run_sync(partial(shutil.rmtree, self.root, ignore_errors=True))  # a cut-short one
             tool = await self._install()
-            self.command()  # the program must be there before the environment counts as ready
+            # Stamped even when the program the config names is not there: `command()` says which ones are,
+            # and a corrected `command` needs no new install.
             stamp = {"spec": self.spec, "tool": tool, "python": sys.version.split()[0]}
             (self.root / _STAMP).write_text(json.dumps(stamp))
         self._failed = None

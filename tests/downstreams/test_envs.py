@@ -104,15 +104,17 @@ async def test_a_failed_install_is_not_run_again_on_every_reconnect(tmp_path: Pa
     assert not env.root.exists()
 
 
-async def test_a_package_without_the_named_program_says_which_it_has(
-    served: tuple[Gateway, Client], home: Path
+async def test_a_package_without_the_named_program_is_down_naming_the_programs_it_has(
+    served: tuple[Gateway, Client], tmp_path: Path
 ) -> None:
-    env = Env.of("time", StdioServerConfig(transport="stdio", package=TIME, command="mcp-time"), home)
-    assert env is not None and env.ready()
-    with pytest.raises(PrepareFailed) as caught:
-        env.command()
-    assert str(caught.value).startswith(f"server 'time': package {TIME} has no program 'mcp-time'; it has ")
-    assert "mcp-server-time" in str(caught.value) and "Set servers.time.command to one of them" in str(caught.value)
+    config = write_config(tmp_path, {"wrong": {"package": TIME, "command": "mcp-time"}, "k": kitchen("k")})
+    async with connected(config, within_s=60) as (gateway, client):  # the environment `served` prepared
+        wrong = gateway.registry.downstreams["wrong"]
+        assert wrong.state in (State.DOWN, State.RESTARTING)
+        assert text_of(await client.call_tool("k.echo", {"text": "served"})) == "served"
+    error = wrong.last_error or ""
+    assert f"server 'wrong': package {TIME} has no program 'mcp-time'; it has " in error
+    assert "mcp-server-time" in error and "Set servers.wrong.command to one of them" in error
 
 
 @pytest.mark.skipif(
