@@ -11,7 +11,8 @@ import pytest
 
 from tests.harness import ROOT, write_config
 
-pytestmark = pytest.mark.anyio
+# Real installs: tens of seconds each, minutes on a loaded machine (the suite's 120 s per test is for the rest).
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 
 TIME = "mcp-server-time==2026.10.19"
 BAD = "mcp-server-time==0.0.999"
