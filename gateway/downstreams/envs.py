@@ -166,7 +166,9 @@ class Env:
             stamp = {"spec": self.spec, "tool": tool, "python": sys.version.split()[0]}
             (self.root / _STAMP).write_text(json.dumps(stamp))
         self._failed = None
-        return Prepared(reused=False, tool=tool, seconds=anyio.current_time() - started)
+        seconds = anyio.current_time() - started
+        logger.info("server %s: %s installed with %s in %.1f s", self.server, self.label, tool, seconds)
+        return Prepared(reused=False, tool=tool, seconds=seconds)
 
     @property
     def _fix(self) -> str:
