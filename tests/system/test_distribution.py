@@ -1,6 +1,6 @@
-"""The distribution: `python -m build` makes the sdist and, from it, the wheel; the wheel installed into a fresh
-venv outside the checkout serves the embedded default (with the shipped workflows and driver prompts) to a real
-MCP client over stdio and over HTTP, and `gateway init` / `check` / `--version` work there."""
+"""The distribution: `python -m build` makes the sdist and, from it, the wheel; the wheel installed with `pipx` (its
+own venv) outside the checkout serves the embedded default (with the shipped workflows and driver prompts) to a
+real MCP client over stdio and over HTTP, and `gateway init` / `check` / `--version` work there."""
 
 import os
 import subprocess
@@ -45,11 +45,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     assert {"workflows/code_review_v1.yaml", "prompts/prompts.yml", "config/gateway.yaml"} <= names
     assert not any(n.startswith(("tests/", "bench/", "scripts/")) for n in names)
     (wheel,) = dist.glob("mcp_doorway-*-py3-none-any.whl")
-    venv = home / "venv"
+    # Installed the way a user installs a Python tool: pipx, into its own venv and a bin folder of its own.
     python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
-    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)]
-    subprocess.run(pip, check=True, capture_output=True, timeout=600)
+    pipx_env = {**os.environ, "PIPX_HOME": str(home / "pipx"), "PIPX_BIN_DIR": str(home / "bin")}
+    pipx_env.pop("PYTHONPATH", None)
+    pipx = [sys.executable, "-m", "pipx", "install", "--python", python, str(wheel)]
+    subprocess.run(pipx, check=True, capture_output=True, timeout=600, env=pipx_env)
+    venv = home / "pipx" / "venvs" / "mcp-doorway"
+    assert (home / "bin" / "gateway").resolve() == (venv / "bin" / "gateway").resolve()
     yield Installed(venv, home)
 
 
