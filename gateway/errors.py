@@ -56,6 +56,23 @@ class RequestRejected(GatewayError):
     code = types.INVALID_PARAMS
 
 
+class TaskNotFound(GatewayError):
+    code = types.INVALID_PARAMS
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(
+            f"No task {task_id!r}: it never existed for this identity, or its ttl passed and it was forgotten. "
+            "Call tasks/list for the tasks you have, or run the call again."
+        )
+
+
+class TaskCancelled(GatewayError):
+    code = types.INVALID_PARAMS
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"Task {task_id!r} was cancelled before it finished: it has no result. Run the call again.")
+
+
 class DownstreamError(GatewayError):
     def __init__(self, server: str, message: str) -> None:
         self.server = server

@@ -23,6 +23,7 @@ from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
 from gateway.errors import GatewayError, describe
+from gateway.fronts import tasks_wire
 from gateway.fronts.auth.callers import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -163,6 +164,8 @@ class Gateway:
             exposure=self.exposure,
             denial=self._denial,
         )
+        self.tasks = tasks_wire.runner(self.front, self.stores.tasks)
+        tasks_wire.install(self.front, self.tasks)
 
     def _driver_full_text(self, config: GatewayConfig) -> str:
         version = self.prompts.get(config.bootstrap.driver_version).version
@@ -378,6 +381,7 @@ class Gateway:
             self.front.notify.bind(tg)
             self.front.rounds.bind(tg)
             self.usage.bind(tg)
+            self.tasks.bind(tg)
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):

@@ -5,10 +5,11 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills, Usage
+from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
+from gateway.store.local.tasks import LocalTasks
 from gateway.store.local.usage import LocalUsage
 
 
@@ -19,6 +20,8 @@ class Stores:
     runs: RunRecords
     spills: Spills
     outputs: Outputs
+    tasks: TaskRecords
+    """Durable tasks: a task-augmented call's status and result, readable by every replica sharing the store."""
     loads: SharedLoads | None = None
     """The cross-replica tier of the shared cache; None on the local backend (one process, nothing to share)."""
     sessions: SessionShare | None = None
@@ -41,7 +44,9 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     if store.backend == "local":
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
-        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files))
+        return Stores(
+            "local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), LocalTasks(state / "tasks")
+        )
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
     from gateway.store.redis.loads import RedisLoads
@@ -49,6 +54,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis.runs import RedisRuns
     from gateway.store.redis.sessions import RedisSessions
     from gateway.store.redis.spills import RedisSpills
+    from gateway.store.redis.tasks import RedisTasks
     from gateway.store.redis.usage import RedisUsage
 
     client = redis_store.connect(store.url)
@@ -56,8 +62,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
     runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
     sessions = RedisSessions(client, store.prefix, where)
-    usage = RedisUsage(client, store.prefix, where)
-    return Stores(where, runs, spills, outputs, RedisLoads(client, store.prefix), sessions, client, usage)
+    usage, tasks = RedisUsage(client, store.prefix, where), RedisTasks(client, store.prefix, where)
+    return Stores(where, runs, spills, outputs, tasks, RedisLoads(client, store.prefix), sessions, client, usage)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

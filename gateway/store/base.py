@@ -160,3 +160,28 @@ class SharedLoads(Protocol):
     """Loads shared by replicas: the value under `key` if one was stored within `ttl_s`, else `loader()` once."""
 
     async def load(self, key: str, loader: Callable[[], Awaitable[Any]], ttl_s: float) -> Any: ...
+
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+"""Task statuses that never change again (2025-11-25 tasks)."""
+
+
+class TaskRecords(Protocol):
+    """Durable tasks (the wire `Task` fields, plus the stored `result` or `error`), each its `owner`'s: stored
+    under `owned(owner, task_id)`, so another identity asking for the same id finds nothing. A record expires
+    `ttl_s` after it was created, whatever happens to it meanwhile."""
+
+    where: str
+
+    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float) -> None: ...
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None: ...
+
+    async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
+        """Replace the record while it is not terminal (the first of completion and cancellation wins, across
+        replicas); the record now stored (None: expired or unknown)."""
+        ...
+
+    async def list(self, owner: str) -> list[dict[str, Any]]:
+        """The owner's live tasks, in no particular order."""
+        ...

@@ -39,11 +39,13 @@ def modern_version(message: Any, headers: Mapping[str, str] | None = None) -> st
 
 def plain_params(params: Any, version: str) -> bool:
     """`tools/call` params a lane may serve at `version`: an object whose `_meta`, if any, is an object without a
-    progress token (progress needs the SDK's relay), valid under the SDK's per-version surface."""
+    progress token (progress needs the SDK's relay), without `task`, valid under the SDK's per-version surface."""
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
     if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):
+        return False
+    if params.get("task") is not None:  # a task-augmented call: the SDK path makes it a task (`fronts.tasks_wire`)
         return False
     try:
         spec.validate_client_request("tools/call", version, params)

@@ -1,0 +1,210 @@
+"""Any tool call as a durable task (2025-11-25 experimental tasks), whatever its server supports.
+
+A task-augmented `tools/call` (`params.task`) is answered at once with the new task; the call itself runs in the
+gateway's task group (`TaskRunner.bind`), not in the client's request, so the client may disconnect. Its status
+and final result are kept in the store (`TaskRecords`: files, or Redis shared by replicas), under the identity
+that made it: `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any replica, and another
+identity's task id is "not found", exactly as an unknown one.
+
+Translation rules chosen where the spec leaves room:
+
+* The pipeline runs when the call runs (exposure, policy, hints, size guard, observation, audit), not when the
+  result is fetched: the size guard spills an oversized result into the identity's stored outputs, so a task
+  record never holds more than a preview; the audit line carries the call's real duration; Think observes the
+  step when it happened. A fetched result is only shaped for the fetching client's protocol version.
+* A result with `isError` ends the task `failed` (its result is still returned by `tasks/result`); a cancelled
+  task has no result (`tasks/result` answers an error saying so).
+* `ttl` is honoured up to `MAX_TTL_MS` (the task says the ttl granted); without one, `DEFAULT_TTL_MS`.
+* The call runs without a client to ask: a downstream's sampling, elicitation or roots request during it is
+  refused, and its progress and logs reach nobody. `notifications/tasks/status` goes to the creating
+  connection when the task ends, if that connection is still open on this replica.
+* A cancellation from another replica settles the task `cancelled` at once (the first terminal status wins, in
+  the store); the call itself runs on to its end on the replica that started it, and its result is dropped.
+"""
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp.types as types
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskNotFound
+from gateway.fronts.auth.callers import Caller
+from gateway.store.base import TERMINAL, TaskRecords
+
+logger = logging.getLogger(__name__)
+
+TASKS_VERSION = "2025-11-25"
+"""The one protocol version with tasks in its core (2026-07-28 moved them to an extension)."""
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+DEFAULT_TTL_MS = 3_600_000
+"""A task kept for an hour when the client names no ttl."""
+MAX_TTL_MS = 86_400_000
+"""The longest a task is kept (a day), whatever the client asks: the store is not an archive."""
+POLL_MS = 500
+"""The polling interval suggested to clients, and how often a replica that does not run a task looks for its end."""
+WIRE = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
+"""The record's fields that are the wire `Task` (the rest, `result` and `expires`, stay in the store)."""
+
+RunCall = Callable[[Caller, str, dict[str, Any] | None], Awaitable[types.CallToolResult]]
+"""Runs one tool call through the pipeline for a caller, without a client end (`Front.call_tool`)."""
+Tell = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Sends `notifications/tasks/status` to a session (by key), if its connection is open here."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def wire(record: dict[str, Any]) -> dict[str, Any]:
+    """The wire `Task` of a stored record."""
+    return {name: record[name] for name in WIRE if record.get(name) is not None}
+
+
+@dataclass(slots=True, eq=False)
+class _Running:
+    """A task whose call runs on this replica."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+class TaskRunner:
+    """Creates, runs, answers and cancels the gateway's own tasks; `bind` a task group before the first."""
+
+    def __init__(self, records: TaskRecords, run: RunCall, tell: Tell) -> None:
+        self.records = records
+        self._run_call = run
+        self._tell = tell
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._running: dict[tuple[str, str], _Running] = {}
+
+    def bind(self, tg: anyio.abc.TaskGroup) -> None:
+        """Calls run in `tg` (the gateway's, for its lifetime)."""
+        self._tg = tg
+
+    @property
+    def ready(self) -> bool:
+        """Whether tasks can run (the capability is declared only then)."""
+        return self._tg is not None
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    async def start(
+        self, caller: Caller, name: str, arguments: dict[str, Any] | None, ttl: int | None
+    ) -> dict[str, Any]:
+        """A new task running `name` for `caller`: its wire `Task` (status `working`)."""
+        if self._tg is None:
+            raise GatewayError("the gateway is not running yet: it cannot start tasks. Retry in a few seconds.")
+        if ttl is not None and ttl < 0:
+            raise RequestRejected(f"task ttl {ttl} ms is negative: send a ttl in milliseconds, or none.")
+        granted = min(ttl or DEFAULT_TTL_MS, MAX_TTL_MS)
+        now = _now()
+        task_id = secrets.token_urlsafe(18)
+        record: dict[str, Any] = {"taskId": task_id, "status": "working", "createdAt": now, "lastUpdatedAt": now}
+        record |= {"ttl": granted, "pollInterval": POLL_MS}
+        owner = caller.identity.owner
+        await self.records.create(owner, task_id, record, granted / 1000)
+        running = self._running[(owner, task_id)] = _Running()
+        self._tg.start_soon(self._run, caller, name, arguments, record, running)
+        return wire(record)
+
+    async def _run(
+        self, caller: Caller, name: str, arguments: dict[str, Any] | None, record: dict[str, Any], running: _Running
+    ) -> None:
+        owner, task_id = caller.identity.owner, record["taskId"]
+        try:
+            with running.scope:
+                result = await self._run_call(caller, name, arguments)
+            if running.scope.cancelled_caught:
+                return  # cancelled here: `cancel` settled it
+            ended = {**record, "status": "failed" if result.is_error else "completed", "lastUpdatedAt": _now()}
+            if result.is_error:
+                ended["statusMessage"] = "the tool call ended with an error result (isError); tasks/result has it"
+            ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            stored = await self.records.settle(owner, task_id, ended)
+            if stored is not None:
+                await self._tell(caller.key, wire(stored))
+        except Exception:  # a failure of one task (the store, a bug) must not end the gateway's task group
+            logger.exception("task %s (%s) failed outside its call; it stays as last stored", task_id, name)
+        finally:
+            running.done.set()
+            self._running.pop((owner, task_id), None)
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any]:
+        record = await self.records.get(owner, task_id)
+        if record is None:
+            raise TaskNotFound(task_id)
+        return record
+
+    async def result(self, owner: str, task_id: str) -> dict[str, Any]:
+        """The task's result (a `CallToolResult` on the wire) once it is terminal: waits until then."""
+        record = await self.get(owner, task_id)
+        while record["status"] not in TERMINAL:
+            running = self._running.get((owner, task_id))
+            if running is not None:
+                await running.done.wait()
+            else:  # running on another replica (or its replica died): the store says when it ends
+                await anyio.sleep(POLL_MS / 1000)
+            record = await self.get(owner, task_id)
+        if record["status"] == "cancelled" or "result" not in record:
+            raise TaskCancelled(task_id)
+        result: dict[str, Any] = record["result"]
+        result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": task_id}}
+        return result
+
+    async def list(self, owner: str) -> list[dict[str, Any]]:
+        """The owner's live tasks, newest first."""
+        records = await self.records.list(owner)
+        return [wire(r) for r in sorted(records, key=lambda r: str(r.get("createdAt")), reverse=True)]
+
+    async def cancel(self, owner: str, task_id: str) -> dict[str, Any]:
+        record = await self.get(owner, task_id)
+        if record["status"] in TERMINAL:
+            raise RequestRejected(
+                f"task {task_id!r} is already {record['status']}: a finished task cannot be cancelled. "
+                "Call tasks/result for its outcome."
+            )
+        stored = await self.records.settle(
+            owner,
+            task_id,
+            {**record, "status": "cancelled", "statusMessage": "cancelled by the client", "lastUpdatedAt": _now()},
+        )
+        if stored is None:
+            raise TaskNotFound(task_id)
+        running = self._running.get((owner, task_id))
+        if running is not None:  # runs here: answered once the call has stopped
+            running.scope.cancel()
+            await running.done.wait()
+        return wire(stored)
+
+
+def declared(capabilities: types.ServerCapabilities, version: str | None) -> types.ServerCapabilities:
+    """`capabilities` with the gateway's tasks (list, cancel, task-augmented `tools/call`), for the handshake era:
+    the 2026 era moved tasks to an extension the gateway does not offer."""
+    if version in MODERN_PROTOCOL_VERSIONS:
+        return capabilities
+    calls = types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability()))
+    tasks = types.ServerTasksCapability(
+        list=types.TasksListCapability(), cancel=types.TasksCancelCapability(), requests=calls
+    )
+    return capabilities.model_copy(update={"tasks": tasks})
+
+
+def listed(result: types.ListToolsResult, version: str | None) -> types.ListToolsResult:
+    """Every tool may be called as a task or not (`execution.taskSupport` "optional") where the client's version
+    has tasks, whatever its server declared: the gateway runs any call as a task, and resolves a server's
+    task-only tool into a plain answer. Other versions are left as they are (older ones drop `execution`,
+    `eras.adapted`)."""
+    if version != TASKS_VERSION:
+        return result
+    execution = types.ToolExecution(task_support="optional")
+    tools = [tool.model_copy(update={"execution": execution}) for tool in result.tools]
+    return result.model_copy(update={"tools": tools})
