@@ -22,6 +22,7 @@ from gateway.downstreams import changes, listing
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.downstreams.deadline import Deadline
 from gateway.downstreams.inflight import InFlight
+from gateway.downstreams.tasks import TaskCaller, offers_tasks, task_only
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
 from gateway.types import ProgressFn
 
@@ -77,6 +78,7 @@ class Downstream:
         self.protocol_version: str | None = None
         self.problems: dict[str, list[str]] = {}
         """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
+        self.task_only: frozenset[str] = frozenset()  # tools its last listing runs only as tasks: `TaskCaller`
         self.hosted = False
         """An in-process server (Think, `gateway.*`): the forward tells it whose call it is (`OWNER_META_KEY`)."""
         self._target, self._prepare = target, prepare
@@ -342,6 +344,8 @@ class Downstream:
         """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
         caller = self._caller or SessionCaller(session)
+        if name in self.task_only and offers_tasks(self.capabilities):
+            caller = TaskCaller(session)
         limit = Deadline(self.timeout_s, self.max_timeout_s, progress)  # the server's progress extends it
         with self._calls.counted(), self._failures(client), limit.scope:
             result = await caller.call_tool(
@@ -384,6 +388,7 @@ class Downstream:
         if problems:
             logger.warning("server %s: %s listing: %s", self.name, kind, "; ".join(problems))
         self.problems[kind] = problems
+        self.task_only = task_only(items) if kind == "tools" else self.task_only
         return items
 
 

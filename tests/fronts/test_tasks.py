@@ -23,9 +23,10 @@ RELATED = "io.modelcontextprotocol/related-task"
 
 
 def tasked(events: Path | None = None) -> dict[str, Any]:
-    """A stdio server entry running the task-speaking test server."""
+    """A stdio server entry running the task-speaking test server, on the handshake era: the one whose tasks it
+    speaks (the SDK would also serve it 2026-07-28, where tasks are an extension it does not offer)."""
     extra = [] if events is None else ["--events-file", str(events)]
-    return {"transport": "stdio", "command": sys.executable, "args": [TASKED, *extra]}
+    return {"transport": "stdio", "command": sys.executable, "args": [TASKED, *extra], "protocol": "legacy"}
 
 
 async def send(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:

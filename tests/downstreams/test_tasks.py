@@ -1,0 +1,40 @@
+"""A server's task-only tool through the gateway (tests/servers/tasked.py speaks 2025-11-25 tasks for real): a
+client without tasks gets its final result as a plain call, with each step the server reported as progress; a
+task-capable client's task wraps the server's."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.fronts.test_tasks import as_task, send, tasked
+from tests.harness import connected, text_of, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_client_without_tasks_gets_a_task_only_tools_result_as_a_plain_call_with_progress(
+    tmp_path: Path,
+) -> None:
+    events = tmp_path / "events"
+    config = write_config(tmp_path, {"t": tasked(events)}, think={"state_dir": str(tmp_path / "s")})
+    told: list[str | None] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        told.append(message)
+
+    async with connected(config) as (_, client):
+        result = await client.call_tool("t.job", {"steps": 3}, progress_callback=progress)
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "job done after 3 steps"
+    assert told == ["working", "step 1 of 3", "step 2 of 3", "step 3 of 3"]  # started, then every step once
+    assert events.read_text().splitlines() == ["call job task"]  # sent as a task, never as a plain call
+
+
+async def test_a_task_capable_clients_task_wraps_the_servers_task(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"t": tasked()}, think={"state_dir": str(tmp_path / "s")})
+    async with connected(config) as (_, client):
+        task = await as_task(client, "t.job", {"steps": 2})
+        result = await send(client, "tasks/result", {"taskId": task["taskId"]})
+        listed = (await send(client, "tasks/list", {}))["tasks"]
+    assert result["content"][0]["text"] == "job done after 2 steps"
+    assert [t["taskId"] for t in listed] == [task["taskId"]]  # the gateway's id; the server's stays inside

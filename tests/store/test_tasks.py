@@ -1,0 +1,59 @@
+"""Durable tasks on both backends: a record is its owner's alone, the first terminal status wins (a completion after
+a cancellation changes nothing, across replicas), listing shows the owner's live tasks, and a task is forgotten
+when its ttl has passed."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from gateway.store.base import TaskRecords
+from tests.store.conftest import Backend
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def opened(backend: Backend) -> AsyncIterator[TaskRecords]:
+    """The backend's task records, as one replica opens them (closed after)."""
+    stores = backend.open()
+    try:
+        yield stores.tasks
+    finally:
+        await stores.aclose()
+
+
+def task(task_id: str, status: str = "working") -> dict[str, Any]:
+    return {"taskId": task_id, "status": status, "createdAt": "2026-11-25T00:00:00Z", "ttl": 60_000}
+
+
+async def test_a_task_is_its_owners_alone(backend: Backend) -> None:
+    async with opened(backend) as tasks:
+        await tasks.create("alice", "t1", task("t1"), 60)
+        assert (await tasks.get("alice", "t1") or {})["status"] == "working"
+        assert await tasks.get("bob", "t1") is None
+        assert await tasks.settle("bob", "t1", task("t1", "cancelled")) is None
+        assert [r["taskId"] for r in await tasks.list("alice")] == ["t1"]
+        assert await tasks.list("bob") == []
+
+
+async def test_the_first_terminal_status_wins_across_replicas(backend: Backend) -> None:
+    async with opened(backend) as tasks, opened(backend) as other_replica:
+        await tasks.create("alice", "t2", task("t2"), 60)
+        cancelled = await other_replica.settle("alice", "t2", task("t2", "cancelled"))
+        assert cancelled is not None and cancelled["status"] == "cancelled"
+        late = await tasks.settle("alice", "t2", {**task("t2", "completed"), "result": {"content": []}})
+        assert late is not None and late["status"] == "cancelled" and "result" not in late
+        assert (await tasks.get("alice", "t2") or {})["status"] == "cancelled"
+
+
+async def test_a_task_is_forgotten_when_its_ttl_has_passed(backend: Backend) -> None:
+    async with opened(backend) as tasks:
+        await tasks.create("alice", "t3", task("t3"), 0.05)
+        await tasks.create("alice", "t4", task("t4"), 60)
+        await anyio.sleep(0.1)  # the ttl is the clock itself: there is no event to wait on
+        assert await tasks.get("alice", "t3") is None
+        assert await tasks.settle("alice", "t3", task("t3", "completed")) is None
+        assert [r["taskId"] for r in await tasks.list("alice")] == ["t4"]
