@@ -164,8 +164,8 @@ class Gateway:
             exposure=self.exposure,
             denial=self._denial,
         )
-        self.tasks = tasks_wire.runner(self.front, self.stores.tasks)
-        tasks_wire.install(self.front, self.tasks)
+        self.tasks = tasks_wire.runner(self.front, self.stores.tasks, config.limits.task_max_ttl_s)
+        tasks_wire.install(self.front, self.tasks, after_s=config.limits.task_after_s)
 
     def _driver_full_text(self, config: GatewayConfig) -> str:
         version = self.prompts.get(config.bootstrap.driver_version).version

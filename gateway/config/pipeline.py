@@ -46,6 +46,11 @@ class LimitsConfig(ConfigModel):
     their completion (oldest dropped first; a completion for a dropped one reaches nobody and is logged)."""
     url_elicitation_ttl_s: float = Field(default=3600.0, gt=0)
     """How long such an ask is remembered."""
+    task_after_s: float = Field(default=10.0, ge=0)
+    """A 2026-era client that declared the tasks extension gets a task for a call still running after this long
+    (the call goes on in the background; shorter calls are answered as usual)."""
+    task_max_ttl_s: float = Field(default=86_400.0, gt=0)
+    """The longest a task is kept in the store, whatever ttl its client asks for."""
     startup_wait_s: float = Field(default=10.0, ge=0)
     """How long start-up waits for slow servers' handshakes before serving without them; a late one is added
     when it comes up and clients hear `list_changed` (each server still retries per its `connect_timeout_s`)."""

@@ -33,6 +33,7 @@ import anyio
 import anyio.abc
 import mcp.types as types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskNotFound
 from gateway.fronts.auth.callers import Caller
@@ -42,6 +43,8 @@ logger = logging.getLogger(__name__)
 
 TASKS_VERSION = "2025-11-25"
 """The one protocol version with tasks in its core (2026-07-28 moved them to an extension)."""
+EXTENSION = "io.modelcontextprotocol/tasks"
+"""The 2026-07-28 tasks extension (SEP-2663): the server decides which calls become tasks."""
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 DEFAULT_TTL_MS = 3_600_000
 """A task kept for an hour when the client names no ttl."""
@@ -58,28 +61,49 @@ Tell = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Sends `notifications/tasks/status` to a session (by key), if its connection is open here."""
 
 
+def declares(params: Any) -> bool:
+    """Whether a 2026-era request's envelope declares the tasks extension among its client capabilities (only then
+    may it be answered with a task)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    declared = meta.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
+    extensions = declared.get("extensions") if isinstance(declared, dict) else None
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def wire(record: dict[str, Any]) -> dict[str, Any]:
-    """The wire `Task` of a stored record."""
-    return {name: record[name] for name in WIRE if record.get(name) is not None}
+def wire(record: dict[str, Any], *, modern: bool = False) -> dict[str, Any]:
+    """The wire `Task` of a stored record: as 2025-11-25 defines it, or (`modern`) as the 2026-07-28 extension's
+    `DetailedTask` does (`ttlMs`, `pollIntervalMs`, a tool's error result `completed`, the result inline)."""
+    task = {name: record[name] for name in WIRE if record.get(name) is not None}
+    if not modern:
+        return task
+    task["ttlMs"], task["pollIntervalMs"] = task.pop("ttl"), task.pop("pollInterval")
+    if "result" in record:
+        task |= {"status": "completed", "result": record["result"]}
+    return task
 
 
 @dataclass(slots=True, eq=False)
 class _Running:
-    """A task whose call runs on this replica."""
+    """A call running on this replica for a task (`stored`: its record exists; a deferred start creates it only
+    once the call outlasts its wait)."""
 
+    record: dict[str, Any]
+    stored: bool
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
+    result: types.CallToolResult | None = None
 
 
 class TaskRunner:
     """Creates, runs, answers and cancels the gateway's own tasks; `bind` a task group before the first."""
 
-    def __init__(self, records: TaskRecords, run: RunCall, tell: Tell) -> None:
+    def __init__(self, records: TaskRecords, run: RunCall, tell: Tell, *, max_ttl_ms: int = MAX_TTL_MS) -> None:
         self.records = records
+        self.max_ttl_ms = max_ttl_ms
         self._run_call = run
         self._tell = tell
         self._tg: anyio.abc.TaskGroup | None = None
@@ -89,54 +113,76 @@ class TaskRunner:
         """Calls run in `tg` (the gateway's, for its lifetime)."""
         self._tg = tg
 
-    @property
-    def ready(self) -> bool:
-        """Whether tasks can run (the capability is declared only then)."""
-        return self._tg is not None
-
     def __len__(self) -> int:
         return len(self._running)
 
     async def start(
-        self, caller: Caller, name: str, arguments: dict[str, Any] | None, ttl: int | None
-    ) -> dict[str, Any]:
-        """A new task running `name` for `caller`: its wire `Task` (status `working`)."""
+        self,
+        caller: Caller,
+        name: str,
+        arguments: dict[str, Any] | None,
+        ttl: int | None,
+        *,
+        after_s: float | None = None,
+    ) -> dict[str, Any] | types.CallToolResult:
+        """A new task running `name` for `caller`: its record (status `working`), stored before this returns. With
+        `after_s`, the call's result instead when it ends within that many seconds (then nothing is stored)."""
         if self._tg is None:
             raise GatewayError("the gateway is not running yet: it cannot start tasks. Retry in a few seconds.")
         if ttl is not None and ttl < 0:
             raise RequestRejected(f"task ttl {ttl} ms is negative: send a ttl in milliseconds, or none.")
-        granted = min(ttl or DEFAULT_TTL_MS, MAX_TTL_MS)
-        now = _now()
-        task_id = secrets.token_urlsafe(18)
+        granted = min(ttl or DEFAULT_TTL_MS, self.max_ttl_ms)
+        now, task_id, owner = _now(), secrets.token_urlsafe(18), caller.identity.owner
         record: dict[str, Any] = {"taskId": task_id, "status": "working", "createdAt": now, "lastUpdatedAt": now}
         record |= {"ttl": granted, "pollInterval": POLL_MS}
-        owner = caller.identity.owner
-        await self.records.create(owner, task_id, record, granted / 1000)
-        running = self._running[(owner, task_id)] = _Running()
-        self._tg.start_soon(self._run, caller, name, arguments, record, running)
-        return wire(record)
+        running = _Running(record, stored=after_s is None)
+        if running.stored:
+            await self.records.create(owner, task_id, record, granted / 1000)
+        self._running[(owner, task_id)] = running
+        self._tg.start_soon(self._run, caller, name, arguments, running)
+        if after_s is None:
+            return record
+        try:
+            with anyio.move_on_after(after_s):
+                await running.done.wait()
+            if running.result is not None:
+                return running.result  # a short call: no task
+            if running.done.is_set():  # `_run` logged why
+                raise GatewayError(f"the call of {name!r} failed inside the gateway (see its log); call it again.")
+            await self.records.create(owner, task_id, record, granted / 1000)
+        except BaseException:  # the client's request ended before its call became a task: the call ends too
+            running.scope.cancel()
+            raise
+        running.stored = True  # from here `_run` settles the record; before, it left the result here
+        if running.result is not None:
+            await self._settle(caller, running)
+        return record
 
-    async def _run(
-        self, caller: Caller, name: str, arguments: dict[str, Any] | None, record: dict[str, Any], running: _Running
-    ) -> None:
-        owner, task_id = caller.identity.owner, record["taskId"]
+    async def _run(self, caller: Caller, name: str, arguments: dict[str, Any] | None, running: _Running) -> None:
+        owner, task_id = caller.identity.owner, running.record["taskId"]
         try:
             with running.scope:
                 result = await self._run_call(caller, name, arguments)
-            if running.scope.cancelled_caught:
-                return  # cancelled here: `cancel` settled it
-            ended = {**record, "status": "failed" if result.is_error else "completed", "lastUpdatedAt": _now()}
-            if result.is_error:
-                ended["statusMessage"] = "the tool call ended with an error result (isError); tasks/result has it"
-            ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            stored = await self.records.settle(owner, task_id, ended)
-            if stored is not None:
-                await self._tell(caller.key, wire(stored))
+            if not running.scope.cancelled_caught:  # cancelled here: `cancel` settled it
+                running.result = result
+                if running.stored:
+                    await self._settle(caller, running)
         except Exception:  # a failure of one task (the store, a bug) must not end the gateway's task group
             logger.exception("task %s (%s) failed outside its call; it stays as last stored", task_id, name)
         finally:
             running.done.set()
             self._running.pop((owner, task_id), None)
+
+    async def _settle(self, caller: Caller, running: _Running) -> None:
+        result = running.result
+        assert result is not None
+        ended = {**running.record, "status": "failed" if result.is_error else "completed", "lastUpdatedAt": _now()}
+        if result.is_error:
+            ended["statusMessage"] = "the tool call ended with an error result (isError); its result has it"
+        ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        stored = await self.records.settle(caller.identity.owner, running.record["taskId"], ended)
+        if stored is not None:
+            await self._tell(caller.key, wire(stored))
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any]:
         record = await self.records.get(owner, task_id)
@@ -161,7 +207,7 @@ class TaskRunner:
         return result
 
     async def list(self, owner: str) -> list[dict[str, Any]]:
-        """The owner's live tasks, newest first."""
+        """The owner's live tasks (2025-11-25 wire `Task`s), newest first."""
         records = await self.records.list(owner)
         return [wire(r) for r in sorted(records, key=lambda r: str(r.get("createdAt")), reverse=True)]
 
@@ -183,14 +229,14 @@ class TaskRunner:
         if running is not None:  # runs here: answered once the call has stopped
             running.scope.cancel()
             await running.done.wait()
-        return wire(stored)
+        return stored
 
 
 def declared(capabilities: types.ServerCapabilities, version: str | None) -> types.ServerCapabilities:
-    """`capabilities` with the gateway's tasks (list, cancel, task-augmented `tools/call`), for the handshake era:
-    the 2026 era moved tasks to an extension the gateway does not offer."""
+    """`capabilities` with the gateway's tasks: for the handshake era list, cancel and task-augmented `tools/call`;
+    for the 2026 era the tasks extension."""
     if version in MODERN_PROTOCOL_VERSIONS:
-        return capabilities
+        return capabilities.model_copy(update={"extensions": {**(capabilities.extensions or {}), EXTENSION: {}}})
     calls = types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability()))
     tasks = types.ServerTasksCapability(
         list=types.TasksListCapability(), cancel=types.TasksCancelCapability(), requests=calls

@@ -1,13 +1,17 @@
-"""The gateway's tasks on the client-facing SDK server: a task-augmented `tools/call` becomes a task
-(`fronts.tasks.TaskRunner`), and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answer from the store.
+"""The gateway's tasks on the client-facing SDK server, in both eras (`fronts.tasks.TaskRunner` runs them).
 
-The task-augmented call is taken by a server middleware, before the SDK's per-version result check: that check
-knows only `CallToolResult` for `tools/call` at 2025-11-25, and the answer here is a `CreateTaskResult`. The
-`tasks/*` methods are not in the SDK's spec tables (types only), so they are plain custom handlers. Both serve
-handshake-era connections only; a 2026-era request for them is "method not found", as before.
+* 2025-11-25: a `tools/call` carrying `params.task` becomes a task, answered at once (`CreateTaskResult`);
+  `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answer from the store.
+* 2026-07-28 (the `io.modelcontextprotocol/tasks` extension): the server decides. A call of a client whose request
+  declares the extension runs in the background; still running after `limits.task_after_s` it is answered with a
+  task (`resultType: "task"`), else with its result as usual. `tasks/get` gives the task with its result inline
+  once done, `tasks/cancel` and `tasks/update` acknowledge (the gateway's tasks never wait for input).
+
+The calls are taken by a server middleware, before the SDK's per-version result check, which knows only
+`CallToolResult` for `tools/call`. The `tasks/*` methods are not in the SDK's tables (types only): plain custom
+handlers, each answering the era of its request.
 """
 
-from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
@@ -21,12 +25,12 @@ from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.eras import adapted
 from gateway.fronts.server import Front
-from gateway.fronts.tasks import TaskRunner, wire
+from gateway.fronts.tasks import TaskRunner, declares, wire
 from gateway.store.base import TaskRecords
 from gateway.types import RequestCtx
 
 
-def runner(front: Front, records: TaskRecords) -> TaskRunner:
+def runner(front: Front, records: TaskRecords, max_ttl_s: float) -> TaskRunner:
     """A task runner whose calls go through `front`'s pipeline and whose status notices reach its clients."""
 
     async def run(caller: Caller, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -41,70 +45,79 @@ def runner(front: Front, records: TaskRecords) -> TaskRunner:
             with suppress(Exception):  # a connection closing meanwhile: the notice is optional
                 await connection.notify("notifications/tasks/status", task)
 
-    return TaskRunner(records, run, tell)
+    return TaskRunner(records, run, tell, max_ttl_ms=int(max_ttl_s * 1000))
 
 
-def install(front: Front, tasks: TaskRunner) -> None:
-    """Serve the gateway's tasks on `front`'s SDK server, and declare them to handshake-era clients."""
+def _modern(ctx: RequestCtx) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def install(front: Front, tasks: TaskRunner, *, after_s: float) -> None:
+    """Serve the gateway's tasks on `front`'s SDK server, and declare them (`after_s`: `limits.task_after_s`)."""
     server = front.server
-    server.middleware.append(_TaskCalls(front, tasks))
+    server.middleware.append(_TaskCalls(front, tasks, after_s))
 
-    def owner(ctx: RequestCtx) -> str:
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+    def owner(ctx: RequestCtx, *, era: bool | None = None) -> str:
+        if era is not None and _modern(ctx) != era:  # a method of the other era's tasks
             raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
         return front.callers.of(ctx.request).identity.owner
 
     async def get(ctx: RequestCtx, params: types.GetTaskRequestParams) -> dict[str, Any]:
-        found: dict[str, Any] = await _mapped(tasks.get(owner(ctx), params.task_id), as_task=True)
-        return found
+        return wire(await _mapped(tasks.get(owner(ctx), params.task_id)), modern=_modern(ctx))
 
     async def result(ctx: RequestCtx, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
-        found = await _mapped(tasks.result(owner(ctx), params.task_id))
+        found = await _mapped(tasks.result(owner(ctx, era=False), params.task_id))
         return adapted(types.CallToolResult.model_validate(found), ctx.protocol_version).model_dump(
             by_alias=True, mode="json", exclude_none=True
         )
 
     async def listing(ctx: RequestCtx, params: types.PaginatedRequestParams) -> dict[str, Any]:
-        return {"tasks": await _mapped(tasks.list(owner(ctx)))}
+        return {"tasks": await _mapped(tasks.list(owner(ctx, era=False)))}
 
     async def cancel(ctx: RequestCtx, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        cancelled: dict[str, Any] = await _mapped(tasks.cancel(owner(ctx), params.task_id))
-        return cancelled
+        stored = await _mapped(tasks.cancel(owner(ctx), params.task_id))
+        return {} if _modern(ctx) else wire(stored)  # the extension acknowledges with an empty result
+
+    async def update(ctx: RequestCtx, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        await _mapped(tasks.get(owner(ctx, era=True), params.task_id))  # known, else "not found"
+        return {}  # nothing to answer: the gateway's tasks ask for no input
 
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, get)
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, result)
     server.add_request_handler("tasks/list", types.PaginatedRequestParams, listing)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel)
-    front.server.offers_tasks = True
+    server.add_request_handler("tasks/update", types.GetTaskRequestParams, update)
+    server.offers_tasks = True
 
 
-async def _mapped(pending: Any, *, as_task: bool = False) -> Any:
-    """What `pending` gives (a record reduced to its wire `Task` when `as_task`), or its error as the client's."""
+async def _mapped(pending: Any) -> Any:
+    """What `pending` gives, or its error as the client's."""
     try:
-        found = await pending
+        return await pending
     except GatewayError as exc:
         raise to_mcp_error(exc) from exc
-    return wire(found) if as_task else found
 
 
 class _TaskCalls:
-    """Takes a handshake-era `tools/call` that carries `params.task`: it becomes a task, answered at once."""
+    """Takes the `tools/call`s that become (or may become) tasks."""
 
-    def __init__(self, front: Front, tasks: TaskRunner) -> None:
+    def __init__(self, front: Front, tasks: TaskRunner, after_s: float) -> None:
         self.front = front
         self.tasks = tasks
+        self.after_s = after_s
 
     async def __call__(self, ctx: RequestCtx, call_next: CallNext) -> HandlerResult:
         params = ctx.params
-        if (
-            ctx.method != "tools/call"
-            or not isinstance(params, Mapping)
-            or params.get("task") is None
-            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        ):
+        if ctx.method != "tools/call" or not isinstance(params, dict):
+            return await call_next(ctx)
+        modern = _modern(ctx)
+        if (params.get("task") is None) if not modern else not declares(params):
             return await call_next(ctx)
         call = types.CallToolRequestParams.model_validate(params, by_name=False)
         caller = self.front.callers.of(ctx.request)
-        ttl = call.task.ttl if call.task is not None else None
-        task = await _mapped(self.tasks.start(caller, call.name, call.arguments, ttl))
-        return {"task": task}
+        ttl = call.task.ttl if call.task is not None and not modern else None
+        after_s = self.after_s if modern else None
+        outcome = await _mapped(self.tasks.start(caller, call.name, call.arguments, ttl, after_s=after_s))
+        if isinstance(outcome, types.CallToolResult):
+            return outcome  # finished in time: the plain answer
+        return {"resultType": "task", **wire(outcome, modern=True)} if modern else {"task": wire(outcome)}

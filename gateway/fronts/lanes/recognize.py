@@ -12,6 +12,8 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as spec
 from pydantic import ValidationError
 
+from gateway.fronts.tasks import declares
+
 RequestId = str | int
 
 
@@ -39,13 +41,14 @@ def modern_version(message: Any, headers: Mapping[str, str] | None = None) -> st
 
 def plain_params(params: Any, version: str) -> bool:
     """`tools/call` params a lane may serve at `version`: an object whose `_meta`, if any, is an object without a
-    progress token (progress needs the SDK's relay), without `task`, valid under the SDK's per-version surface."""
+    progress token (progress needs the SDK's relay), that may not become a task (no `task`, no tasks extension
+    declared), valid under the SDK's per-version surface."""
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
     if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):
         return False
-    if params.get("task") is not None:  # a task-augmented call: the SDK path makes it a task (`fronts.tasks_wire`)
+    if params.get("task") is not None or declares(params):  # it may become a task: `fronts.tasks_wire` decides
         return False
     try:
         spec.validate_client_request("tools/call", version, params)
