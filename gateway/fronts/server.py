@@ -13,7 +13,7 @@ from mcp.server.subscriptions import ListenHandler
 from gateway import __version__, sdk, telemetry
 from gateway.downstreams.peer import Peer, offerable
 from gateway.errors import to_mcp_error, to_tool_result
-from gateway.fronts import eras, relayed, tasks
+from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
@@ -38,7 +38,7 @@ class GatewayServer(Server[Any]):
 
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         capabilities = super().get_capabilities(*args, **kwargs)
-        return tasks.declared(capabilities, kwargs.get("protocol_version")) if self.offers_tasks else capabilities
+        return tasks_offer.declared(capabilities, kwargs.get("protocol_version")) if self.offers_tasks else capabilities
 
     # The HTTP session manager builds InitializationOptions without NotificationOptions, which would
     # advertise listChanged=false to handshake-era HTTP clients although we do send the notifications.
@@ -152,7 +152,7 @@ class Front:
 
     async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listing = _answer(await self.handle_ctx(ctx, "tools/list", {}), types.ListToolsResult)
-        return tasks.listed(listing, ctx.protocol_version) if self.server.offers_tasks else listing
+        return tasks_offer.listed(listing, ctx.protocol_version) if self.server.offers_tasks else listing
 
     async def _list_resources(
         self, ctx: RequestCtx, params: types.PaginatedRequestParams | None

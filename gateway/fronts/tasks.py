@@ -1,6 +1,8 @@
-"""Any tool call as a durable task (2025-11-25 experimental tasks), whatever its server supports.
+"""Any tool call as a durable task, whatever its server supports: 2025-11-25 experimental tasks, and the 2026-07-28
+`io.modelcontextprotocol/tasks` extension (`fronts.tasks_wire` speaks both).
 
-A task-augmented `tools/call` (`params.task`) is answered at once with the new task; the call itself runs in the
+A task-augmented `tools/call` (`params.task`; in the 2026 era a call still running after `limits.task_after_s`
+whose client declared the extension) is answered with the new task; the call itself runs in the
 gateway's task group (`TaskRunner.bind`), not in the client's request, so the client may disconnect. Its status
 and final result are kept in the store (`TaskRecords`: files, or Redis shared by replicas), under the identity
 that made it: `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any replica, and another
@@ -12,9 +14,13 @@ Translation rules chosen where the spec leaves room:
   result is fetched: the size guard spills an oversized result into the identity's stored outputs, so a task
   record never holds more than a preview; the audit line carries the call's real duration; Think observes the
   step when it happened. A fetched result is only shaped for the fetching client's protocol version.
-* A result with `isError` ends the task `failed` (its result is still returned by `tasks/result`); a cancelled
-  task has no result (`tasks/result` answers an error saying so).
-* `ttl` is honoured up to `MAX_TTL_MS` (the task says the ttl granted); without one, `DEFAULT_TTL_MS`.
+* A result with `isError` ends the task `failed` for 2025-11-25 clients (that spec's rule; `tasks/result` still
+  returns it) and `completed` for 2026-era clients (the extension's rule); a cancelled task has no result
+  (`tasks/result` answers an error saying so).
+* `ttl` is honoured up to `limits.task_max_ttl_s` (the task says the ttl granted); without one, `DEFAULT_TTL_MS`
+  (2026-era clients cannot ask for one). The record is created before the task is answered (the extension's
+  MUST: a `tasks/get` on any replica finds it).
+* In the 2026 era nothing is stored for a call that ends within `limits.task_after_s`: it is answered as usual.
 * The call runs without a client to ask: a downstream's sampling, elicitation or roots request during it is
   refused, and its progress and logs reach nobody. `notifications/tasks/status` goes to the creating
   connection when the task ends, if that connection is still open on this replica.
@@ -32,8 +38,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp.types as types
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskNotFound
 from gateway.fronts.auth.callers import Caller
@@ -41,10 +45,6 @@ from gateway.store.base import TERMINAL, TaskRecords
 
 logger = logging.getLogger(__name__)
 
-TASKS_VERSION = "2025-11-25"
-"""The one protocol version with tasks in its core (2026-07-28 moved them to an extension)."""
-EXTENSION = "io.modelcontextprotocol/tasks"
-"""The 2026-07-28 tasks extension (SEP-2663): the server decides which calls become tasks."""
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 DEFAULT_TTL_MS = 3_600_000
 """A task kept for an hour when the client names no ttl."""
@@ -59,15 +59,6 @@ RunCall = Callable[[Caller, str, dict[str, Any] | None], Awaitable[types.CallToo
 """Runs one tool call through the pipeline for a caller, without a client end (`Front.call_tool`)."""
 Tell = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Sends `notifications/tasks/status` to a session (by key), if its connection is open here."""
-
-
-def declares(params: Any) -> bool:
-    """Whether a 2026-era request's envelope declares the tasks extension among its client capabilities (only then
-    may it be answered with a task)."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    declared = meta.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
-    extensions = declared.get("extensions") if isinstance(declared, dict) else None
-    return isinstance(extensions, dict) and EXTENSION in extensions
 
 
 def _now() -> str:
@@ -230,27 +221,3 @@ class TaskRunner:
             running.scope.cancel()
             await running.done.wait()
         return stored
-
-
-def declared(capabilities: types.ServerCapabilities, version: str | None) -> types.ServerCapabilities:
-    """`capabilities` with the gateway's tasks: for the handshake era list, cancel and task-augmented `tools/call`;
-    for the 2026 era the tasks extension."""
-    if version in MODERN_PROTOCOL_VERSIONS:
-        return capabilities.model_copy(update={"extensions": {**(capabilities.extensions or {}), EXTENSION: {}}})
-    calls = types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability()))
-    tasks = types.ServerTasksCapability(
-        list=types.TasksListCapability(), cancel=types.TasksCancelCapability(), requests=calls
-    )
-    return capabilities.model_copy(update={"tasks": tasks})
-
-
-def listed(result: types.ListToolsResult, version: str | None) -> types.ListToolsResult:
-    """Every tool may be called as a task or not (`execution.taskSupport` "optional") where the client's version
-    has tasks, whatever its server declared: the gateway runs any call as a task, and resolves a server's
-    task-only tool into a plain answer. Other versions are left as they are (older ones drop `execution`,
-    `eras.adapted`)."""
-    if version != TASKS_VERSION:
-        return result
-    execution = types.ToolExecution(task_support="optional")
-    tools = [tool.model_copy(update={"execution": execution}) for tool in result.tools]
-    return result.model_copy(update={"tools": tools})

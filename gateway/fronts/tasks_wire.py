@@ -25,7 +25,8 @@ from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.eras import adapted
 from gateway.fronts.server import Front
-from gateway.fronts.tasks import TaskRunner, declares, wire
+from gateway.fronts.tasks import TaskRunner, wire
+from gateway.fronts.tasks_offer import declares
 from gateway.store.base import TaskRecords
 from gateway.types import RequestCtx
 

@@ -15,7 +15,7 @@ from mcp.client import advertise
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.fronts.tasks import EXTENSION
+from gateway.fronts.tasks_offer import EXTENSION
 from tests.fronts.test_tasks import send, tasked
 from tests.harness import write_config
 

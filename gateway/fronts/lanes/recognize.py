@@ -12,7 +12,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as spec
 from pydantic import ValidationError
 
-from gateway.fronts.tasks import declares
+from gateway.fronts.tasks_offer import declares
 
 RequestId = str | int
 
