@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp.types as types
 from mcp import ClientSession, MCPError
 from pydantic import ValidationError
@@ -60,8 +61,11 @@ class TaskCaller:
         extra: dict[str, Any] | None = None,
     ) -> ToolAnswer:
         params = {"name": name, "arguments": arguments, **(extra or {}), "task": {"ttl": int(timeout_s * 1000)}}
-        task = types.CreateTaskResult.model_validate(await self._send("tools/call", params, timeout_s)).task
+        with anyio.CancelScope(shield=True):  # a cancel meanwhile would orphan the server's task: it waits for its id
+            created = await self._send("tools/call", params, timeout_s)
+        task = types.CreateTaskResult.model_validate(created).task
         try:
+            await anyio.lowlevel.checkpoint()  # a cancel that came while the task was being created applies here
             task = await self._followed(task, timeout_s, progress)
         except BaseException:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_S):

@@ -38,3 +38,13 @@ async def test_a_task_capable_clients_task_wraps_the_servers_task(tmp_path: Path
         listed = (await send(client, "tasks/list", {}))["tasks"]
     assert result["content"][0]["text"] == "job done after 2 steps"
     assert [t["taskId"] for t in listed] == [task["taskId"]]  # the gateway's id; the server's stays inside
+
+
+async def test_a_call_that_is_cancelled_cancels_the_servers_task(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    config = write_config(tmp_path, {"t": tasked(events)}, think={"state_dir": str(tmp_path / "s")})
+    async with connected(config) as (_, client):
+        task = await as_task(client, "t.job", {"steps": 10**9})  # runs as long as it is polled
+        await send(client, "tasks/cancel", {"taskId": task["taskId"]})  # answered once the call has stopped
+    lines = events.read_text().splitlines()
+    assert lines[0] == "call job task" and lines[1].startswith("cancel ") and len(lines) == 2

@@ -1,19 +1,23 @@
 """The gateway's own durable tasks, through a real client of the in-process front and a real stdio server that has
 no tasks for the tools called (tests/servers/tasked.py): a task-augmented `tools/call` is answered with a task at
 once, runs on in the background, and its status and result are fetched with `tasks/get`, `tasks/result`,
-`tasks/list`; `tasks/cancel` stops it; its result went through the pipeline (the size guard spilled it)."""
+`tasks/list`; `tasks/cancel` stops it; its result went through the pipeline (the size guard spilled it); the
+connection that made it is told when it ends."""
 
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
+from mcp.client.extension import ClientExtension, NotificationBinding
 
 from gateway import sdk
 from gateway.app.gateway import Gateway
+from gateway.config import load_config
 from tests.harness import ROOT, connected, hints_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +114,36 @@ async def test_a_ttl_beyond_the_most_is_granted_the_most(client: tuple[Gateway, 
     assert task["ttl"] == 86_400_000
     result = await send(c, "tasks/result", {"taskId": task["taskId"]})
     assert result["content"][0]["text"] == "xxx"
+
+
+class StatusNotices(ClientExtension):
+    """A client that listens for `notifications/tasks/status` (the SDK has the type, not the binding)."""
+
+    identifier = "com.example/task-status"
+
+    def __init__(self) -> None:
+        self.seen: list[types.TaskStatusNotificationParams] = []
+        self.arrived = anyio.Event()
+
+    def notifications(self) -> list[NotificationBinding[Any]]:
+        return [
+            NotificationBinding(
+                method="notifications/tasks/status", params_type=types.TaskStatusNotificationParams, handler=self.on
+            )
+        ]
+
+    async def on(self, params: types.TaskStatusNotificationParams) -> None:
+        self.seen.append(params)
+        self.arrived.set()
+
+
+async def test_the_connection_that_made_a_task_hears_when_it_ends(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"t": tasked()}, think={"state_dir": str(tmp_path / "s")})
+    gateway, notices = Gateway(load_config(config)), StatusNotices()
+    with anyio.fail_after(60):
+        async with gateway.running(), Client(gateway.front.server, mode="legacy", extensions=[notices]) as c:
+            task = await as_task(c, "t.hold", {"key": "n"})
+            assert not notices.seen  # nothing until it ends
+            await c.call_tool("t.release", {"key": "n"})
+            await notices.arrived.wait()
+    assert [(n.task_id, n.status) for n in notices.seen] == [(task["taskId"], "completed")]

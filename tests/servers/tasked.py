@@ -3,7 +3,8 @@ types only): `job` is task-only (`execution.taskSupport: required`; a plain call
 answered with a `CreateTaskResult`, its steps told in `statusMessage` through `tasks/get`, its result by
 `tasks/result`. Each step ends only after a `tasks/get` has reported it, so a poller sees every step (no timing).
 `hold` waits until `release` names the same key (a call that stays in flight as long as a test wants); `big`
-returns `n` characters. Every tool call is written to `--events-file` as `call <tool> <task|plain>`.
+returns `n` characters. Every tool call is written to `--events-file` as `call <tool> <task|plain>`, every
+`tasks/cancel` as `cancel <task id>`.
 """
 
 import argparse
@@ -75,6 +76,7 @@ class Tasked:
         self.server.add_request_handler("tasks/get", types.GetTaskRequestParams, self.get)
         self.server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, self.result)
         self.server.add_request_handler("tasks/list", types.PaginatedRequestParams, self.listing)
+        self.server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.cancel)
 
     def event(self, line: str) -> None:
         if self.events is not None:
@@ -120,6 +122,8 @@ class Tasked:
             job.seen = anyio.Event()
             job.task |= {"statusMessage": f"step {step} of {job.steps}", "lastUpdatedAt": now()}
             await job.seen.wait()  # a poller has read this step
+            if job.task["status"] == "cancelled":
+                return
         job.result = text(f"job done after {job.steps} steps")
         job.task |= {"status": "completed", "statusMessage": "done", "lastUpdatedAt": now()}
         job.done.set()
@@ -142,6 +146,13 @@ class Tasked:
         assert job.result is not None
         related = {"io.modelcontextprotocol/related-task": {"taskId": params.task_id}}
         return {**job.result, "_meta": related}
+
+    async def cancel(self, ctx: Ctx, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        job = self.job(params.task_id)
+        self.event(f"cancel {params.task_id}")
+        job.task |= {"status": "cancelled", "statusMessage": "cancelled by the client", "lastUpdatedAt": now()}
+        job.seen.set()
+        return dict(job.task)
 
     async def listing(self, ctx: Ctx, params: types.PaginatedRequestParams) -> dict[str, Any]:
         return {"tasks": [dict(job.task) for job in self.jobs.values()]}
