@@ -7,6 +7,10 @@
   task (`resultType: "task"`), else with its result as usual. `tasks/get` gives the task with its result inline
   once done, `tasks/cancel` and `tasks/update` acknowledge (the gateway's tasks never wait for input).
 
+A call that may become a task outlives its request, so it runs without the request's client end: the client hears
+no progress for it, and a server's sampling, elicitation or roots request during it is refused (for a 2026-era
+client that declared the extension, this holds for every call it makes).
+
 The calls are taken by a server middleware, before the SDK's per-version result check, which knows only
 `CallToolResult` for `tools/call`. The `tasks/*` methods are not in the SDK's tables (types only): plain custom
 handlers, each answering the era of its request.

@@ -18,7 +18,7 @@ from mcp.client.extension import ClientExtension, NotificationBinding
 from gateway import sdk
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from tests.harness import ROOT, connected, hints_of, write_config
+from tests.harness import ROOT, connected, gateway_params, hints_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +147,15 @@ async def test_the_connection_that_made_a_task_hears_when_it_ends(tmp_path: Path
             await c.call_tool("t.release", {"key": "n"})
             await notices.arrived.wait()
     assert [(n.task_id, n.status) for n in notices.seen] == [(task["taskId"], "completed")]
+
+
+async def test_a_task_augmented_call_over_stdio_becomes_a_task_not_a_lane_call(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"t": tasked()}, think={"state_dir": str(tmp_path / "s")})
+    with anyio.fail_after(60):
+        async with Client(gateway_params(config), mode="legacy") as c:
+            await c.call_tool("t.big", {"n": 1})  # the connection is known to the front: the lane serves plain calls
+            task = await as_task(c, "t.hold", {"key": "s"})  # a lane would hold this request until released
+            assert (await send(c, "tasks/get", {"taskId": task["taskId"]}))["status"] == "working"
+            await c.call_tool("t.release", {"key": "s"})
+            result = await send(c, "tasks/result", {"taskId": task["taskId"]})
+    assert result["content"][0]["text"] == "held s released"
