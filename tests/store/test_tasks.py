@@ -4,6 +4,7 @@ when its ttl has passed."""
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -57,3 +58,14 @@ async def test_a_task_is_forgotten_when_its_ttl_has_passed(backend: Backend) -> 
         assert await tasks.get("alice", "t3") is None
         assert await tasks.settle("alice", "t3", task("t3", "completed")) is None
         assert [r["taskId"] for r in await tasks.list("alice")] == ["t4"]
+        if backend.name == "local":  # nothing left on disk either
+            assert sorted(p.name.split("~")[1] for p in (backend.folder / "state" / "tasks").iterdir()) == ["t4.json"]
+
+
+async def test_local_records_of_an_owner_that_never_fetches_them_go_when_it_creates_another(tmp_path: Path) -> None:
+    backend = Backend("local", "", "t:", tmp_path)  # Redis expires its keys itself
+    async with opened(backend) as tasks:
+        await tasks.create("alice", "old", task("old"), 0.05)
+        await anyio.sleep(0.1)  # the ttl is the clock itself
+        await tasks.create("alice", "new", task("new"), 60)
+    assert [p.name.split("~")[1] for p in (backend.folder / "state" / "tasks").iterdir()] == ["new.json"]

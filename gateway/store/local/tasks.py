@@ -2,7 +2,8 @@
 
 Written atomically (temp file, fsync, rename) in a worker thread. `settle` is a read-check-write under one lock
 per process: the local backend serves one gateway process (replicas share Redis, `gateway.store.redis.tasks`).
-Expired records are removed when read or listed.
+Expired records are removed when read or listed, and an owner's when it creates one (so the folder holds about
+the live tasks, even of owners who never fetch theirs).
 """
 
 import json
@@ -42,6 +43,7 @@ class LocalTasks:
     async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float) -> None:
         stored = {**record, "expires": time.time() + ttl_s}
         await anyio.to_thread.run_sync(_write, self._path(owner, task_id), json.dumps(stored).encode())
+        await self.list(owner)  # drops the owner's expired records
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         return await anyio.to_thread.run_sync(_load, self._path(owner, task_id))
