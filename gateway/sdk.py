@@ -26,6 +26,7 @@ from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream,
 from mcp.shared._httpx_utils import create_mcp_http_client, redirect_note, request_within_origin, sse_within_origin
 from mcp.shared._otel import extract_trace_context
 from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "redirect_note",
     "request_within_origin",
     "resync_tracer",
+    "send_declaring",
     "send_unvalidated",
     "sse_within_origin",
     "stamp_envelope",
@@ -152,6 +154,28 @@ async def send_unvalidated(session: ClientSession, request: Any, *, timeout_s: f
     session._stamp(data, opts)
     opts["timeout"] = timeout_s
     raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+    return dict(raw)
+
+
+async def send_declaring(
+    session: ClientSession, method: str, params: dict[str, Any], *, extension: str, timeout_s: float, name: str | None
+) -> dict[str, Any]:
+    """A raw 2026-era request (as `send_unvalidated`) whose envelope also declares the client `extension`, with
+    `Mcp-Name: name` when given (the tasks extension requires it on `tasks/*` over HTTP).
+
+    Raises:
+        MCPError: error response, read timeout, or connection closed (as `send_request`).
+    """
+    data: dict[str, Any] = {"method": method, "params": params}
+    opts: Any = {}
+    session._stamp(data, opts)
+    declared = data["params"].get("_meta", {}).get(CLIENT_CAPABILITIES_META_KEY)
+    if isinstance(declared, dict):
+        declared["extensions"] = {**declared.get("extensions", {}), extension: {}}
+    if name is not None:
+        opts.setdefault("headers", {})[MCP_NAME_HEADER] = encode_header_value(name)
+    opts["timeout"] = timeout_s
+    raw = await session._dispatcher.send_raw_request(method, data["params"], opts)
     return dict(raw)
 
 

@@ -18,11 +18,10 @@ from adapters.lane import Lane
 from adapters.link import Connector, opened
 from adapters.streams import watched
 from gateway import __version__, sdk
-from gateway.downstreams import changes, listing
+from gateway.downstreams import changes, listing, tasks
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.downstreams.deadline import Deadline
 from gateway.downstreams.inflight import InFlight
-from gateway.downstreams.tasks import TaskCaller, offers_tasks, task_only
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
 from gateway.types import ProgressFn
 
@@ -343,9 +342,9 @@ class Downstream:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
-        caller = self._caller or SessionCaller(session)
-        if name in self.task_only and offers_tasks(self.capabilities):
-            caller = TaskCaller(session)
+        task_only = name in self.task_only and tasks.offers_tasks(self.capabilities)
+        modern = self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        caller = tasks.chosen(self._caller or SessionCaller(session), session, task_only=task_only, modern=modern)
         limit = Deadline(self.timeout_s, self.max_timeout_s, progress)  # the server's progress extends it
         with self._calls.counted(), self._failures(client), limit.scope:
             result = await caller.call_tool(
@@ -388,7 +387,7 @@ class Downstream:
         if problems:
             logger.warning("server %s: %s listing: %s", self.name, kind, "; ".join(problems))
         self.problems[kind] = problems
-        self.task_only = task_only(items) if kind == "tools" else self.task_only
+        self.task_only = tasks.task_only(items) if kind == "tools" else self.task_only
         return items
 
 

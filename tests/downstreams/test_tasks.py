@@ -48,3 +48,22 @@ async def test_a_call_that_is_cancelled_cancels_the_servers_task(tmp_path: Path)
         await send(client, "tasks/cancel", {"taskId": task["taskId"]})  # answered once the call has stopped
     lines = events.read_text().splitlines()
     assert lines[0] == "call job task" and lines[1].startswith("cancel ") and len(lines) == 2
+
+
+async def test_a_2026_server_that_runs_a_call_only_as_a_task_is_answered_plainly_with_progress(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    entry = {**tasked(events), "protocol": "auto"}  # the server speaks 2026-07-28: the tasks extension
+    config = write_config(tmp_path, {"t": entry}, think={"state_dir": str(tmp_path / "s")})
+    told: list[str | None] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        told.append(message)
+
+    async with connected(config) as (gateway, client):
+        assert gateway.registry.downstreams["t"].protocol_version == "2026-07-28"
+        result = await client.call_tool("t.job", {"steps": 2}, progress_callback=progress)
+        plain = await client.call_tool("t.big", {"n": 2})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "job done after 2 steps" and text_of(plain) == "xx"
+    assert told == ["working", "step 1 of 2", "step 2 of 2"]
+    assert events.read_text().splitlines() == ["call job plain", "call job task", "call big plain"]  # refused, task

@@ -2,6 +2,9 @@
 types only): `job` is task-only (`execution.taskSupport: required`; a plain call gets -32601, as the spec says),
 answered with a `CreateTaskResult`, its steps told in `statusMessage` through `tasks/get`, its result by
 `tasks/result`. Each step ends only after a `tasks/get` has reported it, so a poller sees every step (no timing).
+On a 2026-07-28 connection `job` follows the `io.modelcontextprotocol/tasks` extension instead: a call whose
+request declares it is answered `resultType: "task"` and `tasks/get` carries the result inline; one that does not
+gets -32021 (missing required client capability), as the extension says.
 `hold` waits until `release` names the same key (a call that stays in flight as long as a test wants); `big`
 returns `n` characters. Every tool call is written to `--events-file` as `call <tool> <task|plain>`, every
 `tasks/cancel` as `cancel <task id>`.
@@ -22,8 +25,11 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.stdio import stdio_server
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 Ctx = ServerRequestContext[Any]
+EXTENSION = "io.modelcontextprotocol/tasks"
+MODERN = "2026-07-28"
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}
 KEY = {"type": "object", "properties": {"key": {"type": "string"}}}
 TOOLS = [
@@ -60,6 +66,8 @@ class Job:
 
 class TaskedServer(Server[Any]):
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        if kwargs.get("protocol_version") == MODERN:
+            return super().get_capabilities(*args, **kwargs).model_copy(update={"extensions": {EXTENSION: {}}})
         calls = types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability()))
         tasks = types.ServerTasksCapability(list=types.TasksListCapability(), requests=calls)
         return super().get_capabilities(*args, **kwargs).model_copy(update={"tasks": tasks})
@@ -103,6 +111,8 @@ class Tasked:
 
     async def task_calls(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
         params = ctx.params
+        if ctx.protocol_version == MODERN and ctx.method == "tools/call" and isinstance(params, Mapping):
+            return await self.modern_call(ctx, params, call_next)
         if ctx.method != "tools/call" or not isinstance(params, Mapping) or params.get("task") is None:
             return await call_next(ctx)
         self.event(f"call {params['name']} task")
@@ -116,6 +126,23 @@ class Tasked:
         assert self.tg is not None
         self.tg.start_soon(self.run, job)
         return {"task": dict(task)}
+
+    async def modern_call(self, ctx: Ctx, params: Mapping[str, Any], call_next: CallNext) -> HandlerResult:
+        if params.get("name") != "job":
+            return await call_next(ctx)
+        declared = (params.get("_meta") or {}).get(CLIENT_CAPABILITIES_META_KEY) or {}
+        if EXTENSION not in (declared.get("extensions") or {}):
+            self.event("call job plain")
+            required: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+            raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability", data=required)
+        self.event("call job task")
+        stamp = now()
+        task: dict[str, Any] = {"taskId": secrets.token_hex(8), "status": "working", "createdAt": stamp}
+        task |= {"lastUpdatedAt": stamp, "ttlMs": 60_000, "pollIntervalMs": 10}
+        job = self.jobs[task["taskId"]] = Job(task, int((params.get("arguments") or {}).get("steps", 3)))
+        assert self.tg is not None
+        self.tg.start_soon(self.run, job)
+        return {"resultType": "task", **task}
 
     async def run(self, job: Job) -> None:
         for step in range(1, job.steps + 1):
@@ -137,6 +164,8 @@ class Tasked:
     async def get(self, ctx: Ctx, params: types.GetTaskRequestParams) -> dict[str, Any]:
         job = self.job(params.task_id)
         answer = dict(job.task)
+        if ctx.protocol_version == MODERN and job.result is not None:
+            answer["result"] = job.result  # the extension's DetailedTask
         job.seen.set()
         return answer
 
