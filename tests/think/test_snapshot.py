@@ -2,7 +2,6 @@
 
 import json
 import random
-import time
 from typing import Any
 
 import pytest
@@ -213,18 +212,9 @@ def test_reject_body_has_the_seed_fields() -> None:
     assert guard(small, step_id="s", mode="reject")[0] is small
 
 
-def test_fast_on_50kb_and_survives_20mb() -> None:
-    snap = realistic(60_000)
-    assert 50_000 < size(snap) < 80_000
-    best = min(_timed(lambda: guard(snap, step_id="s")) for _ in range(20))
-    assert best < 0.010
-    huge = realistic(20_000_000)
-    started = time.perf_counter()
-    out, info = guard(huge, step_id="s")
-    assert time.perf_counter() - started < 10 and info["original_bytes"] > 15_000_000 and size(out) <= 50_000
-
-
-def _timed(fn: Any) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
+def test_a_60kb_and_a_20mb_snapshot_are_both_cut_to_the_limit() -> None:
+    # How fast (a 50 KB snapshot in under 10 ms) is measured by bench.think_snapshot, not timed here.
+    for target in (60_000, 20_000_000):
+        snap = realistic(target)
+        out, info = guard(snap, step_id="s")
+        assert info["original_bytes"] == size(snap) > 50_000 and size(out) <= 50_000, target
