@@ -1,4 +1,5 @@
-"""A handshake-era server's request during a 2026-era client's call, asked as an input-required result (DESIGN §15).
+"""A handshake-era server's request during a 2026-era client's call (a tool call, `prompts/get`, `resources/read`),
+asked as an input-required result (DESIGN §15).
 
 The 2026 era has no server-to-client requests: a server that needs sampling, elicitation or roots answers the
 call `input_required`, and the client retries the call with `inputResponses` and the `requestState` it got. A
@@ -7,7 +8,8 @@ call runs in the background (`Rounds.bind`: the gateway's task group); the serve
 request with an input-required result whose `requestState` names the parked call; the retry (same session)
 hands the answers to the waiting server requests and waits again, for the call's result or its next request.
 A round the client never answers ends when the server's request times out (the relay's bound); the parked
-call then finishes, and is forgotten.
+call then finishes, and is forgotten. A round belongs to the identity that started it, not to the connection it came
+on: a 2026-era client has no session, and its retry may come on a new TCP connection (the TypeScript SDK's does).
 """
 
 import itertools
@@ -15,7 +17,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -28,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 PREFIX = "gateway-round:"
 """The gateway's `requestState`s start so; any other belongs to a 2026-era server and passes through."""
-Outcome = types.CallToolResult | types.InputRequiredResult
+R = TypeVar("R", bound=types.Result)
 
 
 @dataclass(slots=True, eq=False)
@@ -48,7 +50,9 @@ class _Round:
         self.token = PREFIX + secrets.token_urlsafe(18)
         self.asks: dict[str, _Ask] = {}
         self._ids = itertools.count(1)
-        self.result: Outcome | None = None
+        self.result: types.Result | None = None
+        self.error: MCPError | None = None
+        """The request's own error (an unknown prompt, a failed read): the client's answer, as the result is."""
         self.done = anyio.Event()
         self._news = anyio.Event()
         """Set (and replaced) when the server asks something or the call ends: a waiting client request looks."""
@@ -73,10 +77,12 @@ class _Round:
                 ask.answer = response
                 ask.answered.set()
 
-    async def run(self, call: Callable[[], Awaitable[Outcome]]) -> None:
+    async def run(self, call: Callable[[], Awaitable[types.Result]]) -> None:
         with self.scope:
             try:
                 self.result = await call()
+            except MCPError as exc:
+                self.error = exc
             finally:
                 self.done.set()
                 self._tell()
@@ -85,13 +91,15 @@ class _Round:
         self._news.set()
         self._news = anyio.Event()
 
-    async def next(self) -> Outcome:
+    async def next(self) -> types.Result:
         """The call's result, or an input-required result naming every request its server is waiting on."""
         while not self.done.is_set():
             pending = {ident: ask.request for ident, ask in self.asks.items() if not ask.answered.is_set()}
             if pending:
                 return types.InputRequiredResult(input_requests=pending, request_state=self.token)
             await self._news.wait()
+        if self.error is not None:
+            raise self.error
         if self.result is None:  # the call was cancelled (the client went away mid-round)
             raise MCPError(code=types.INTERNAL_ERROR, message="the call was cancelled before it finished")
         return self.result
@@ -112,30 +120,31 @@ class Rounds:
         return len(self._parked)
 
     async def call(
-        self, key: str, peer: Peer, rounds: dict[str, Any] | None, call: Callable[[], Awaitable[Outcome]]
-    ) -> Outcome:
-        """`call` for session `key`'s 2026-era request, its server's requests asked as input-required results;
-        `rounds`: the request's `inputResponses` and `requestState`, answering a parked round when ours."""
+        self, key: str, peer: Peer, rounds: dict[str, Any] | None, call: Callable[[], Awaitable[R]]
+    ) -> R | types.InputRequiredResult:
+        """`call` for `key`'s (the caller's identity) 2026-era request, its server's requests asked as input-required
+        results; `rounds`: the request's `inputResponses` and `requestState`, answering a parked round when ours
+        (whose result is of the kind the parked request's `call` gives: the client retries the same request)."""
         if ours(rounds):
             state = str((rounds or {})["requestState"])
             parked = self._parked.get(state)
-            if parked is None or parked.key != key:  # another session's round stays its own
+            if parked is None or parked.key != key:  # another identity's round stays its own
                 raise MCPError(
                     code=types.INVALID_PARAMS,
-                    message=f"requestState {state[:40]!r} names no waiting call of this session (its server stopped "
+                    message=f"requestState {state[:40]!r} names no waiting call of this client (its server stopped "
                     "waiting, or it was answered already); call the tool again without inputResponses",
                 )
             del self._parked[state]
             parked.answer((rounds or {}).get("inputResponses") or {})
-            return await self._next(parked)
+            return cast(R | types.InputRequiredResult, await self._next(parked))
         if self._tg is None:
             return await call()
         round_ = _Round(key)
         peer.ask_client = round_.ask
         self._tg.start_soon(self._run, round_, call)
-        return await self._next(round_)
+        return cast(R | types.InputRequiredResult, await self._next(round_))
 
-    async def _run(self, round_: _Round, call: Callable[[], Awaitable[Outcome]]) -> None:
+    async def _run(self, round_: _Round, call: Callable[[], Awaitable[types.Result]]) -> None:
         try:
             await round_.run(call)
         except Exception:  # a bug below the front: logged, the client's request ends with an error
@@ -143,7 +152,7 @@ class Rounds:
         finally:
             self._parked.pop(round_.token, None)  # a round its client never answered: the call ended without it
 
-    async def _next(self, round_: _Round) -> Outcome:
+    async def _next(self, round_: _Round) -> types.Result:
         try:
             outcome = await round_.next()
         except anyio.get_cancelled_exc_class():

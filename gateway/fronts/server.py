@@ -3,6 +3,7 @@
 import functools
 import logging
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import mcp.types as types
@@ -189,10 +190,16 @@ class Front:
         """A tool call of `caller` (`peer`: its client end, where the relay sends what a downstream asks meanwhile):
         the result with its hints rendered, or the mapped error; a 2026-era client may get an input request (a
         handshake-era server's request, `rounds`)."""
-        if peer.modern and (offerable(peer) or ours(rounds)):  # a client that can be asked, or answers
-            run = functools.partial(self._tool, caller, name, arguments, peer, progress, rounds)
-            return await self.rounds.call(caller.key, peer, rounds, run)
-        return await self._tool(caller, name, arguments, peer, progress, rounds)
+        run = functools.partial(self._tool, caller, name, arguments, peer, progress, rounds)
+        return await self._in_rounds(caller, peer, rounds, run)
+
+    async def _in_rounds(
+        self, caller: Caller, peer: Peer, rounds: dict[str, Any] | None, run: Callable[[], Awaitable[R]]
+    ) -> R | types.InputRequiredResult:
+        """`run`, for a 2026-era client that can be asked (or answers) with its server's requests as input rounds."""
+        if peer.modern and (offerable(peer) or ours(rounds)):
+            return await self.rounds.call(caller.identity.key, peer, rounds, run)
+        return await run()
 
     async def _tool(
         self,
@@ -236,16 +243,32 @@ class Front:
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
-        call = await self.handle_ctx(ctx, "resources/read", {"uri": params.uri, **wire_rounds(params)})
-        return _answer(call, types.ReadResourceResult, types.InputRequiredResult)
+        return await self._asking(ctx, "resources/read", {"uri": params.uri}, params, types.ReadResourceResult)
 
     async def _get_prompt(
         self, ctx: RequestCtx, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        fields = {"name": params.name, "arguments": params.arguments, **wire_rounds(params)}
-        return _answer(
-            await self.handle_ctx(ctx, "prompts/get", fields), types.GetPromptResult, types.InputRequiredResult
-        )
+        fields = {"name": params.name, "arguments": params.arguments}
+        return await self._asking(ctx, "prompts/get", fields, params, types.GetPromptResult)
+
+    async def _asking(
+        self,
+        ctx: RequestCtx,
+        method: str,
+        fields: dict[str, Any],
+        params: types.ReadResourceRequestParams | types.GetPromptRequestParams,
+        kind: type[R],
+    ) -> R | types.InputRequiredResult:
+        """A request whose server may ask the client something: as a tool call's, its question reaches a 2026-era
+        client as an input round (issue 22, item 2)."""
+        caller, rounds = self._caller(ctx), wire_rounds(params)
+        peer = relayed.peer(ctx, caller.key, self.relay)
+
+        async def run() -> R | types.InputRequiredResult:
+            call = await self.handle(caller, method, {**fields, **rounds}, _progress(ctx), peer)
+            return _answer(call, kind, types.InputRequiredResult)
+
+        return eras.adapted(await self._in_rounds(caller, peer, rounds, run), ctx.protocol_version)
 
 
 def _answer(call: Call, kind: type[R], also: type[R2] | None = None) -> R | R2:

@@ -1,5 +1,5 @@
 """Input rounds for 2026-era clients: a server's request mid-call parks the call, the retry answers it, a round
-nobody answers is forgotten, and only the session that started a round can answer it. (Through real servers and
+nobody answers is forgotten, and only the identity that started a round can answer it. (Through real servers and
 clients: tests/downstreams/relay/test_relay_http.py, the `auto-h` cases.)"""
 
 from collections.abc import AsyncIterator
@@ -71,11 +71,11 @@ async def test_a_round_nobody_answers_ends_with_the_servers_timeout_and_is_forgo
         await ended.wait()
         assert len(rounds) == 0
         late = {"inputResponses": {"gateway-1": {"roots": []}}, "requestState": first.request_state}
-        with pytest.raises(MCPError, match="names no waiting call of this session"):
+        with pytest.raises(MCPError, match="names no waiting call of this client"):
             await rounds.call("ann", client, late, asking(client))
 
 
-async def test_only_the_session_that_started_a_round_can_answer_it(rounds: Rounds) -> None:
+async def test_only_the_identity_that_started_a_round_can_answer_it(rounds: Rounds) -> None:
     client = peer()
     with anyio.fail_after(10):
         first = await rounds.call("ann", client, None, asking(client))
@@ -92,3 +92,14 @@ async def test_a_2026_state_of_the_servers_own_passes_through_to_the_call(rounds
 
     result = await rounds.call("ann", peer(), {"requestState": "opaque-server-state"}, call)
     assert isinstance(result, types.CallToolResult) and len(rounds) == 0
+
+
+async def test_the_requests_own_error_reaches_the_client_as_it_is(rounds: Rounds) -> None:
+    """A prompt or a read answers with an error (an unknown prompt): the client gets that error, not a round's."""
+
+    async def unknown() -> types.GetPromptResult:
+        raise MCPError(code=types.INVALID_PARAMS, message="Unknown prompt: nope")
+
+    with anyio.fail_after(10), pytest.raises(MCPError, match="Unknown prompt: nope"):
+        await rounds.call("ann", peer(), None, unknown)
+    assert len(rounds) == 0

@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
-from mcp import MCPError
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.downstreams.relay.clients import (
     WATCHED,
@@ -24,7 +26,8 @@ STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m",
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 # (client mode, server): a 2026-era client cannot be asked by a pushing (handshake-era) server, by the era's rules.
 PAIRS = [("legacy", "h"), ("legacy", "h26"), ("auto", "h26")]
-# ... but its tool call can: the pushing server's request becomes an input-required result, the retry answers it.
+# ... but its tool call, prompt or read can: the pushing server's request becomes an input-required result, the
+# retry answers it.
 CALL_PAIRS = [*PAIRS, ("auto", "h")]
 
 pytestmark = pytest.mark.anyio
@@ -42,7 +45,7 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory, relaying_port: int) 
         yield base
 
 
-@pytest.mark.parametrize(("mode", "server"), [*PAIRS, ("auto", "s26"), ("legacy", "s26")])
+@pytest.mark.parametrize(("mode", "server"), [*CALL_PAIRS, ("auto", "s26"), ("legacy", "s26")])
 async def test_a_prompt_that_asks_the_client_is_answered_through_the_gateway(
     gateway: str, mode: str, server: str
 ) -> None:
@@ -55,7 +58,7 @@ async def test_a_prompt_that_asks_the_client_is_answered_through_the_gateway(
     assert [m.content for m in result.messages] == [types.TextContent(text="Hello, ann!")]
 
 
-@pytest.mark.parametrize(("mode", "server"), [*PAIRS, ("auto", "s26"), ("legacy", "s26")])
+@pytest.mark.parametrize(("mode", "server"), [*CALL_PAIRS, ("auto", "s26"), ("legacy", "s26")])
 async def test_a_resource_that_asks_the_client_is_answered_through_the_gateway(
     gateway: str, mode: str, server: str
 ) -> None:
@@ -69,11 +72,20 @@ async def test_a_resource_that_asks_the_client_is_answered_through_the_gateway(
     assert contents.text == "sampled: ann" and contents.uri == f"{server}+test://asking"
 
 
-async def test_a_2026_client_gets_a_clear_error_when_a_pushing_server_asks_during_a_prompt(gateway: str) -> None:
-    async with http_client(gateway, mode="auto", **Person("ann").callbacks()) as client:
-        with anyio.fail_after(30), pytest.raises(MCPError, match="2026-07-28 era"):
-            await client.get_prompt("h.asking_prompt")
-        assert (await client.list_prompts()).prompts  # the session goes on
+async def test_a_2026_clients_retry_on_a_new_connection_answers_its_round(gateway: str) -> None:
+    """The TypeScript SDK 2.x sends a round's retry on whatever connection its pool gives it (the client matrix saw
+    every sampling and elicitation of its 2026-era HTTP rows refused): a round is the caller's, not its socket's."""
+    ann = Person("ann")
+    fresh = httpx2.Limits(max_keepalive_connections=0)  # every request on a new TCP connection
+    async with httpx2.AsyncClient(limits=fresh, timeout=httpx2.Timeout(30, read=300)) as http:
+        transport = streamable_http_client(f"{gateway}/mcp", http_client=http)
+        async with Client(transport, mode="auto", **ann.callbacks()) as client:
+            with anyio.fail_after(30):
+                result = await client.call_tool("h.test_sampling", {"prompt": "new connection"})
+                prompt = await client.get_prompt("h.asking_prompt")
+    assert text_of(result) == "LLM response: ann"
+    assert [m.content for m in prompt.messages] == [types.TextContent(text="Hello, ann!")]
+    assert len(ann.asked) == 2
 
 
 @pytest.mark.parametrize(("mode", "server"), CALL_PAIRS)
