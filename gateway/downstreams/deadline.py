@@ -30,6 +30,9 @@ class Deadline:
         self._skipped: list[tuple[float, float | None, str | None]] = []
         """Progress not relayed since the last that was (only the newest is kept, and how many there were)."""
         self._count = 0
+        self._sending = 0
+        self._idle: anyio.Event | None = None
+        """Set when the last relay on its way is through: the result waits for it (`flush`)."""
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         self.scope.deadline = min(anyio.current_time() + self.timeout_s, self._started + self.most_s)
@@ -43,17 +46,29 @@ class Deadline:
         await self._send(progress, total, message)
 
     async def flush(self) -> None:
-        """The call ended: the client gets the newest progress it missed, saying how many it missed."""
+        """The call ended: the client gets the newest progress it missed, saying how many it missed, and every
+        progress still on its way to the client gets there before the result does. The SDK runs each progress
+        callback in a task of its own; a result that overtook it ends the request first, and the client drops
+        progress of a finished request (the client matrix saw a busy machine lose the last step so)."""
         if self._skipped:
             self._count -= 1  # the newest is sent now
             await self._send(*self._skipped[0])
+        while self._sending:
+            self._idle = anyio.Event()
+            await self._idle.wait()
 
     async def _send(self, progress: float, total: float | None, message: str | None) -> None:
         assert self._relay is not None
         if self._count:  # said in the message of the next one sent
             message = f"{message + ' ' if message else ''}({self._count:,} progress updates skipped)"
         self._skipped, self._count = [], 0
-        await self._relay(progress, total, message)
+        self._sending += 1
+        try:
+            await self._relay(progress, total, message)
+        finally:
+            self._sending -= 1
+            if not self._sending and self._idle is not None:
+                self._idle.set()
 
     @property
     def limit(self) -> tuple[float, str]:

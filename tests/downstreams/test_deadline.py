@@ -5,9 +5,10 @@ each of its sleeps; the client here asks for no progress (the gateway asks the s
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
-from gateway.downstreams.deadline import PROGRESS_PER_S
+from gateway.downstreams.deadline import PROGRESS_PER_S, Deadline
 from tests.harness import connected, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
@@ -46,3 +47,30 @@ async def test_a_progress_flood_reaches_the_client_cut_to_the_rate_with_a_count_
     # At most one window a second began, plus the newest missed one sent at the end.
     assert 1 <= len(seen) <= PROGRESS_PER_S * (elapsed + 1) + 1, f"{len(seen)} of 3000 in {elapsed:.1f} s"
     assert any(message and "progress updates skipped)" in message for _, message in seen)
+
+
+async def test_the_result_waits_for_progress_still_on_its_way_to_the_client() -> None:
+    """The SDK relays each progress in a task of its own: one still sending when the result comes must get there
+    first (a client drops progress of a request it has the answer to)."""
+    sending, release = anyio.Event(), anyio.Event()
+    order: list[object] = []
+
+    async def relay(progress: float, total: float | None, message: str | None) -> None:
+        sending.set()
+        await release.wait()  # the client's stream is slow
+        order.append(progress)
+
+    deadline = Deadline(10, None, relay)
+
+    async def result() -> None:
+        await deadline.flush()
+        order.append("result")
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(deadline.progress, 3.0, 3.0, "step 3")
+            await sending.wait()
+            tg.start_soon(result)
+            await anyio.wait_all_tasks_blocked()
+            release.set()
+    assert order == [3.0, "result"]
