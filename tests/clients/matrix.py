@@ -220,5 +220,14 @@ def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named) ->
     return f"no judge for case {case.name!r}"
 
 
+REFUSED = "did not declare the elicitation capability"
+
+
+def refused_clearly(steps: list[dict[str, Any]]) -> str | None:
+    """A client that cannot answer an elicitation is told why (the gateway's words), in the result or the error."""
+    said = json.dumps(steps)
+    return None if REFUSED in said else f"no {REFUSED!r} in {said[:300]}"
+
+
 def _equal(seen: Any, wanted: Any) -> str | None:
     return None if seen == wanted else f"got {seen!r}, wanted {wanted!r}"

@@ -30,6 +30,7 @@ from tests.clients.matrix import (
     cases,
     direct,
     judge,
+    refused_clearly,
     through_gateway,
 )
 from tests.harness import KITCHEN, PYTHON, ROOT, http_gateway, served, write_config
@@ -40,6 +41,8 @@ ARTEFACT = ROOT / "test-artifacts" / "client-matrix.md"
 AT_ONCE = 4
 """Driver processes at a time: each stdio row also runs a gateway and its two servers, on a 2-core machine."""
 ROW_S = 90
+LANES = 3
+"""HTTP gateways, each serving its share of the HTTP and SSE rows one row at a time."""
 REMOTE = str(CLIENTS / "node" / "node_modules" / "mcp-remote" / "dist" / "proxy.js")
 SERVERS: dict[str, list[str]] = {"k": [KITCHEN, "--name", "k"], "c": ["-m", "tests.servers.relaying"]}
 LOCAL = {"cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}}
@@ -91,10 +94,14 @@ def target_of(row: Row, base: str | None, stdio: dict[str, Any], tmp: Path) -> d
 
 def verdicts(outcome: Outcome, seen: dict[str, Any], elicits: bool, n: Named) -> None:
     for case in cases(n):
-        if case.needs_elicitation and not elicits:
-            outcome.unsupported.append(case.name)  # this client cannot answer an elicitation at all
-            continue
-        wrong = judge(case, seen.get(case.name, []), outcome.negotiated, n)
+        steps = seen.get(case.name, [])
+        if case.needs_elicitation and not elicits:  # this client cannot answer an elicitation: it is told so
+            wrong = refused_clearly(steps)
+            if wrong is None:
+                outcome.unsupported.append(case.name)
+                continue
+        else:
+            wrong = judge(case, steps, outcome.negotiated, n)
         if wrong is None:
             outcome.passed.append(case.name)
         else:
@@ -122,13 +129,16 @@ async def matrix(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
         stdio = {"transport": "stdio", "command": PYTHON, **LOCAL}
         stdio["args"] = ["-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"]
         outcomes = {row.id: Outcome(row) for row in ROWS}
-        limiter, one_at_a_time = anyio.CapacityLimiter(AT_ONCE), anyio.Lock()
-        async with http_gateway(config) as base:
+        limiter = anyio.CapacityLimiter(AT_ONCE)
+        async with AsyncExitStack() as gateways:
+            # Each HTTP gateway's rows take turns: its handshake-era server `c` cannot say which of two clients'
+            # calls in flight its sampling request is for, and the gateway refuses to guess (relay.py).
+            lanes = [(await gateways.enter_async_context(http_gateway(config)), anyio.Lock()) for _ in range(LANES)]
+            http_rows = [row for row in ROWS if row.transport != "stdio"]
 
             async def one(row: Row) -> None:
-                # The HTTP gateway's rows take turns: its handshake-era server `c` cannot say which of two
-                # clients' calls in flight its sampling request is for, and the gateway refuses to guess (relay.py).
-                async with limiter, one_at_a_time if row.transport != "stdio" else nullcontext():
+                base, turn = lanes[http_rows.index(row) % LANES] if row in http_rows else (None, nullcontext())
+                async with limiter, turn:
                     start = time.monotonic()
                     seen, log = await run_driver(row, target_of(row, base, stdio, tmp), cases(through_gateway), tmp)
                 outcome = outcomes[row.id]
@@ -185,7 +195,7 @@ def write_table(outcomes: list[Outcome]) -> None:
     lines = [
         "# Client matrix",
         "",
-        f"Cases: {', '.join(CASE_NAMES)}. n/a: the client cannot answer an elicitation at all.",
+        f"Cases: {', '.join(CASE_NAMES)}. n/a: the client cannot answer an elicitation at all (and is told so).",
         "",
         "| client | version | transport | negotiated | passed | failed | n/a | s |",
         "|---|---|---|---|---|---|---|---|",
