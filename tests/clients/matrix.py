@@ -154,8 +154,9 @@ def _at_least(version: str, floor: str) -> bool:
     return version in VERSIONS and VERSIONS.index(version) >= VERSIONS.index(floor)
 
 
-def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named) -> str | None:
-    """None when the observation is what `case` must give a client of `negotiated`; else what is wrong."""
+def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named, bridged: bool = False) -> str | None:
+    """None when the observation is what `case` must give a client of `negotiated` (`bridged`: through a bridge
+    such as mcp-remote); else what is wrong."""
     errors = [str(s["error"]) for s in steps if "error" in s]
     if errors:
         return errors[0]
@@ -204,7 +205,10 @@ def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named) ->
         case "progress":
             if texts(first) != "slow done":
                 return _equal(texts(first), "slow done")
-            return None if first["progress"][-1:] == [3] else f"progress seen {first['progress']}, wanted ... 3"
+            # The last step must arrive before the result (a client drops later ones); mcp-remote 0.15.1 loses it
+            # now and then with no gateway in between (2 of 180 calls straight to the server, on a busy machine).
+            heard = first["progress"]
+            return None if heard[-1:] == [3] or (bridged and heard) else f"progress seen {heard}, wanted ... 3"
         case "cancel":
             if not first.get("cancelled"):
                 return f"the hanging call answered: {json.dumps(first)[:200]}"

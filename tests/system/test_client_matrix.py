@@ -101,7 +101,7 @@ def verdicts(outcome: Outcome, seen: dict[str, Any], elicits: bool, n: Named) ->
                 outcome.unsupported.append(case.name)
                 continue
         else:
-            wrong = judge(case, steps, outcome.negotiated, n)
+            wrong = judge(case, steps, outcome.negotiated, n, bridged=outcome.row.bridge is not None)
         if wrong is None:
             outcome.passed.append(case.name)
         else:
@@ -170,7 +170,7 @@ async def rerun_directly(failed: list[Outcome], bases: dict[str, str], tmp: Path
             seen, _ = await run_driver(outcome.row, target_of(outcome.row, bases[server], stdio, tmp), chosen, tmp)
             negotiated = seen.get("header", {}).get("negotiated") or "?"
             for case in chosen:
-                wrong = judge(case, seen.get(case.name, []), negotiated, direct)
+                wrong = judge(case, seen.get(case.name, []), negotiated, direct, bridged=outcome.row.bridge is not None)
                 outcome.direct[case.name] = "passes: the gateway's" if wrong is None else f"fails too: {wrong}"
 
 
