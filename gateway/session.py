@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from cachetools import TTLCache
 
-from gateway.store.base import SESSION_IDLE_S, SessionShare, StoreUnavailable
+from gateway.store.base import SESSION_IDLE_S, ClientShare, SessionShare, StoreUnavailable
 from gateway.telemetry import Repeating
 
 logger = logging.getLogger(__name__)
@@ -86,6 +86,11 @@ class Session:
     shared: SessionShare | None = None
     """Where the fields below live for a session any replica may serve (a 2026-era one on `store.backend: redis`);
     None: this process's memory is the whole truth."""
+    clients: ClientShare | None = None
+    """Where the driver bootstrap and the promotions of the session's client live, shared by all its sessions and
+    connections (None: `clients.window_s` is 0, they are the session's own)."""
+    client: str | None = None
+    """The client's `clientInfo.name`, noted by the front on first sight (exposure rules match it)."""
     first_response_seen: bool = False
     """Set after the first tool result went out (the driver bootstrap rides on that one)."""
     active_runs: dict[str, str] = field(default_factory=dict[str, str])
@@ -97,16 +102,25 @@ class Session:
     kept: float = 0.0
     """When the session store last restarted this session's idle expiry (its timer's seconds)."""
 
+    def client_key(self) -> str | None:
+        """Who the client is across its sessions: its identity's owner and its `clientInfo.name` (not its version,
+        which an upgrade changes mid-window), as a digest (a name is the client's to choose, of any length).
+        None: no client memory, or a client not named yet (then the session is all the gateway knows of it)."""
+        if self.clients is None or self.client is None:
+            return None
+        return hashlib.sha256(f"{self.identity.owner}\0{self.client}".encode()).hexdigest()[:32]
+
     async def first_response(self) -> bool:
-        """Whether this tool result is the session's first; it never is again. Shared: once across replicas
-        (after that, known here without asking: the answer never changes back)."""
+        """Whether this tool result is the client's first (within `clients.window_s`), else the session's; it never
+        is again in this session. Shared: once across replicas (after that, known here without asking)."""
         if self.first_response_seen:
             return False
         self.first_response_seen = True
-        if self.shared is None:
-            return True
+        client = self.client_key()
         try:
-            return await self.shared.claim_first(self.key)
+            if client is not None and self.clients is not None:
+                return await self.clients.claim_first(client)
+            return True if self.shared is None else await self.shared.claim_first(self.key)
         except StoreUnavailable as exc:  # better the driver twice than never
             repeats.warning("session state: %s; %s", exc, "the driver prompt may come again")
             return True
@@ -139,22 +153,28 @@ class Session:
                 repeats.warning("session state: %s; %s", exc, "the run is tracked by this replica only")
 
     async def promoted(self) -> list[str] | None:
-        """The tools found in this session on any replica, when shared (None: this process's view is all)."""
-        if self.shared is None:
-            return None
+        """The tools the client found in any of its sessions (else this session's, on any replica, when shared);
+        None: this session's view in memory is all."""
+        client = self.client_key()
         try:
-            return await self.shared.promoted(self.key)
+            if client is not None and self.clients is not None:
+                return await self.clients.promoted(client)
+            return None if self.shared is None else await self.shared.promoted(self.key)
         except StoreUnavailable as exc:
             repeats.warning("session state: %s; %s", exc, "listing this replica's view")
             return None
 
     async def promote(self, names: list[str]) -> None:
-        """Share the session's promoted tools with the other replicas (nothing to do when not shared)."""
-        if self.shared is not None:
-            try:
+        """Share the session's promoted tools with the client's other sessions, else the other replicas (nothing
+        to do when neither)."""
+        client = self.client_key()
+        try:
+            if client is not None and self.clients is not None:
+                await self.clients.promote(client, names)
+            elif self.shared is not None:
                 await self.shared.promote(self.key, names)
-            except StoreUnavailable as exc:
-                repeats.warning("session state: %s; %s", exc, "the promotion stays on this replica")
+        except StoreUnavailable as exc:
+            repeats.warning("session state: %s; %s", exc, "the promotion stays on this replica")
 
 
 class SessionStore:
@@ -166,9 +186,11 @@ class SessionStore:
         maxsize: int = 10_000,
         timer: Callable[[], float] = time.monotonic,
         shared: SessionShare | None = None,
+        clients: ClientShare | None = None,
     ):
         self._sessions: TTLCache[str, Session] = TTLCache(maxsize=maxsize, ttl=ttl_s, timer=timer)
         self._shared = shared
+        self._clients = clients
         self._timer = timer
         self._keep_s = ttl_s / 16
         """A session's idle expiry is restarted at most this often: every request looks its session up."""
@@ -181,7 +203,7 @@ class SessionStore:
         fresh = session is None or session.identity.key != identity.key
         if session is None or fresh:
             # Keys embed the identity's key, so a mismatch means a new principal: never hand it another's state.
-            session = Session(key, identity, self._shared if roaming else None)
+            session = Session(key, identity, self._shared if roaming else None, self._clients)
         session.identity = identity  # the same principal; a refreshed token may carry new groups or scopes
         if fresh or now - session.kept >= self._keep_s:
             session.kept = now

@@ -89,7 +89,7 @@ class Gateway:
         self._known_tools: tuple[Catalog | None, frozenset[str]] = (None, frozenset())
         # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
         self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
-        self.sessions = SessionStore(shared=self.stores.sessions)
+        self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
         self.prompts = PromptLibrary()

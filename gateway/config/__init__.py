@@ -5,6 +5,7 @@ section (`servers`, `sections`, `pipeline`); `loading` reads, expands and valida
 """
 
 from gateway.config.base import ConfigModel
+from gateway.config.clients import ClientsConfig
 from gateway.config.exposure import ClientRuleConfig, ExposureConfig
 from gateway.config.loading import load_config, parse_config
 from gateway.config.pipeline import (
@@ -47,6 +48,7 @@ __all__ = [
     "AuthConfig",
     "BootstrapConfig",
     "ClientRuleConfig",
+    "ClientsConfig",
     "ConfigModel",
     "ExposureConfig",
     "GatewayConfig",

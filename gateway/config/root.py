@@ -5,6 +5,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, model_validator
 
 from gateway.config.base import ConfigModel
+from gateway.config.clients import ClientsConfig
 from gateway.config.exposure import ExposureConfig
 from gateway.config.packages import default_transport
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
@@ -31,6 +32,8 @@ class GatewayConfig(ConfigModel):
     store: StoreConfig = StoreConfig()
     exposure: ExposureConfig = ExposureConfig()
     """What each client's `tools/list` holds (modes, budgets, pins, per-client rules)."""
+    clients: ClientsConfig = ClientsConfig()
+    """What the gateway remembers per client (identity and `clientInfo.name`) across its sessions: for how long."""
 
     @model_validator(mode="after")
     def _one_unprefixed(self) -> "GatewayConfig":

@@ -19,7 +19,7 @@ from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
-from gateway.middleware.exposure.view import CLIENT_KEY, OWN_SERVERS, Exposure
+from gateway.middleware.exposure.view import OWN_SERVERS, Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
@@ -115,13 +115,19 @@ class Front:
         return call
 
     def _caller(self, ctx: RequestCtx) -> Caller:
-        """Who is calling; the client's `clientInfo.name` is noted on first sight (exposure rules match it)."""
+        """Who is calling, with its client's `clientInfo.name` noted (from the handshake, or a 2026-era request's
+        envelope)."""
         caller = self.callers.of(ctx.request)
-        data = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming).data
-        if CLIENT_KEY not in data:
-            params = ctx.session.client_params
-            data[CLIENT_KEY] = params.client_info.name if params is not None else None
+        params = ctx.session.client_params
+        self.note_client(caller, params.client_info.name if params is not None else None)
         return caller
+
+    def note_client(self, caller: Caller, name: str | None) -> None:
+        """Note the client's `clientInfo.name` on its session at first sight: exposure rules match it, and with
+        the identity it names the client across its sessions (`Session.client_key`)."""
+        session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
+        if session.client is None:
+            session.client = name
 
     async def handle(
         self,

@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
+from gateway.store.base import ClientShare, Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
+from gateway.store.local.clients import LocalClients
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
@@ -30,6 +31,8 @@ class Stores:
     """The Redis client (redis.asyncio.Redis) shared by the Redis backends, closed by `aclose`."""
     usage: Usage = field(default_factory=LocalUsage)
     """Tool call counts per identity (`auto`'s fill order): in memory on the local backend, shared on Redis."""
+    clients: ClientShare | None = None
+    """What each client is remembered by across its sessions (`clients.window_s`); None: a window of 0."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -40,15 +43,16 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     """Build the backends; Redis connects lazily, so an unreachable one shows up as clear errors per call.
 
     `heirs`: the owners who adopt runs stored before runs had owners (the local user's: on the local backend)."""
-    store, limits = config.store, config.limits
+    store, limits, window_s = config.store, config.limits, config.clients.window_s
     if store.backend == "local":
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
-        return Stores(
-            "local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), LocalTasks(state / "tasks")
-        )
+        local = LocalClients(window_s, maxsize=config.clients.max_clients) if window_s else None
+        tasks = LocalTasks(state / "tasks")
+        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), tasks, clients=local)
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
+    from gateway.store.redis.clients import RedisClients
     from gateway.store.redis.loads import RedisLoads
     from gateway.store.redis.outputs import RedisOutputs
     from gateway.store.redis.runs import RedisRuns
@@ -61,9 +65,12 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     where = redis_store.where(store.url, store.prefix)
     outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
     runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
-    sessions = RedisSessions(client, store.prefix, where)
+    breaker = redis_store.Breaker(where)  # one Redis: a failure seen by sessions or clients pauses both
+    sessions = RedisSessions(client, store.prefix, where, breaker=breaker)
+    clients = RedisClients(client, store.prefix, window_s, breaker=breaker) if window_s else None
     usage, tasks = RedisUsage(client, store.prefix, where), RedisTasks(client, store.prefix, where)
-    return Stores(where, runs, spills, outputs, tasks, RedisLoads(client, store.prefix), sessions, client, usage)
+    loads = RedisLoads(client, store.prefix)
+    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

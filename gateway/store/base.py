@@ -143,6 +143,28 @@ class Usage(Protocol):
         ...
 
 
+class ClientShare(Protocol):
+    """What the gateway remembers about one client across its sessions and connections (DESIGN §14, §16): a client
+    is its identity and its `clientInfo.name`, named here by a digest of both (`gateway.session.Session.client_key`),
+    so another identity or another client name is another key and finds nothing. Kept for `window_s`."""
+
+    window_s: float
+
+    async def claim_first(self, client: str) -> bool:
+        """Whether this is the client's first tool result of the window (the driver prompt rides on it): a
+        set-if-absent, so of two sessions asking at once exactly one is first, on every replica. The claim lasts
+        `window_s` from now, whatever the client does meanwhile (a new conversation gets the driver again after)."""
+        ...
+
+    async def promoted(self, client: str) -> list[str]:
+        """The tools the client found (exposure promotions), least recently used first; restarts their expiry."""
+        ...
+
+    async def promote(self, client: str, names: list[str]) -> None:
+        """Store the client's promoted tools (the whole list: of two sessions promoting at once the last one wins)."""
+        ...
+
+
 class Outputs(Protocol):
     """Spilled results, paged by id (`gateway.store.outputs` defines ids, pages and errors); each is its
     `owner`'s: stored under `owned(owner, id)`, so the same id read by another owner is an unknown one."""

@@ -6,7 +6,13 @@ import logging
 from typing import Any
 
 from mcp.server.runner import modern_error_data
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, SERVER_INFO_META_KEY, ClientCapabilities, ErrorData
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    SERVER_INFO_META_KEY,
+    ClientCapabilities,
+    ErrorData,
+)
 from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import StatusCode
@@ -37,6 +43,7 @@ async def answer_tool_call(
             modern = version in MODERN_PROTOCOL_VERSIONS
             declared = _declared(meta) if modern else None
             peer = lane_peer(front.relay, caller.key, modern, declared)
+            front.note_client(caller, _client_name(meta) if modern else _client_name_of(peer.session))
             result = await front.call_tool(caller, name, params.get("arguments"), peer)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
@@ -61,6 +68,19 @@ def _declared(meta: Any) -> ClientCapabilities | None:
         return ClientCapabilities.model_validate(meta[CLIENT_CAPABILITIES_META_KEY])
     except (KeyError, TypeError, ValidationError):
         return None
+
+
+def _client_name(meta: Any) -> str | None:
+    """The `clientInfo.name` a 2026-era request carries in its envelope (the SDK's ladder checked it is there)."""
+    info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _client_name_of(connection: Any) -> str | None:
+    """The `clientInfo.name` a handshake-era session's client sent in `initialize`."""
+    params = getattr(connection, "client_params", None)
+    return None if params is None else params.client_info.name
 
 
 def lane_peer(relay: Relay, key: str, modern: bool, declared: ClientCapabilities | None) -> Peer:

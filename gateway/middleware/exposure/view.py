@@ -38,8 +38,6 @@ says how to reach them."""
 WORKFLOWS_ENTRY = "think.workflows.list"
 """Listed with ENTRY_POINTS only while there are workflows to list."""
 STATE_KEY = "exposure"
-CLIENT_KEY = "client"
-"""`session.data[CLIENT_KEY]`: the client's `clientInfo.name`, recorded by the front."""
 
 Denial = Callable[[Session, Entry], GatewayError | None]
 """The policy hook: why this session may not see (list, find) nor call this tool (None: it may). Listing, search,
@@ -149,9 +147,9 @@ class Exposure:
 
     def view(self, session: Session) -> View:
         state = session.data.get(STATE_KEY)
-        client = session.data.get(CLIENT_KEY)
+        client = session.client
         if not isinstance(state, View) or state.client != client or state.settings != self.settings:
-            # First sight, the client's name arrived after a first call (a lane call carries none), or a reload.
+            # First sight, the client's name arrived after a first call, or a reload.
             promoted = state.promoted if isinstance(state, View) else OrderedDict[str, None]()
             state = View(self.rule_for(client), client, promoted, self.settings)
             session.data[STATE_KEY] = state

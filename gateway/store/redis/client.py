@@ -4,6 +4,7 @@ Every Redis call of the store goes through `guarded()`, so an unreachable, resta
 reaches callers as one `StoreUnavailable` that names the server and the cause, never as a raw client error.
 """
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
@@ -55,3 +56,27 @@ async def guarded(place: str) -> AsyncIterator[None]:
         yield
     except exceptions.RedisError as exc:
         raise StoreUnavailable(place, _detail(exc)) from exc
+
+
+PAUSE_S = 5.0
+
+
+class Breaker:
+    """`guarded` for reads and writes that ride on ordinary tool calls (session and client state): a Redis that
+    failed is not asked again for PAUSE_S, so meanwhile those calls fail at once (their callers fall back to this
+    replica's memory) instead of each waiting out the retries."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._paused_until = 0.0
+
+    @asynccontextmanager
+    async def guarded(self) -> AsyncIterator[None]:
+        if time.monotonic() < self._paused_until:
+            raise StoreUnavailable(self.where, f"it failed less than {PAUSE_S:g} s ago (asked again after that)")
+        try:
+            async with guarded(self.where):
+                yield
+        except StoreUnavailable:
+            self._paused_until = time.monotonic() + PAUSE_S
+            raise

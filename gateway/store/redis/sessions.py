@@ -5,19 +5,15 @@ JSON list of the tools found in the session, for its `tools/list`). Reading the 
 also returns each run's stored version (from the run records, `gateway.store.redis.runs`) in the same round
 trip, so a replica can tell whether what it last saw of a run is current. Idle sessions expire.
 
-These reads ride on ordinary tool calls, so a Redis that fails is not asked again for PAUSE_S: meanwhile the
-calls fail at once (the session falls back to this replica's memory) instead of each waiting out the retries.
+These reads ride on ordinary tool calls, so a Redis that fails is not asked again for a while (`Breaker`).
 """
 
 import hashlib
 import json
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import cast
 
-from gateway.store.base import SESSION_IDLE_S, StoreUnavailable, owned
-from gateway.store.redis.client import Redis, guarded
+from gateway.store.base import SESSION_IDLE_S, owned
+from gateway.store.redis.client import Breaker, Redis
 
 # The run keys are computed in the script, so this assumes one Redis (not a cluster: keys in other slots).
 _RUNS = """
@@ -35,28 +31,18 @@ for i = 1, #fields, 2 do
 end
 return out
 """
-PAUSE_S = 5.0
 
 
 class RedisSessions:
-    def __init__(self, client: Redis, prefix: str, where: str, *, idle_s: float = SESSION_IDLE_S) -> None:
+    def __init__(
+        self, client: Redis, prefix: str, where: str, *, idle_s: float = SESSION_IDLE_S, breaker: Breaker | None = None
+    ) -> None:
         self._redis = client
         self._prefix = prefix
         self.where = where
         self.idle_s = int(idle_s)
         self._runs = client.register_script(_RUNS)
-        self._paused_until = 0.0
-
-    @asynccontextmanager
-    async def _guarded(self) -> AsyncIterator[None]:
-        if time.monotonic() < self._paused_until:
-            raise StoreUnavailable(self.where, f"it failed less than {PAUSE_S:g} s ago (asked again after that)")
-        try:
-            async with guarded(self.where):
-                yield
-        except StoreUnavailable:
-            self._paused_until = time.monotonic() + PAUSE_S
-            raise
+        self._guarded = (breaker or Breaker(where)).guarded
 
     def _key(self, session: str) -> str:
         # A digest: session keys carry the identity's key, which has no business in Redis key names.
