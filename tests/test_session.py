@@ -21,10 +21,12 @@ def bootstrapped(result: types.CallToolResult) -> bool:
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_two_http_clients_each_get_their_own_session(tmp_path: Path, mode: str) -> None:
     # Before: every 2026-era client without a session id was keyed by its IP, so the second local client
-    # shared the first one's session and never saw the driver bootstrap.
+    # shared the first one's session and never saw the driver bootstrap. (Another instance of the same client,
+    # by the same identity, is the same client: tests/system/test_client_continuity.py.)
+    other = types.Implementation(name="another-app", version="1")
     with anyio.fail_after(60):
         async with http_gateway(write_config(tmp_path, {})) as base:
-            async with http_client(base, mode=mode) as first, http_client(base, mode=mode) as second:
+            async with http_client(base, mode=mode) as first, http_client(base, mode=mode, client_info=other) as second:
                 one, one_again = [await first.call_tool("gateway.status", {}) for _ in range(2)]
                 two = await second.call_tool("gateway.status", {})
     assert bootstrapped(one) and not bootstrapped(one_again)

@@ -1,4 +1,6 @@
-"""Bootstrap: the first tool result of every session carries the driver prompt (full, summary or off)."""
+"""Bootstrap: the first tool result of every client carries the driver prompt (full, summary or off). A client is
+its identity and its `clientInfo.name`, whatever its connections and sessions, for `clients.window_s`
+(`gateway.session.Session.first_response`); one that sends no name, or a window of 0: every session."""
 
 import logging
 from typing import Literal, Self

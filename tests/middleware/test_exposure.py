@@ -163,7 +163,7 @@ async def test_without_workflows_the_way_in_leaves_out_the_workflow_list(tmp_pat
         assert not (await client.call_tool("think.workflows.list", {})).is_error  # still callable
 
 
-async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_only_that_session(
+async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_only_that_clients_list(
     shared: str,
 ) -> None:
     heard: dict[str, anyio.Event] = {"a": anyio.Event(), "b": anyio.Event()}
@@ -175,7 +175,8 @@ async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_
 
         return on_message
 
-    async with session(shared, message_handler=listener("a")) as a, session(shared, message_handler=listener("b")) as b:
+    other = session(shared, "another-client", message_handler=listener("b"))  # another client name: another client
+    async with session(shared, "hidden-caller", message_handler=listener("a")) as a, other as b:
         assert "k.echo" not in await names_of(a)
         result = await a.call_tool("k.echo", {"text": "hidden but here"})
         assert text_of(result) == "hidden but here"
@@ -186,6 +187,8 @@ async def test_a_hidden_tool_is_callable_by_name_with_the_usual_hints_and_joins_
             await heard["a"].wait()
         assert "k.echo" in await names_of(a)
         assert "k.echo" not in await names_of(b) and not heard["b"].is_set()
+        async with session(shared, "hidden-caller") as again:  # the same client's next session lists it too
+            assert "k.echo" in await names_of(again)
 
 
 async def test_find_tools_ranks_the_whole_catalog_and_detail_is_enough_to_call(shared: str) -> None:

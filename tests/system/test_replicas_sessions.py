@@ -3,8 +3,9 @@ its own state folder (as on separate hosts), behind HAProxy, which tells them th
 
 Proven: a big observed result captured on one replica is read whole by a later step's template rendered on
 another; through the balancer (HAProxy, or the published nginx config) a 2026-era client gets the driver bootstrap
-exactly once across replicas, a Think step's real result is observed by whichever replica serves its call, and a
-tool found on one replica is listed by all (exposure mode `search`); with Redis down each replica says so once.
+exactly once across replicas and its connections (another client name: its own), a Think step's real result is
+observed by whichever replica serves its call, and a tool found on one replica is listed by all, on the client's
+later connections too (exposure mode `search`); with Redis down each replica says so once.
 """
 
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import mcp.types as types
 import pytest
 from mcp import Client
 
@@ -113,14 +115,21 @@ async def test_a_2026_client_gets_the_driver_bootstrap_once_across_replicas(
     deploy: Deployment, balancers: dict[str, str], balancer: str
 ) -> None:
     before = echoes(deploy)
-    async with http_client(balancers[balancer]) as client:
+    app = types.Implementation(name=f"app-{balancer}", version="1")  # each run its own client: its first contact
+    async with http_client(balancers[balancer], client_info=app) as client:
         results = [await call(client, "kitchen.echo", text=f"b{n}") for n in range(6)]
     served = [after - b for after, b in zip(echoes(deploy), before, strict=True)]
     assert all(s >= 1 for s in served), served  # every replica served some of them
-    driver = [any(h.startswith("[gateway] Driver ") for h in hints_of(r)) for r in results]
-    assert driver == [True, False, False, False, False, False]
-    async with http_client(balancers[balancer]) as other:  # another connection is another session: its own driver
-        assert any(h.startswith("[gateway] Driver ") for h in hints_of(await call(other, "kitchen.echo", text="x")))
+    assert [driven(r) for r in results] == [True, False, False, False, False, False]
+    async with http_client(balancers[balancer], client_info=app) as again:  # the same client, another connection
+        assert [driven(await call(again, "kitchen.echo", text=f"a{n}")) for n in range(3)] == [False, False, False]
+    other = types.Implementation(name=f"other-{balancer}", version="1")
+    async with http_client(balancers[balancer], client_info=other) as client:  # another client: its own driver
+        assert driven(await call(client, "kitchen.echo", text="x"))
+
+
+def driven(result: types.CallToolResult) -> bool:
+    return any(h.startswith("[gateway] Driver ") for h in hints_of(result))
 
 
 async def test_a_think_steps_call_is_observed_by_whichever_replica_serves_it(deploy: Deployment) -> None:
@@ -142,12 +151,15 @@ async def listed(client: Client) -> set[str]:
 
 
 async def test_a_tool_found_on_one_replica_is_listed_by_every_replica(deploy: Deployment) -> None:
-    async with http_client(deploy.balancer) as client:
+    finder = types.Implementation(name="finder", version="1")  # a client of its own: nothing found before
+    async with http_client(deploy.balancer, client_info=finder) as client:
         assert "kitchen.blob" not in await listed(client)
         found = await call(client, "gateway.find_tools", query="blob", limit=1)
         assert "kitchen.blob" in text_of(found)
         # Round robin: the next three lists come from three replicas, the finder among them.
         assert all(["kitchen.blob" in await listed(client) for _ in range(3)])
+    async with http_client(deploy.balancer, client_info=finder) as again:  # the same client, a new connection
+        assert all(["kitchen.blob" in await listed(again) for _ in range(3)])
 
 
 async def test_through_nginx_a_request_over_its_default_body_limit_reaches_the_gateway(

@@ -4,11 +4,11 @@ scripts/continuity-clients) calling the gateway over Streamable HTTP: `MultiServ
     langchain_client.py <gateway /mcp url> <bearer token> <calls> [parallel]
 Prints one JSON line per call: whether the gateway's driver prompt came with it, and the tool's own text."""
 
-import asyncio
 import json
 import sys
 from typing import Any
 
+import anyio
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 
@@ -24,19 +24,25 @@ async def main(url: str, token: str, calls: int, parallel: bool) -> None:
     tools = {tool.name: tool for tool in await client.get_tools()}
     echo = tools["kitchen.echo"]
 
-    async def call(n: int) -> Any:
-        return await echo.ainvoke({"type": "tool_call", "id": f"c{n}", "name": echo.name, "args": {"text": f"l{n}"}})
+    answers: dict[int, Any] = {}
 
-    if parallel:
-        answers = await asyncio.gather(*(call(n) for n in range(calls)))
+    async def call(n: int) -> None:
+        call = {"type": "tool_call", "id": f"c{n}", "name": echo.name, "args": {"text": f"l{n}"}}
+        answers[n] = await echo.ainvoke(call)
+
+    if parallel:  # all at once: each opens its session at the same time
+        async with anyio.create_task_group() as tg:
+            for n in range(calls):
+                tg.start_soon(call, n)
     else:
-        answers = [await call(n) for n in range(calls)]
-    for n, answer in enumerate(answers):
+        for n in range(calls):
+            await call(n)
+    for n, answer in sorted(answers.items()):
         found = texts(answer)
         driver = any(t.startswith("[gateway] Driver ") for t in found)
         own = "\n".join(t for t in found if not t.startswith("[gateway] "))
-        print(json.dumps({"label": f"echo{n + 1}", "driver": driver, "text": own}), flush=True)
+        sys.stdout.write(json.dumps({"label": f"echo{n + 1}", "driver": driver, "text": own}) + "\n")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:] == ["parallel"]))
+    anyio.run(main, sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:] == ["parallel"])
