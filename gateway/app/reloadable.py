@@ -19,6 +19,7 @@ RESTART_ONLY: dict[str, str] = {
     "auth": "the HTTP front's authenticator is built when the gateway starts",
     "secrets": "per-user secret sources are opened when the gateway starts; per-user servers hold them",
     "store": "Think runs and spilled outputs live in the store; switching it live would strand them",
+    "clients": "what the gateway remembers per client is opened with the store when the gateway starts",
     "limits.max_message_bytes": "the front's message size limit is set when it starts listening",
     "limits.max_downstream_bytes": "each server connection takes it when the gateway starts",
     "limits.outputs_dir": "the output store is opened when the gateway starts",

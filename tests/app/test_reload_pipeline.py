@@ -77,6 +77,7 @@ async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running
             {**servers, "b": kitchen("b")},
             listen={"port": port + 1},
             store={"prefix": "other:"},
+            clients={"window_s": 60},
             limits={"max_message_bytes": 2**20, "hint_budget_chars": 500, "url_elicitations_per_session": 3},
         )
         for attempt in range(2):  # applied or not, a pending restart is named at each reload until it happens
@@ -84,8 +85,9 @@ async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running
             assert report.added == ([] if attempt else ["b"])
             assert gateway.health()["last_reload"] == report.as_dict()  # what an edit of the file did, and when
             assert report.ok and report.needs_restart == {
-                key: RESTART_ONLY[key] for key in ("listen", "store", "limits.max_message_bytes")
+                key: RESTART_ONLY[key] for key in ("listen", "store", "clients", "limits.max_message_bytes")
             }
+            assert gateway.config.clients.window_s == 1800  # the running value stays
             assert gateway.config.listen.port == port and gateway.config.limits.max_message_bytes != 2**20
             assert gateway.front.hint_budget == 500 and gateway.config.limits.hint_budget_chars == 500
             assert gateway.relay.url_asks.per_session == 3

@@ -17,7 +17,7 @@ from gateway.store.base import ClientShare
 from gateway.store.local.clients import LocalClients
 from gateway.telemetry import Repeating
 from tests.harness import free_port
-from tests.services import store_config
+from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend
 
 pytestmark = pytest.mark.anyio
@@ -119,3 +119,18 @@ async def test_with_redis_down_the_client_gets_the_driver_rather_than_never_and_
     [line] = [r.getMessage() for r in caplog.records]
     assert "Nothing was changed" in line and line.endswith("the driver prompt may come again")
     await stores.aclose()
+
+
+async def test_a_replica_that_saw_a_clients_claim_answers_without_asking_redis_again(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    one, two = (open_stores(store_config("redis", redis.url, "k:", tmp_path)) for _ in range(2))
+    assert one.clients is not None and two.clients is not None and one.redis is not None
+    assert await one.clients.claim_first("c") and not await two.clients.claim_first("c")
+    await one.redis.delete("k:client:c:boot")  # as if the window ended just now
+    assert not await one.clients.claim_first("c")  # known for up to a minute: a new connection per call is free
+    assert not await two.clients.claim_first("c")
+    fresh = open_stores(store_config("redis", redis.url, "k:", tmp_path))  # a replica that saw nothing asks
+    assert fresh.clients is not None and await fresh.clients.claim_first("c")
+    for stores in (one, two, fresh):
+        await stores.aclose()

@@ -7,7 +7,14 @@ the identity nor the client's name appears in a key name."""
 import json
 from typing import cast
 
+from cachetools import TTLCache
+
 from gateway.store.redis.client import Breaker, Redis
+
+KNOWN_S = 60.0
+"""A replica that saw a client's claim taken answers "not first" without asking Redis for this long: a client on a
+new connection (or session) per call costs no round trip per call. At worst the driver comes this late after the
+window ends."""
 
 
 class RedisClients:
@@ -17,10 +24,15 @@ class RedisClients:
         self.window_s = window_s
         self._expiry = max(1, round(window_s))  # Redis expiries are whole seconds (0 would refuse the SET)
         self._guarded = breaker.guarded
+        self._known: TTLCache[str, bool] = TTLCache(maxsize=10_000, ttl=min(KNOWN_S, window_s))
+        """Clients whose claim this replica saw taken (by itself or another), recently."""
 
     async def claim_first(self, client: str) -> bool:
+        if client in self._known:
+            return False
         async with self._guarded():
             claimed = await self._redis.set(f"{self._prefix}{client}:boot", 1, nx=True, ex=self._expiry)
+        self._known[client] = True
         return bool(claimed)
 
     async def promoted(self, client: str) -> list[str]:
