@@ -115,19 +115,13 @@ class Front:
         return call
 
     def _caller(self, ctx: RequestCtx) -> Caller:
-        """Who is calling, with its client's `clientInfo.name` noted (from the handshake, or a 2026-era request's
-        envelope)."""
+        """Who is calling; the client's `clientInfo.name` (its handshake's, or a 2026-era request's envelope's) is
+        noted on first sight: exposure rules match it, and with the identity it names the client (`Session.client`)."""
         caller = self.callers.of(ctx.request)
-        params = ctx.session.client_params
-        self.note_client(caller, params.client_info.name if params is not None else None)
-        return caller
-
-    def note_client(self, caller: Caller, name: str | None) -> None:
-        """Note the client's `clientInfo.name` on its session at first sight: exposure rules match it, and with
-        the identity it names the client across its sessions (`Session.client_key`)."""
         session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
-        if session.client is None:
-            session.client = name
+        if session.client is None and (params := ctx.session.client_params) is not None:
+            session.client = params.client_info.name
+        return caller
 
     async def handle(
         self,

@@ -43,7 +43,9 @@ async def answer_tool_call(
             modern = version in MODERN_PROTOCOL_VERSIONS
             declared = _declared(meta) if modern else None
             peer = lane_peer(front.relay, caller.key, modern, declared)
-            front.note_client(caller, _client_name(meta) if modern else _client_name_of(peer.session))
+            session = front.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
+            if session.client is None:  # as the SDK path notes it (`Front._caller`)
+                session.client = _client_name(meta) if modern else _client_name_of(peer.session)
             result = await front.call_tool(caller, name, params.get("arguments"), peer)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
