@@ -48,8 +48,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
         local = LocalClients(window_s, maxsize=config.clients.max_clients) if window_s else None
-        tasks = LocalTasks(state / "tasks")
-        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), tasks, clients=local)
+        records = LocalTasks(state / "tasks")
+        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), records, clients=local)
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
     from gateway.store.redis.clients import RedisClients
