@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import mcp.types as types
 from cachetools import TTLCache
 
 from gateway.store.base import SESSION_IDLE_S, ClientShare, SessionShare, StoreUnavailable
@@ -91,6 +92,9 @@ class Session:
     connections (None: `clients.window_s` is 0, they are the session's own)."""
     client: str | None = None
     """The client's `clientInfo.name`, noted by the front on first sight (exposure rules match it)."""
+    task_mark: types.ToolExecution | None = None
+    """What each listed downstream tool carries for this client: `execution.taskSupport` for a 2025-11-25 client
+    of a gateway running calls as tasks (noted by the front on first sight; exposure adds it and counts it)."""
     first_response_seen: bool = False
     """Set after the first tool result went out (the driver bootstrap rides on that one)."""
     active_runs: dict[str, str] = field(default_factory=dict[str, str])

@@ -121,6 +121,8 @@ class Front:
         session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
         if session.client is None and (params := ctx.session.client_params) is not None:
             session.client = params.client_info.name
+        if session.task_mark is None and self.server.offers_tasks:  # a lane may have seen the client first
+            session.task_mark = tasks_offer.mark(ctx.protocol_version)
         return caller
 
     async def handle(
@@ -153,7 +155,9 @@ class Front:
 
     async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         listing = _answer(await self.handle_ctx(ctx, "tools/list", {}), types.ListToolsResult)
-        return tasks_offer.listed(listing, ctx.protocol_version) if self.server.offers_tasks else listing
+        if self.server.offers_tasks and self.exposure is None:  # else exposure marked them, within the budget
+            return tasks_offer.listed(listing, ctx.protocol_version)
+        return listing
 
     async def _list_resources(
         self, ctx: RequestCtx, params: types.PaginatedRequestParams | None

@@ -34,6 +34,14 @@ def declared(capabilities: types.ServerCapabilities, version: str | None) -> typ
     return capabilities.model_copy(update={"tasks": tasks})
 
 
+MARK = types.ToolExecution(task_support="optional")
+
+
+def mark(version: str | None) -> types.ToolExecution | None:
+    """What each listed downstream tool carries for a client of `version` (`Session.task_mark`)."""
+    return MARK if version == TASKS_VERSION else None
+
+
 def listed(result: types.ListToolsResult, version: str | None) -> types.ListToolsResult:
     """Every tool may be called as a task or not (`execution.taskSupport` "optional") where the client's version
     has tasks, whatever its server declared: the gateway runs any call as a task, and resolves a server's
@@ -41,6 +49,5 @@ def listed(result: types.ListToolsResult, version: str | None) -> types.ListTool
     `eras.adapted`)."""
     if version != TASKS_VERSION:
         return result
-    execution = types.ToolExecution(task_support="optional")
-    tools = [tool.model_copy(update={"execution": execution}) for tool in result.tools]
+    tools = [tool.model_copy(update={"execution": MARK}) for tool in result.tools]
     return result.model_copy(update={"tools": tools})

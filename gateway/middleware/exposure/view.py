@@ -92,6 +92,15 @@ def slim(schema: Any) -> Any:
     return out
 
 
+def _with(tool: types.Tool, mark: types.ToolExecution | None) -> types.Tool:
+    return tool if mark is None else tool.model_copy(update={"execution": mark})
+
+
+def _marked_chars(mark: types.ToolExecution | None) -> int:
+    """What `mark` adds to a tool's JSON definition."""
+    return 0 if mark is None else len(',"execution":') + len(mark.model_dump_json(by_alias=True, exclude_none=True))
+
+
 def definition_chars(tool: types.Tool) -> int:
     """What a listed tool costs the client's window: the characters of its JSON definition."""
     return len(tool.model_dump_json(by_alias=True, exclude_none=True))
@@ -199,21 +208,23 @@ class Exposure:
             self._fits[rule] = costs
         return costs
 
-    def full_size(self, catalog: Catalog, rule: Rule) -> tuple[int, int]:
-        """(tools, chars) of listing everything under `rule` (policy aside): what `auto` weighs."""
+    def full_size(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> tuple[int, int]:
+        """(tools, chars) of listing everything under `rule` (policy aside): what `auto` weighs; `mark`: what each
+        downstream tool carries for the client (`Session.task_mark`), counted too."""
         costs = self.costs(catalog, rule)
-        return len(costs), sum(costs.values())
+        extra = _marked_chars(mark) * sum(1 for e in catalog.tools.values() if e.server not in OWN_SERVERS)
+        return len(costs), sum(costs.values()) + extra
 
     def fills(self, catalog: Catalog, session: Session) -> bool:
         """Whether the session's list is `auto` over budget: filled, by usage first."""
         rule = self.view(session).rule
-        return rule.mode == "auto" and self.searching(catalog, rule)
+        return rule.mode == "auto" and self.searching(catalog, rule, session.task_mark)
 
-    def searching(self, catalog: Catalog, rule: Rule) -> bool:
-        """Whether `rule` lists a subset (search mode, or auto over budget)."""
+    def searching(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> bool:
+        """Whether `rule` lists a subset (search mode, or auto over budget); `mark` as for `full_size`."""
         if rule.mode != "auto":
             return rule.mode == "search"
-        tools, chars = self.full_size(catalog, rule)
+        tools, chars = self.full_size(catalog, rule, mark)
         return tools > rule.max_tools or chars > rule.max_list_chars
 
     def pinned(self, entry: Entry) -> bool:
@@ -236,19 +247,26 @@ class Exposure:
         rule = rule or self.view(session).rule
         names = self.names(catalog, rule.separator)
         shown = self._shown(catalog, session, rule)
+        mark = session.task_mark
         return [
-            self._present(e, names, rule) for n, e in catalog.tools.items() if n in shown and self.visible(session, e)
+            _with(self._present(e, names, rule), mark if e.server not in OWN_SERVERS else None)
+            for n, e in catalog.tools.items()
+            if n in shown and self.visible(session, e)
         ]
 
     def _shown(self, catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
         """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
-        if not self.searching(catalog, rule):
+        if not self.searching(catalog, rule, session.task_mark):
             return catalog.tools
         view = self.view(session)
         shown = {n for n, e in catalog.tools.items() if self.base(e) or n in view.promoted}
         if rule.mode == "auto":
             # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
-            costs = self.costs(catalog, rule)
+            extra = _marked_chars(session.task_mark)
+            costs = {
+                n: c + (extra if catalog.tools[n].server not in OWN_SERVERS else 0)
+                for n, c in self.costs(catalog, rule).items()
+            }
             chars = sum(costs[n] for n in shown)
             for name in (*(n for n in view.used if n in costs), *costs):
                 if len(shown) >= rule.max_tools:
@@ -273,7 +291,7 @@ class Exposure:
     def promote(self, catalog: Catalog, session: Session, canonical: list[str]) -> bool:
         """Add found tools to the session's list (LRU, within max_tools); whether the list changed."""
         state = self.view(session)
-        if not state.rule.promote or not self.searching(catalog, state.rule):
+        if not state.rule.promote or not self.searching(catalog, state.rule, session.task_mark):
             return False
         fresh = [n for n in canonical if n in catalog.tools and not self.base(catalog.tools[n])]
         before = list(state.promoted)
