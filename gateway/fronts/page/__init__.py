@@ -26,7 +26,7 @@ from gateway.fronts.auth.asgi import PAGE_COOKIE
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
-from gateway.fronts.page import views
+from gateway.fronts.page import stored, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.record import Recorder
 from gateway.session import ANONYMOUS
@@ -99,7 +99,26 @@ def routes(
 
     async def one_call(request: Request, who: views.Viewer) -> dict[str, Any] | None:
         found = views.call(recorder, request.path_params["number"], who, gateway.config.limits.hint_budget_chars)
-        return None if found is None else {"call": found}
+        if found is None:
+            return None
+        spilled = found["spilled"]
+        output = None if spilled is None else await stored.preview(gateway.outputs, who.identity.owner, spilled)
+        return {"call": found, "output": output}
+
+    async def output(request: Request, who: views.Viewer) -> dict[str, Any] | None:
+        shown = await stored.preview(gateway.outputs, who.identity.owner, request.path_params["output_id"])
+        return None if shown["error"] else {"output": shown}
+
+    async def download(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        who = viewer(request)
+        answer = await stored.download(gateway.outputs, who.identity.owner, request.path_params["output_id"])
+        if isinstance(answer, str):
+            return _page("missing.html", {"tab": "output", "viewer": who, "why": answer}, status=404)
+        answer.headers.update(HEADERS)
+        return answer
 
     async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
         return views.figures(recorder, who)
@@ -161,6 +180,8 @@ def routes(
         Route("/ui/catalog", tab("catalog", catalog)),
         Route("/ui/calls", tab("calls", calls)),
         Route("/ui/calls/{number:int}", tab("call", one_call)),
+        Route("/ui/outputs/{output_id}", tab("output", output)),
+        Route("/ui/outputs/{output_id}/download", download),
         Route("/ui/think", tab("think", think)),
         Route("/ui/metrics", tab("metrics", figures)),
         Route("/ui/reload", reload, methods=["POST"]),

@@ -8,6 +8,7 @@ from gateway.config import GatewayConfig
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Policy
 from gateway.routing.registry import Registry
+from gateway.store.base import Outputs
 from gateway.think.engine import Engine
 
 
@@ -35,3 +36,5 @@ class Observed(Protocol):
     def policy(self) -> Policy: ...
     @property
     def engine(self) -> Engine | None: ...
+    @property
+    def outputs(self) -> Outputs: ...
