@@ -132,6 +132,10 @@ def tabs(base: str, browser: Browser) -> None:
 
     spilled = look(browser, f"{base}/ui/calls/{numbers[-2][0]}", "call-spilled")
     assert "Spilled whole to the output store" in spilled
+    preview = re.search(r'<pre id="stored-text">(x+)', spilled)
+    assert preview is not None and 1000 < len(preview.group(1)) <= 4000  # the stored output, its preview
+    output_id = re.findall(r'href="/ui/outputs/([0-9a-f]{24})/download"', spilled)[0]
+    assert "30,000 bytes stored" in look(browser, f"{base}/ui/outputs/{output_id}", "output")
     first = look(browser, f"{base}/ui/calls/{numbers[-1][0]}", "call")
     before = re.search(r'<section id="before">(.*?)</section>', first, re.DOTALL)
     after = re.search(r'<section id="after">(.*?)</section>', first, re.DOTALL)
@@ -144,10 +148,18 @@ def tabs(base: str, browser: Browser) -> None:
     think = look(browser, base + "/ui/think", "think")
     loop = re.search(r'<section class="workflow" data-workflow="loop_v1">(.*?)</section>', think, re.DOTALL)
     assert loop is not None
-    assert re.findall(r'<li class="node" data-step="([^"]+)">', loop.group(1))[:2] == ["echo_each", "shout"]
-    statuses = dict(re.findall(r'data-step="([^"]+)" data-status="([^"]+)"', loop.group(1)))
+    graph, run = re.findall(r"<svg [^>]*>(.*?)</svg>", loop.group(1), re.DOTALL)[:2]
+    assert re.findall(r'<g class="node" data-step="([^"]+)">', graph)[:2] == ["echo_each", "shout"]
+    assert ("echo_each", "announce") in re.findall(r'data-from="([^"]+)" data-to="([^"]+)"', graph)  # an edge
+    statuses = dict(re.findall(r'data-step="([^"]+)" data-status="([^"]+)"', run))
     assert statuses["shout"] == "skipped" and statuses["echo_each"] == "expanded"
     assert statuses["echo_each[0]"] == "done" and statuses["echo_each[1]"] == "pending"
+    drawn = "[...document.querySelectorAll('svg.graph path.edge')].every(p => p.getTotalLength() > 10)"
+    assert browser.evaluate(drawn) is True  # the browser laid out every edge as a visible curve
+
+    run_id = re.findall(r'data-run="([^"]+)"', loop.group(1))[0]
+    opened = look(browser, f"{base}/ui/think/loop_v1/{run_id}", "run")
+    assert 'data-identical="true"' in opened and 'data-capture="echoes' in opened
 
 
 async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browser: Browser) -> None:

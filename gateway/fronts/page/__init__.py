@@ -26,7 +26,7 @@ from gateway.fronts.auth.asgi import PAGE_COOKIE
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
-from gateway.fronts.page import stored, views
+from gateway.fronts.page import stored, think, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.record import Recorder
 from gateway.session import ANONYMOUS
@@ -123,8 +123,12 @@ def routes(
     async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
         return views.figures(recorder, who)
 
-    async def think(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return await views.think(gateway, who)
+    async def workflows(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return await think.tab(gateway.engine, who.identity.owner)
+
+    async def one_run(request: Request, who: views.Viewer) -> dict[str, Any] | None:
+        found = request.path_params
+        return await think.run(gateway.engine, who.identity.owner, found["workflow"], found["run_id"])
 
     async def reload(request: Request) -> Response:
         """The page's one action; answered with a page (a browser followed the form), the report in it."""
@@ -182,7 +186,8 @@ def routes(
         Route("/ui/calls/{number:int}", tab("call", one_call)),
         Route("/ui/outputs/{output_id}", tab("output", output)),
         Route("/ui/outputs/{output_id}/download", download),
-        Route("/ui/think", tab("think", think)),
+        Route("/ui/think", tab("think", workflows)),
+        Route("/ui/think/{workflow}/{run_id}", tab("run", one_run)),
         Route("/ui/metrics", tab("metrics", figures)),
         Route("/ui/reload", reload, methods=["POST"]),
         Mount("/ui/static", app=StaticFiles(directory=HERE / "static"), name="static"),

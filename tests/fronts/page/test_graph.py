@@ -1,0 +1,45 @@
+"""The step graph's layout: a step one row below its lowest dependency, an edge per dependency and per foreach
+item, and bounds (items past MAX_ITEMS become one box, rows wrap) so a run of thousands draws a bounded picture."""
+
+from gateway.fronts.page.graph import HEIGHT, MAX_ITEMS, MAX_NODES, PER_ROW, Step, layout
+
+
+def test_each_dependency_is_an_edge_into_a_step_drawn_below_it() -> None:
+    drawn = layout(
+        [Step("a", "k.echo", ()), Step("b", "k.echo", ()), Step("c", "k.echo", ("a", "b")), Step("d", "x", ("c",))]
+    )
+    boxes = {b.id: b for b in drawn.boxes}
+    assert boxes["a"].y == boxes["b"].y < boxes["c"].y < boxes["d"].y
+    assert [(e.source, e.target, e.kind) for e in drawn.edges] == [
+        ("a", "c", "dep"),
+        ("b", "c", "dep"),
+        ("c", "d", "dep"),
+    ]
+    start = drawn.edges[0].path.split()[0]
+    assert start == f"M{boxes['a'].x + 84},{boxes['a'].y + HEIGHT}"  # from the bottom middle of a
+    assert drawn.cut == 0 and drawn.height > boxes["d"].y
+
+
+def test_foreach_items_hang_below_their_step_and_the_rest_is_counted() -> None:
+    items = [Step(f"e[{i}]", "k.echo", (), "done", None, "e") for i in range(MAX_ITEMS + 5)]
+    drawn = layout([Step("e", "k.echo", (), "expanded"), *items, Step("after", "x", ("e",), "pending")])
+    ids = [b.id for b in drawn.boxes]
+    assert "e[0]" in ids and f"e[{MAX_ITEMS}]" not in ids and "e[…]" in ids
+    more = next(b for b in drawn.boxes if b.id == "e[…]")
+    assert more.call == "5 more items" and drawn.cut == 5
+    assert ("e", "e[0]", "item") in [(e.source, e.target, e.kind) for e in drawn.edges]
+    assert ("e", "after", "dep") in [(e.source, e.target, e.kind) for e in drawn.edges]
+
+
+def test_a_wide_row_wraps_and_a_huge_graph_is_bounded() -> None:
+    wide = layout([Step(f"s{i}", "k.echo", ()) for i in range(PER_ROW + 1)])
+    assert len({b.y for b in wide.boxes}) == 2 and wide.width == PER_ROW * (168 + 16)
+    huge = layout([Step(f"s{i}", "k.echo", (f"s{i - 1}",) if i else ()) for i in range(MAX_NODES + 20)])
+    assert len(huge.boxes) == MAX_NODES and huge.cut == 20
+    assert all(e.target in {b.id for b in huge.boxes} for e in huge.edges)
+
+
+def test_long_names_are_shortened_in_the_box_not_in_its_id() -> None:
+    drawn = layout([Step("a_really_long_step_identifier_here", "server.some_tool_with_a_long_name", ())])
+    box = drawn.boxes[0]
+    assert box.id == "a_really_long_step_identifier_here" and len(box.label) == 22 and box.label.endswith("…")
