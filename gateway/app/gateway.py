@@ -34,6 +34,7 @@ from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
+from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.registry import Catalog, Entry, Registry
@@ -92,6 +93,11 @@ class Gateway:
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
+        self.publisher = None
+        if self.recorder is not None:
+            budget = lambda: self.config.limits.hint_budget_chars  # noqa: E731 - the reloaded config's
+            redis = self.stores.redis is not None
+            self.publisher = Publisher(self.recorder, self.stores.calls, budget, background=redis)
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}
@@ -391,6 +397,8 @@ class Gateway:
             await self.registry.catalog()
             if self.reloader is not None:
                 await tg.start(self._component, "reloader", self.reloader.run)
+            if self.publisher is not None:
+                await tg.start(self._component, "call log", self.publisher.run)
             states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
             logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
             yield self

@@ -69,13 +69,13 @@ class _Beside(uvicorn.Server):
 async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     """The page beside a stdio session (`serve --ui`): the same auth and checks as the HTTP front's page."""
     config = gateway.config
-    assert gateway.recorder is not None  # `stdio` records when asked for the page
+    assert gateway.publisher is not None  # `stdio` records when asked for the page
     security = TransportSecuritySettings(
         allowed_hosts=config.listen.allowed_hosts, allowed_origins=config.listen.allowed_origins
     )
     admins = Admins(frozenset(config.auth.admin_groups), config.listen.forwarded_client_header)
     auth = authenticator(config.auth, config.listen)
-    routes = page_routes(gateway, gateway.recorder, TransportSecurityMiddleware(security), admins, authenticator=auth)
+    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, authenticator=auth)
     app = Authenticate(Starlette(routes=routes), auth)
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     server = _Beside(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
@@ -104,7 +104,9 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         authenticator=auth,
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
-        page=None if gateway.recorder is None else partial(page_routes, gateway, gateway.recorder, authenticator=auth),
+        page=None
+        if gateway.publisher is None
+        else partial(page_routes, gateway, gateway.publisher, authenticator=auth),
     )
 
 

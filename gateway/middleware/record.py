@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import ClassVar
 
+import anyio
 import mcp.types as types
 
 from gateway import telemetry
@@ -99,6 +100,7 @@ class Recorder(Middleware):
         self.max_bytes = max_bytes
         self.held = 0
         self._numbers = itertools.count(1)
+        self._arrival: anyio.Event | None = None
 
     async def on_response(self, call: Call) -> None:
         ended = time.perf_counter()
@@ -141,8 +143,21 @@ class Recorder(Middleware):
         )
         self.recent.append(recorded)
         self.held += held
+        if self._arrival is not None:  # a publisher waits for the first call of a batch
+            self._arrival.set()
+            self._arrival = None
         while len(self.recent) > self.max_calls or (self.held > self.max_bytes and len(self.recent) > 1):
             self.held -= self.recent.popleft().held
 
-    def find(self, number: int) -> Recorded | None:
-        return next((r for r in self.recent if r.number == number), None)
+    def arrival(self) -> anyio.Event:
+        """Set when the next call is recorded."""
+        if self._arrival is None:
+            self._arrival = anyio.Event()
+        return self._arrival
+
+    def drain(self) -> list[Recorded]:
+        """The calls recorded since the last drain, oldest first; the buffer is empty after."""
+        calls = list(self.recent)
+        self.recent.clear()
+        self.held = 0
+        return calls

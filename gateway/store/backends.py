@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import ClientShare, Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
+from gateway.store.base import CallLog, ClientShare, Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
+from gateway.store.local.calls import LocalCallLog
 from gateway.store.local.clients import LocalClients
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
@@ -33,6 +34,8 @@ class Stores:
     """Tool call counts per identity (`auto`'s fill order): in memory on the local backend, shared on Redis."""
     clients: ClientShare | None = None
     """What each client is remembered by across its sessions (`clients.window_s`); None: a window of 0."""
+    calls: CallLog = field(default_factory=LocalCallLog)
+    """Recent calls and operation counts for the page: in memory on the local backend, every replica's on Redis."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -52,6 +55,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
         return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), records, clients=local)
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
+    from gateway.store.redis.calls import RedisCallLog
     from gateway.store.redis.clients import RedisClients
     from gateway.store.redis.loads import RedisLoads
     from gateway.store.redis.outputs import RedisOutputs
@@ -70,7 +74,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     clients = RedisClients(client, store.prefix, window_s, breaker=breaker) if window_s else None
     usage, tasks = RedisUsage(client, store.prefix, where), RedisTasks(client, store.prefix, where)
     loads = RedisLoads(client, store.prefix)
-    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients)
+    calls = RedisCallLog(client, store.prefix, where)
+    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

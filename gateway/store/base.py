@@ -6,7 +6,7 @@ Backends store bytes under `(folder, name)` keys with a version counter; the typ
 """
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -176,6 +176,30 @@ class Outputs(Protocol):
     async def read(self, owner: str, output_id: str, offset: int = 0, length: int = ...) -> "Page": ...
 
     async def read_whole(self, owner: str, output_id: str) -> dict[str, Any]: ...
+
+
+class CallLog(Protocol):
+    """Recent tool calls as the page shows them (plain JSON-able dicts, made off the call's path) and each
+    replica's operation counts; on Redis every replica's, read from any replica. A call is its caller's: kept
+    under `owned(owner, …)`, read by owner (`owners` None: every owner's, for an admin). Bounded by size."""
+
+    where: str
+
+    async def add(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Keep `(owner, call)` pairs, oldest first; the oldest beyond the bounds go."""
+        ...
+
+    async def recent(self, owners: frozenset[str] | None) -> list[dict[str, Any]]:
+        """The kept calls of `owners` (None: all), newest first."""
+        ...
+
+    async def put_counts(self, replica: str, counts: dict[str, Any]) -> None:
+        """This replica's counts now (replacing its last); a replica that stops putting is forgotten."""
+        ...
+
+    async def counts(self) -> dict[str, dict[str, Any]]:
+        """Each live replica's latest counts."""
+        ...
 
 
 class SharedLoads(Protocol):

@@ -84,7 +84,7 @@ async def test_metrics_count_each_call_by_the_mcp_semantic_conventions(base: str
 
 
 async def test_metrics_and_the_page_need_the_same_credentials_as_mcp(base: str) -> None:
-    for path in ("/metrics", "/ui", "/ui/calls", "/ui/think", "/ui/calls/1"):
+    for path in ("/metrics", "/ui", "/ui/calls", "/ui/think", "/ui/calls/0-1"):
         assert (await get(base, path, token=None)).status_code == 401, path
         assert (await get(base, path, token="wrong-token-0123456789")).status_code == 401, path
     assert (await get(base, "/ui/static/page.js", token=None)).status_code == 200  # the same for all, no data
@@ -167,8 +167,8 @@ async def test_catalog_shows_every_tool_and_why_the_policy_hides_one_from_an_ide
 
 def rows(text: str) -> list[dict[str, Any]]:
     return [
-        {"number": int(n), "outcome": o, "tool": re.findall(r"<td>(.*?)</td>", body)[3]}
-        for n, o, body in re.findall(r'<tr data-call="(\d+)" data-outcome="([^"]*)">(.*?)</tr>', text, re.DOTALL)
+        {"number": n, "outcome": o, "tool": re.findall(r"<td>(.*?)</td>", body)[3]}
+        for n, o, body in re.findall(r'<tr data-call="([0-9a-f]+-\d+)" data-outcome="([^"]*)">(.*?)</tr>', text, re.DOTALL)
     ]
 
 

@@ -28,8 +28,9 @@ from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.page import stored, think, views
 from gateway.fronts.page.observed import Observed
-from gateway.middleware.record import Recorder
+from gateway.middleware.publish import Publisher
 from gateway.session import ANONYMOUS
+from gateway.store.base import StoreUnavailable
 
 HERE = Path(__file__).parent
 CSP = (
@@ -49,21 +50,22 @@ _templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def metrics_route(recorder: Recorder, security: TransportSecurityMiddleware) -> Route:
+def metrics_route(publisher: Publisher, security: TransportSecurityMiddleware) -> Route:
     """`GET /metrics`: the MCP operation histograms in Prometheus text format, behind the same auth as /mcp."""
 
     async def endpoint(request: Request) -> Response:
         refused = await security.validate_request(request, is_post=False)
         if refused is not None:
             return refused
-        return PlainTextResponse(recorder.operations.prometheus(), media_type="text/plain; version=0.0.4")
+        # This replica's own: Prometheus scrapes each replica and sums; the page shows every replica's (Redis).
+        return PlainTextResponse(publisher.recorder.operations.prometheus(), media_type="text/plain; version=0.0.4")
 
     return Route("/metrics", endpoint)
 
 
 def routes(
     gateway: Observed,
-    recorder: Recorder,
+    publisher: Publisher,
     security: TransportSecurityMiddleware,
     admins: Admins,
     *,
@@ -79,7 +81,10 @@ def routes(
             if refused is not None:
                 return refused
             who = viewer(request)
-            context = await data(request, who)
+            try:
+                context = await data(request, who)
+            except StoreUnavailable as exc:  # the call log or a run on a Redis that is down: said, not a crash
+                return _page("missing.html", {"tab": name, "viewer": who, "why": str(exc)}, status=503)
             if context is None:
                 return _page("missing.html", {"tab": name, "viewer": who}, status=404)
             part = request.headers.get("x-page-part") == "main"
@@ -94,11 +99,16 @@ def routes(
     async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
         return await views.catalog(gateway, who, request.query_params.get("q", "").strip())
 
+    async def recent(who: views.Viewer) -> list[dict[str, Any]]:
+        """The calls the viewer may see, this replica's latest included (published first: read, not waited for)."""
+        await publisher.flush()
+        return await publisher.log.recent(views.owners(who))
+
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return {"calls": views.calls(recorder, who)}
+        return {"calls": views.calls(await recent(who))}
 
     async def one_call(request: Request, who: views.Viewer) -> dict[str, Any] | None:
-        found = views.call(recorder, request.path_params["number"], who, gateway.config.limits.hint_budget_chars)
+        found = views.call(await recent(who), request.path_params["ref"])
         if found is None:
             return None
         spilled = found["spilled"]
@@ -121,7 +131,8 @@ def routes(
         return answer
 
     async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return views.figures(recorder, who)
+        shown = views.figures(await recent(who))
+        return {**shown, "replicas": views.replicas(await publisher.log.counts(), publisher.replica)}
 
     async def workflows(request: Request, who: views.Viewer) -> dict[str, Any]:
         return await think.tab(gateway.engine, who.identity.owner)
@@ -176,14 +187,14 @@ def routes(
         return answer
 
     return [
-        metrics_route(recorder, security),
+        metrics_route(publisher, security),
         Route("/ui/login", login_form),
         Route("/ui/login", login, methods=["POST"]),
         Route("/ui/logout", logout, methods=["POST"]),
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
         Route("/ui/calls", tab("calls", calls)),
-        Route("/ui/calls/{number:int}", tab("call", one_call)),
+        Route("/ui/calls/{ref}", tab("call", one_call)),
         Route("/ui/outputs/{output_id}", tab("output", output)),
         Route("/ui/outputs/{output_id}/download", download),
         Route("/ui/think", tab("think", workflows)),

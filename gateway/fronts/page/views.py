@@ -14,12 +14,7 @@ import mcp.types as types
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.exposure.view import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
-from gateway.middleware.record import Recorded, Recorder
-from gateway.results import HINTS_META_KEY, render_hints
 from gateway.session import Identity, Session
-
-TEXT_SHOWN = 20_000
-"""Characters of a result shown on the page (the rest is said to be cut)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,100 +89,65 @@ async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[st
     return {"rules": rules, "identities": [i.name for i in who], "tools": rows, "found": found, "query": query}
 
 
-def _visible(recorded: Recorded, viewer: Viewer) -> bool:
-    return viewer.admin or recorded.identity.key == viewer.identity.key
+def owners(viewer: Viewer) -> frozenset[str] | None:
+    """Whose calls the viewer sees: their own, or (an admin) everyone's."""
+    return None if viewer.admin else frozenset({viewer.identity.owner})
 
 
-def calls(recorder: Recorder, viewer: Viewer) -> list[dict[str, Any]]:
-    """Newest first: the calls the viewer may see (an admin: all)."""
-    now = time.perf_counter()
-    return [_row(r, now) for r in reversed(recorder.recent) if _visible(r, viewer)]
+def calls(recent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Newest first, as the tail shows them (how long ago worked out now)."""
+    now = time.time()
+    return [{**c, "ago_s": round(max(0.0, now - c["at"]), 1), "ms": round(c["seconds"] * 1000, 1)} for c in recent]
 
 
-def _row(recorded: Recorded, now: float) -> dict[str, Any]:
-    return {
-        "number": recorded.number,
-        "ago_s": round(now - recorded.ended, 1),
-        "identity": recorded.identity.name,
-        "tool": recorded.tool,
-        "server": recorded.server,
-        "outcome": recorded.outcome,
-        "ms": round(recorded.seconds * 1000, 1),
-        "request_bytes": recorded.request_bytes,
-        "response_bytes": recorded.response_bytes,
-        "spilled": recorded.spilled,
-        "hints": [hint.kind for hint in recorded.hints],
-        "trace_id": recorded.trace_id,
-    }
+def call(recent: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
+    """One call the viewer may see, by its reference (`replica-number`)."""
+    return next((c for c in calls(recent) if c["ref"] == ref), None)
 
 
-def figures(recorder: Recorder, viewer: Viewer, window_s: float = 3600.0) -> dict[str, Any]:
-    """Per server and per tool over the last `window_s` of the recent calls the viewer may see: calls, calls/s,
-    errors, p50 and p99 (nearest rank). From the bounded buffer: exact for what it holds, says when it holds less."""
-    now = time.perf_counter()
-    recent = [r for r in recorder.recent if now - r.ended <= window_s and _visible(r, viewer)]
-    span = max(1.0, now - recent[0].ended) if recent else 1.0
-    groups: dict[tuple[str, str], list[Recorded]] = {}
-    for r in recent:
-        groups.setdefault(("server", r.server or "gateway"), []).append(r)
-        groups.setdefault(("tool", r.tool), []).append(r)
+def figures(recent: list[dict[str, Any]], window_s: float = 3600.0) -> dict[str, Any]:
+    """Per server and per tool over the last `window_s` of the recent calls the viewer may see (every replica's,
+    on Redis): calls, calls/s, errors, p50 and p99 (nearest rank). Exact for what the call log holds."""
+    now = time.time()
+    shown = [c for c in recent if now - c["at"] <= window_s]
+    span = max(1.0, now - min(c["at"] for c in shown)) if shown else 1.0
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in shown:
+        groups.setdefault(("server", c["server"] or "gateway"), []).append(c)
+        groups.setdefault(("tool", c["tool"]), []).append(c)
     rows = []
     for (kind, name), members in sorted(groups.items()):
-        ms = sorted(m.seconds * 1000 for m in members)
+        ms = sorted(m["seconds"] * 1000 for m in members)
         rows.append(
             {
                 "kind": kind,
                 "name": name,
                 "calls": len(ms),
                 "rate": round(len(ms) / span, 3),
-                "errors": sum(1 for m in members if m.outcome != "ok"),
+                "errors": sum(1 for m in members if m["outcome"] != "ok"),
                 "p50": round(_rank(ms, 0.50), 1),
                 "p99": round(_rank(ms, 0.99), 1),
             }
         )
-    full = len(recorder.recent) >= recorder.max_calls or recorder.held >= recorder.max_bytes
-    return {"rows": rows, "window_s": window_s, "span_s": round(span), "partial": full}
+    return {"rows": rows, "window_s": window_s, "span_s": round(span)}
 
 
 def _rank(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
 
 
-def call(recorder: Recorder, number: int, viewer: Viewer, hint_budget: int) -> dict[str, Any] | None:
-    """One call: the server's result beside what the client received (hints rendered as the front renders them)."""
-    recorded = recorder.find(number)
-    if recorded is None or not _visible(recorded, viewer):
-        return None
-    row = _row(recorded, time.perf_counter())
-    c = recorded
-    received = c.result
-    if received is not None:
-        received = render_hints(received, c.hints, hint_budget)
-    original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
-    gateway_text = (received.meta or {}).get(HINTS_META_KEY, []) if received is not None else []
-    return {
-        **row,
-        "error": None if c.error is None else str(c.error),
-        "before": None if original is None else _text(original),
-        "before_note": _before_note(c, original),
-        "after": None if received is None else _text(received),
-        "gateway_text": gateway_text,
-    }
-
-
-def _before_note(c: Recorded, original: types.CallToolResult | None) -> str:
-    if c.spilled is not None:
-        return f"Spilled whole to the output store as {c.spilled}; the client got a preview and how to read it."
-    if original is None:
-        return "Answered by the gateway itself: nothing was forwarded." if c.error is None else "Refused: not sent."
-    return "As the server answered it."
-
-
-def _text(result: types.CallToolResult) -> str:
-    parts = [
-        block.text if isinstance(block, types.TextContent) else f"[{block.type} block]" for block in result.content
-    ]
-    if result.structured_content is not None and not parts:
-        parts.append(str(result.structured_content))
-    text = "\n\n".join(parts)
-    return text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN] + f"\n… ({len(text) - TEXT_SHOWN:,} more characters)"
+def replicas(counts: dict[str, dict[str, Any]], own: str) -> list[dict[str, Any]]:
+    """Each live replica's all-time tool calls and errors (its `mcp.server.operation.duration` counts)."""
+    rows = []
+    for replica, snapshot in sorted(counts.items()):
+        calls = [s for s in snapshot.get("server", []) if s[0][0] == "tools/call"]
+        rows.append(
+            {
+                "replica": replica,
+                "own": replica == own,
+                "calls": sum(s[3] for s in calls),
+                "errors": sum(s[3] for s in calls if s[0][2]),
+                "seconds_ago": round(max(0.0, time.time() - snapshot.get("at", 0.0))),
+            }
+        )
+    return rows

@@ -12,11 +12,11 @@ pytestmark = pytest.mark.anyio
 __all__ = ["base"]  # the fixture, shared with tests/fronts/test_page.py
 
 
-async def spilled_call(base: str) -> tuple[int, str]:
+async def spilled_call(base: str) -> tuple[str, str]:
     """Alice's spilled k.blob call: its number and the output id the page links."""
     text = (await get(base, "/ui/calls")).text
     number = next(
-        int(n) for n, body in re.findall(r'<tr data-call="(\d+)"[^>]*>(.*?)</tr>', text, re.S) if "k.blob" in body
+        n for n, body in re.findall(r'<tr data-call="([0-9a-f]+-\d+)"[^>]*>(.*?)</tr>', text, re.S) if "k.blob" in body
     )
     page = (await get(base, f"/ui/calls/{number}")).text
     link = re.search(r'<a id="stored-link" href="/ui/outputs/([0-9a-f]{24})">', page)
