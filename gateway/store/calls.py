@@ -24,21 +24,27 @@ def cut(text: str | None, chars: int) -> str | None:
     return text[:chars] + f"\n… ({len(text) - chars:,} more characters not kept)"
 
 
+def _within(text: str | None, limit: int) -> str | None:
+    """`text` in at most about `limit` UTF-8 bytes (cut on a character), saying how much was not kept."""
+    data = (text or "").encode()
+    if text is None or len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    return kept + f"\n… ({len(text) - len(kept):,} more characters not kept)"
+
+
 def encoded(call: dict[str, Any]) -> bytes:
-    """The call as compact JSON of at most `ENTRY_BYTES`: over it, its notes cut to `NOTES` of `NOTE_CHARS`, then
-    its longest text shortened by as many characters as the JSON is bytes over (a character is a byte or more,
-    so each pass fits or leaves the other text to cut); texts dropped if that is not enough."""
+    """The call as compact JSON of at most `ENTRY_BYTES`: over it, its notes cut to `NOTES` of `NOTE_CHARS` and
+    its two texts to an equal share of the room left (halved while JSON escapes still overflow it)."""
     data = dumped(call)
     if len(data) <= ENTRY_BYTES:
         return data
     notes = [{**n, "text": cut(str(n.get("text", "")), NOTE_CHARS)} for n in call.get("gateway_text", [])[:NOTES]]
     call = {**call, "gateway_text": notes, "cut": True}
-    for _ in range(len(TEXTS) + 1):
-        data = dumped(call)
-        over = len(data) - ENTRY_BYTES
-        if over <= 0:
+    share = (ENTRY_BYTES - len(dumped({**call, **dict.fromkeys(TEXTS)})) - 200) // len(TEXTS)
+    while share > 64:
+        data = dumped({**call, **{k: _within(call.get(k), share) for k in TEXTS}})
+        if len(data) <= ENTRY_BYTES:
             return data
-        longest = max(TEXTS, key=lambda k: len(call.get(k) or ""))
-        text = call.get(longest) or ""
-        call[longest] = cut(text, max(0, len(text) - over - 64))
+        share //= 2
     return dumped({**call, **dict.fromkeys(TEXTS)})

@@ -168,7 +168,9 @@ async def test_catalog_shows_every_tool_and_why_the_policy_hides_one_from_an_ide
 def rows(text: str) -> list[dict[str, Any]]:
     return [
         {"number": n, "outcome": o, "tool": re.findall(r"<td>(.*?)</td>", body)[3]}
-        for n, o, body in re.findall(r'<tr data-call="([0-9a-f]+-\d+)" data-outcome="([^"]*)">(.*?)</tr>', text, re.DOTALL)
+        for n, o, body in re.findall(
+            r'<tr data-call="([0-9a-f]+-\d+)" data-outcome="([^"]*)">(.*?)</tr>', text, re.DOTALL
+        )
     ]
 
 
