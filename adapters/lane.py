@@ -26,7 +26,7 @@ from opentelemetry.propagate import inject
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode, get_tracer
 from pydantic_core import to_json
 
-from gateway import telemetry
+from gateway import telemetry, tracecontext
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +84,8 @@ class Lane:
         waiter = _Waiter(on_progress)
         tracing = telemetry.tracing()
         with _client_span(method, params, request_id) if tracing else nullcontext(INVALID_SPAN) as span:
-            if tracing:
-                inject(meta)  # the downstream's spans join the caller's trace
+            if tracing or tracecontext.seen:
+                inject(meta)  # the downstream's spans join the caller's trace (untraced: the caller's context)
             message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
             line = to_json(message) + b"\n"
             del message

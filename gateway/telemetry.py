@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, ProxyTracerProvider, Span, SpanKind, StatusCode
 
+from gateway import tracecontext
 from gateway.config import TelemetryConfig
 from gateway.operations import BUCKETS
 from gateway.sdk import extract_trace_context
@@ -209,7 +210,8 @@ def tracing() -> bool:
 def server_span(method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]) -> Iterator[Span]:
     """The SERVER span of a request served by a lane: named and attributed as the SDK's own, in the caller's trace."""
     if not tracing():
-        yield INVALID_SPAN
+        with tracecontext.adopted(meta):  # passed on to the downstream as the caller sent it
+            yield INVALID_SPAN
         return
     attributes: dict[str, Any] = {
         "mcp.method.name": method,
@@ -240,12 +242,9 @@ def operation(
 
 
 def current_trace_id() -> int | None:
-    """The current span's trace id when `configure` set up tracing, else None (the page links a call to its
-    trace). `traced`, not `tracing()`, which reads the environment on every call while there is no provider."""
-    if not traced:
-        return None
-    context = trace.get_current_span().get_span_context()
-    return context.trace_id if context.is_valid else None
+    """The current span's trace id when `configure` set up tracing or a caller's context was passed on untraced,
+    else None (the page links a call to its trace). Flags, not `tracing()`, which reads the environment."""
+    return tracecontext.current_trace_id() if traced or tracecontext.seen else None
 
 
 def tool_outcome(span: Span, is_error: bool) -> None:

@@ -158,6 +158,9 @@ class Kitchen:
         traceparent = (ctx.meta or {}).get("traceparent")
         if traceparent:
             self.event(f"traceparent {traceparent}")
+        tracestate = (ctx.meta or {}).get("tracestate")
+        if tracestate:
+            self.event(f"tracestate {tracestate}")
         if name == "echo" or name in self.echoes:
             return text_result(str(args.get("text", "")))
         if name in self.padding:
