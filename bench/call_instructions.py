@@ -33,12 +33,15 @@ async def callgrind(action: str, pid: int) -> str:
     return done.stdout.decode()
 
 
-async def per_call(checkout: Path, config: Path, mode: str, opts: argparse.Namespace) -> float:
-    """Instructions per call of one gateway process of `checkout` under callgrind, counted around `opts.calls`."""
+async def per_call(
+    checkout: Path, config: Path, mode: str, opts: argparse.Namespace, extra: list[str] | None = None
+) -> float:
+    """Instructions per call of one gateway process of `checkout` under callgrind, counted around `opts.calls`
+    (`extra`: more `serve` arguments, e.g. `--ui`)."""
     argv = ["--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-m", "gateway", "serve"]
     params = StdioServerParameters(
         command="valgrind",
-        args=[*argv, "--config", str(config), "--log-level", "WARNING"],
+        args=[*argv, "--config", str(config), "--log-level", "WARNING", *(extra or [])],
         cwd=str(checkout),
         env={"PYTHONPATH": str(checkout)},
     )
