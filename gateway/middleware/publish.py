@@ -6,6 +6,7 @@ texts cut for the page, the wall-clock time) when someone looks (`flush` before 
 the background about once a second after calls came, so other replicas see them. Counts are put with each flush.
 """
 
+import itertools
 import logging
 import secrets
 import time
@@ -44,14 +45,13 @@ def _before_note(c: Recorded, original: types.CallToolResult | None) -> str:
     return "As the server answered it."
 
 
-def entry(c: Recorded, replica: str, hint_budget: int, wall: float) -> dict[str, Any]:
+def entry(c: Recorded, ref: str, hint_budget: int, wall: float) -> dict[str, Any]:
     """One call as the page shows it: metadata, the server's answer beside what the client received."""
     received = None if c.result is None else render_hints(c.result, c.hints, hint_budget)
     original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
     notes = (received.meta or {}).get(HINTS_META_KEY, []) if received is not None else []
     return {
-        "ref": f"{replica}-{c.number}",
-        "replica": replica,
+        "ref": ref,
         "at": wall,
         "identity": c.identity.name,
         "tool": c.tool,
@@ -94,6 +94,7 @@ class Publisher:
         self.replica = secrets.token_hex(4)
         self._lock = anyio.Lock()
         self._counted = -1
+        self._numbers = itertools.count(1)
 
     async def flush(self) -> None:
         """Move every recorded call into the log, and put the counts if they changed (raises StoreUnavailable)."""
@@ -101,9 +102,9 @@ class Publisher:
             calls = self.recorder.drain()
             if calls:
                 now, clock, budget = time.time(), time.perf_counter(), self.hint_budget()
-                await self.log.add(
-                    [(c.identity.owner, entry(c, self.replica, budget, now - (clock - c.ended))) for c in calls]
-                )
+                refs = [f"{self.replica}-{next(self._numbers)}" for _ in calls]
+                entries = [entry(c, ref, budget, now - (clock - c.ended)) for c, ref in zip(calls, refs, strict=True)]
+                await self.log.add([(c.identity.owner, e) for c, e in zip(calls, entries, strict=True)])
             operations = self.recorder.operations
             counted = sum(s.count for s in operations.server.series.values())
             if counted != self._counted:

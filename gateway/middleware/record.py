@@ -1,22 +1,21 @@
 """Record: every request's duration into the MCP operation histograms, and recent tool calls into a bounded
 buffer the page reads (what the server answered beside what the client received).
 
-Last in the chain, after audit: it sees every decision. Off the hot path: per call it counts two
-histogram buckets and appends one reference to a deque; the page's rows, hints and sizes are worked out
-when someone looks. The buffer is capped by count and by bytes (a result held is measured once, as the
-front measures it anyway); a spilled result's original is not kept, the stored output is linked instead.
+Last in the chain, after audit: it sees every decision. Off the hot path: per call it counts two histogram
+buckets and appends one tuple of references to a deque; the outcome, numbering, rows, hints and texts are
+worked out by the reader (`gateway.middleware.publish`, when someone looks or, on Redis, in the background).
+The buffer is capped by count and by bytes (a result held is measured once, as the front measures it anyway);
+a spilled result's original is not kept, the stored output is linked instead.
 """
 
-import itertools
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import anyio
 import mcp.types as types
 
-from gateway import telemetry
+from gateway import telemetry, tracecontext
 from gateway.errors import DownstreamError, GatewayError
 from gateway.operations import Operations
 from gateway.pipeline import Call, Middleware
@@ -38,16 +37,16 @@ METHODS = frozenset(
 )
 
 
-@dataclass(slots=True)
-class Recorded:
+class Recorded(NamedTuple):
     """One finished tool call as the page shows it: copied off the `Call`, so neither its arguments, its secrets
-    nor its client end stay in memory; the results and hints are the very objects the call produced."""
+    nor its client end stay in memory; the results and hints are the very objects the call produced. Kept as a
+    plain tuple per call (the cheapest copy) and read as this when the page looks (`Recorder.drain`)."""
 
-    number: int
     identity: Identity
     tool: str
     server: str | None
-    outcome: str
+    error: GatewayError | None
+    refused_by: str | None
     seconds: float
     ended: float
     """When it finished (`time.perf_counter()`: a second clock read per call saved; "how long ago" is shown)."""
@@ -59,15 +58,24 @@ class Recorded:
     """What the client received, before the hints are rendered into it."""
     downstream: types.Result | None
     """What the server answered (None: refused, answered by the gateway, or spilled: see `spilled`)."""
-    error: GatewayError | None
-    held: int
-    """Bytes of results this entry keeps alive."""
     trace: int | None
     """The trace id (formatted when shown)."""
+    held: int
+    """Bytes of results this entry keeps alive."""
 
     @property
     def trace_id(self) -> str | None:
         return None if self.trace is None else format(self.trace, "032x")
+
+    @property
+    def outcome(self) -> str:
+        """ "ok", "refused (<by>)" when the gateway said no, else the `error.type`."""
+        error = self.error
+        if error is not None:
+            if isinstance(error, DownstreamError):
+                return type(error).__name__
+            return f"refused ({self.refused_by or type(error).__name__})"
+        return "tool_error" if self.result is not None and self.result.is_error else "ok"
 
 
 def error_type(call: Call) -> str | None:
@@ -75,18 +83,9 @@ def error_type(call: Call) -> str | None:
     if call.error is not None:
         return type(call.error).__name__
     result = call.result
-    if isinstance(result, types.CallToolResult) and result.is_error:
+    if result.__class__ is types.CallToolResult and result.is_error:
         return "tool_error"
     return None
-
-
-def outcome(call: Call, kind: str | None) -> str:
-    """ "ok", "refused (<by>)" when the gateway said no, else the `error.type`."""
-    if kind is None:
-        return "ok"
-    if call.error is not None and not isinstance(call.error, DownstreamError):
-        return f"refused ({call.refused_by or kind})"
-    return kind
 
 
 class Recorder(Middleware):
@@ -95,11 +94,11 @@ class Recorder(Middleware):
 
     def __init__(self, *, max_calls: int = 500, max_bytes: int = 32 * 1024 * 1024) -> None:
         self.operations = Operations()
-        self.recent: deque[Recorded] = deque()
+        self.recent: deque[tuple[Any, ...]] = deque()
+        """`Recorded` fields as plain tuples, oldest first."""
         self.max_calls = max_calls
         self.max_bytes = max_bytes
         self.held = 0
-        self._numbers = itertools.count(1)
         self._arrival: anyio.Event | None = None
 
     async def on_response(self, call: Call) -> None:
@@ -112,42 +111,44 @@ class Recorder(Middleware):
             self.operations.client.record(call.forward_s, (method, call.tool, call.server, error))
         if telemetry.metering:
             telemetry.operation(seconds, call.forward_s, method, name, call.server, error)
-        if method == "tools/call":
-            self._keep(call, seconds, ended, error)
-
-    def _keep(self, call: Call, seconds: float, ended: float, error: str | None) -> None:
+        if method != "tools/call":
+            return
+        # What the page needs, copied as one tuple; the outcome, numbering and rows are the reader's to work out.
         size = call.response_bytes()
+        result, original = call.result, call.downstream
         held = (call.request_bytes or 0) + (size or 0)
-        original, result = call.downstream, call.tool_result
         if call.spilled is not None:
             original = None  # stored whole under call.spilled: the page links it
-        elif original is not None and original is not result and isinstance(original, types.CallToolResult):
-            held += result_bytes(original)  # rewritten (truncated) without a spill: both are shown
-        recorded = Recorded(
-            next(self._numbers),
-            call.session.identity,
-            call.name,
-            call.server,
-            outcome(call, error),
-            seconds,
-            ended,
-            call.request_bytes,
-            size,
-            call.spilled,
-            call.hints,
-            result,
-            original,
-            call.error,
-            held,
-            telemetry.current_trace_id(),
+        elif original is not None and original is not result and original.__class__ is types.CallToolResult:
+            held += result_bytes(original)  # rewritten (cut) without a spill: both shown
+        trace = telemetry.current_trace_id() if telemetry.traced or tracecontext.seen else None
+        recent = self.recent
+        recent.append(
+            (
+                call.session.identity,
+                name or "",
+                call.server,
+                call.error,
+                call.refused_by,
+                seconds,
+                ended,
+                call.request_bytes,
+                size,
+                call.spilled,
+                call.hints,
+                result if result.__class__ is types.CallToolResult else None,
+                original,
+                trace,
+                held,
+            )
         )
-        self.recent.append(recorded)
         self.held += held
         if self._arrival is not None:  # a publisher waits for the first call of a batch
             self._arrival.set()
             self._arrival = None
-        while len(self.recent) > self.max_calls or (self.held > self.max_bytes and len(self.recent) > 1):
-            self.held -= self.recent.popleft().held
+        if len(recent) > self.max_calls or self.held > self.max_bytes:
+            while len(recent) > self.max_calls or (self.held > self.max_bytes and len(recent) > 1):
+                self.held -= recent.popleft()[-1]
 
     def arrival(self) -> anyio.Event:
         """Set when the next call is recorded."""
@@ -157,7 +158,7 @@ class Recorder(Middleware):
 
     def drain(self) -> list[Recorded]:
         """The calls recorded since the last drain, oldest first; the buffer is empty after."""
-        calls = list(self.recent)
+        calls = [Recorded._make(entry) for entry in self.recent]
         self.recent.clear()
         self.held = 0
         return calls

@@ -1,8 +1,7 @@
 """The recorder's buffer of recent calls stays within its count and byte caps, keeps no spilled original, and
 keeps none of a call's arguments or secrets."""
 
-import dataclasses
-
+import mcp.types as types
 import pytest
 
 from gateway.middleware.record import Recorded, Recorder
@@ -28,7 +27,7 @@ async def test_the_oldest_calls_leave_when_the_count_cap_is_reached() -> None:
     recorder = Recorder(max_calls=3)
     for i in range(5):
         await recorder.on_response(finished(f"result {i}"))
-    assert [r.number for r in recorder.recent] == [3, 4, 5]
+    assert [text_of(r) for r in recorder.drain()] == ["result 2", "result 3", "result 4"]
     assert recorder.operations.server.series[("tools/call", "k.echo", None)].count == 5  # metrics count all
 
 
@@ -37,15 +36,17 @@ async def test_the_oldest_calls_leave_when_the_results_held_pass_the_byte_cap() 
     for _ in range(10):
         await recorder.on_response(finished("x" * 3000))
     assert len(recorder.recent) == 3
-    assert recorder.held == sum(r.held for r in recorder.recent) <= 10_000
+    held = recorder.held
+    assert held == sum(r.held for r in recorder.drain()) <= 10_000 and recorder.held == 0
 
 
 async def test_a_spilled_result_is_held_as_its_preview_only() -> None:
     recorder = Recorder()
     call = finished("x" * 1_000_000, spilled="out-1")
     await recorder.on_response(call)
-    assert recorder.recent[0].downstream is None and recorder.recent[0].spilled == "out-1"
     assert recorder.held < 1000
+    [kept] = recorder.drain()
+    assert kept.downstream is None and kept.spilled == "out-1"
 
 
 async def test_a_recorded_call_keeps_neither_its_arguments_nor_its_secrets() -> None:
@@ -53,10 +54,12 @@ async def test_a_recorded_call_keeps_neither_its_arguments_nor_its_secrets() -> 
     call = finished("result")
     call.secrets = {"TOKEN": "s3cret"}
     await recorder.on_response(call)
-    kept = recorder.recent[0]
-    assert not any(value is call or value is call.params or value is call.secrets for value in _fields(kept))
+    [kept] = recorder.drain()
+    kept_values: list[object] = list(kept)
+    assert not any(value is call or value is call.params or value is call.secrets for value in kept_values)
     assert "secret" not in repr(kept) and "s3cret" not in repr(kept)
 
 
-def _fields(recorded: Recorded) -> list[object]:
-    return [getattr(recorded, f.name) for f in dataclasses.fields(recorded)]
+def text_of(recorded: Recorded) -> str:
+    assert recorded.result is not None and isinstance(recorded.result.content[0], types.TextContent)
+    return recorded.result.content[0].text
