@@ -5,7 +5,17 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.store.base import CallLog, ClientShare, Outputs, RunRecords, SessionShare, SharedLoads, Spills, TaskRecords, Usage
+from gateway.store.base import (
+    CallLog,
+    ClientShare,
+    Outputs,
+    RunRecords,
+    SessionShare,
+    SharedLoads,
+    Spills,
+    TaskRecords,
+    Usage,
+)
 from gateway.store.local.calls import LocalCallLog
 from gateway.store.local.clients import LocalClients
 from gateway.store.local.outputs import LocalOutputs, OutputStore
