@@ -93,11 +93,7 @@ class Gateway:
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
-        self.publisher = None
-        if self.recorder is not None:
-            budget = lambda: self.config.limits.hint_budget_chars  # noqa: E731 - the reloaded config's
-            redis = self.stores.redis is not None
-            self.publisher = Publisher(self.recorder, self.stores.calls, budget, background=redis)
+        self.publisher = Publisher.of(self.recorder, self.stores, lambda: self.config.limits.hint_budget_chars)
         self.prompts = PromptLibrary()
         self.engine = self._think_engine() if config.think.enabled else None
         in_process = {**self._think_servers(), **(in_process or {})}

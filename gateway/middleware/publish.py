@@ -20,6 +20,7 @@ from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
 from gateway.operations import Histogram
 from gateway.results import HINTS_META_KEY, render_hints
+from gateway.store.backends import Stores
 from gateway.store.base import CallLog
 from gateway.telemetry import Repeating
 
@@ -95,6 +96,13 @@ class Publisher:
         self._lock = anyio.Lock()
         self._counted = -1
         self._numbers = itertools.count(1)
+
+    @classmethod
+    def of(cls, recorder: Recorder | None, stores: Stores, hint_budget: Callable[[], int]) -> "Publisher | None":
+        """The publisher of a recording gateway (None: it does not record); in the background on Redis."""
+        if recorder is None:
+            return None
+        return cls(recorder, stores.calls, hint_budget, background=stores.redis is not None)
 
     async def flush(self) -> None:
         """Move every recorded call into the log, and put the counts if they changed (raises StoreUnavailable)."""
