@@ -47,7 +47,7 @@ class Edge:
     source: str
     target: str
     kind: str
-    """"dep" or "item"."""
+    """"dep", "item", or "back" (into a step drawn above its dependency: part of a cycle)."""
     path: str
 
 
@@ -110,6 +110,8 @@ def layout(steps: Sequence[Step]) -> Drawn:
     for step in shown:
         ends = [(d, "dep") for d in step.deps if d in ids] + ([(step.parent, "item")] if step.parent in ids else [])
         for source, kind in ends:
+            if boxes[source].y >= boxes[step.id].y:
+                kind = "back"  # a dependency drawn below its step: a cycle (the workflow is refused, the page says why)
             edges.append(Edge(source, step.id, kind, _path(boxes[source], boxes[step.id])))
     return Drawn(list(boxes.values()), edges, widest * (WIDTH + GAP_X), y - GAP_Y // 2, cut)
 

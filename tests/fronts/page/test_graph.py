@@ -43,3 +43,9 @@ def test_long_names_are_shortened_in_the_box_not_in_its_id() -> None:
     drawn = layout([Step("a_really_long_step_identifier_here", "server.some_tool_with_a_long_name", ())])
     box = drawn.boxes[0]
     assert box.id == "a_really_long_step_identifier_here" and len(box.label) == 22 and box.label.endswith("…")
+
+
+def test_an_edge_of_a_cycle_is_drawn_as_a_back_edge() -> None:
+    drawn = layout([Step("first", "x", ("second",)), Step("second", "x", ("first",))])
+    kinds = {(e.source, e.target): e.kind for e in drawn.edges}
+    assert kinds == {("second", "first"): "back", ("first", "second"): "dep"}
