@@ -8,7 +8,7 @@ only its listen line and its `server` lines (the test's addresses), and asserts 
 import re
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -92,10 +92,16 @@ def checked(argv: list[str]) -> str:
 
 
 @contextmanager
-def running(argv: list[str], port: int, what: str) -> Iterator[int]:
+def running(argv: list[str], port: int, what: str, ready: Callable[[], bool] | None = None) -> Iterator[int]:
+    """Run a balancer until its port answers (and `ready()` holds): a port answering alone may be another
+    process's, taken between `free_port()` and the balancer's bind, while the balancer itself has exited."""
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+
+    def up() -> bool:
+        return port_open(port) and (ready is None or ready())
+
     try:
-        poll_until(lambda: port_open(port) or process.poll() is not None, 30.0, f"{what} port")
+        poll_until(lambda: up() or process.poll() is not None, 30.0, f"{what} port")
         assert process.poll() is None, f"{what} exited with {process.returncode}"
         yield port
     finally:
@@ -111,7 +117,8 @@ def haproxy(folder: Path, backends: list[int]) -> Iterator[int]:
     config, stats = folder / "haproxy.cfg", folder / "haproxy-stats.cfg"
     config.write_text(haproxy_config(port, backends), encoding="utf-8")
     stats.write_text(f"global\n    stats socket {folder / 'haproxy.sock'} mode 600 level user\n", encoding="utf-8")
-    with running([need("haproxy"), "-db", "-f", str(config), "-f", str(stats)], port, "haproxy") as bound:
+    argv = [need("haproxy"), "-db", "-f", str(config), "-f", str(stats)]
+    with running(argv, port, "haproxy", (folder / "haproxy.sock").exists) as bound:
         yield bound
 
 
