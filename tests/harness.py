@@ -41,6 +41,11 @@ def kitchen(name: str, *extra: str, events: Path | None = None, **fields: Any) -
     return {"transport": "stdio", "command": PYTHON, "args": args, **fields}
 
 
+MEASURED = {k: v for k, v in os.environ.items() if k == "COVERAGE_PROCESS_CONFIG"}
+"""A coverage run's settings, passed on to the gateways the tests start over stdio (an MCP client hands a server
+only a safe few of its variables), so the code they run counts too."""
+
+
 def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:
     path = directory / "gateway.yaml"
     path.write_text(yaml.safe_dump({"servers": servers, **sections}), encoding="utf-8")
@@ -52,7 +57,7 @@ def gateway_params(config: Path, *, env: dict[str, str] | None = None) -> StdioS
         command=PYTHON,
         args=["-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"],
         cwd=str(ROOT),
-        env={"PYTHONPATH": str(ROOT), **(env or {})},
+        env={"PYTHONPATH": str(ROOT), **MEASURED, **(env or {})},
     )
 
 
