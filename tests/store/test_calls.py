@@ -39,9 +39,8 @@ async def test_a_replicas_counts_are_read_by_all_until_they_are_stale(backend: B
         await stores.aclose()
 
 
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)  # the local bound: the next test
 async def test_redis_keeps_per_owner_only_the_newest_and_forgets_the_oldest_owners(backend: Backend) -> None:
-    if backend.name != "redis":
-        pytest.skip("the local bound is below")
     stores = backend.open()
     log = stores.calls
     log.per_owner, log.owners = 3, 2  # type: ignore[attr-defined]
