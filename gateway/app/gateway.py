@@ -13,7 +13,9 @@ import mcp.types as types
 from mcp.server.subscriptions import ResourceUpdated
 
 import adapters
+from gateway.app import thinking
 from gateway.app.reload import Reloader
+from gateway.app.thinking import KnownTools
 from gateway.bundled import envs_home
 from gateway.config import GatewayConfig, ServerConfig, StdioServerConfig
 from gateway.downstreams import secrets as user_secrets
@@ -37,20 +39,12 @@ from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
-from gateway.routing.registry import Catalog, Entry, Registry
+from gateway.routing.registry import Entry, Registry
 from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
 from gateway.store.cache import SharedCache
-from gateway.think import server as think_server
-from gateway.think.context import Limits
-from gateway.think.engine import Engine
-from gateway.think.library import Library
-from gateway.think.payloads import Payloads
-from gateway.think.state import StateStore
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
-from gateway.think.validator import Schemas
-from gateway.think.workflow import DEFAULT_DIR as DEFAULT_WORKFLOWS
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +81,6 @@ class Gateway:
         self.config = config
         self.recorder = Recorder() if record else None
         self.cache = SharedCache()
-        self._known_tools: tuple[Catalog | None, frozenset[str]] = (None, frozenset())
         # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
         self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
@@ -95,8 +88,10 @@ class Gateway:
         self.usage = UsageTally(self.stores.usage)
         self.publisher = Publisher.of(self.recorder, self.stores, lambda: self.config.limits.hint_budget_chars)
         self.prompts = PromptLibrary()
-        self.engine = self._think_engine() if config.think.enabled else None
-        in_process = {**self._think_servers(), **(in_process or {})}
+        self.engine = thinking.engine(
+            config.think, self.stores, self.prompts, KnownTools(lambda: self.registry.catalog())
+        )
+        in_process = {**thinking.servers(self.engine), **(in_process or {})}
         bare = next((name for name, server in config.servers.items() if not server.prefix), None)
         asks = UrlAsks(
             per_session=config.limits.url_elicitations_per_session, max_age_s=config.limits.url_elicitation_ttl_s
@@ -279,35 +274,6 @@ class Gateway:
             prepare=prepare,
         )
 
-    def _think_engine(self) -> Engine:
-        think = self.config.think
-        dirs = [Path(d) for d in think.workflows_dirs] if think.workflows_dirs is not None else [DEFAULT_WORKFLOWS]
-        return Engine(
-            Library(dirs),
-            StateStore(self.stores.runs, self.stores.spills),
-            self.prompts,
-            schemas=Schemas([d / "schemas" for d in dirs]),
-            limits=Limits(
-                max_snapshot_bytes=think.max_snapshot_bytes,
-                max_string_bytes=think.max_string_bytes,
-                max_context_bytes=think.max_context_bytes,
-                max_context_tasks=think.max_context_tasks,
-            ),
-            payloads=Payloads(
-                mode=think.truncation,
-                warn_threshold_bytes=think.warn_threshold_bytes,
-                log_sizes=think.log_payload_sizes,
-            ),
-            known_tools=self._tool_names,
-            slow_call_ms=think.slow_call_ms,
-        )
-
-    def _think_servers(self) -> dict[str, Callable[[], Target]]:
-        if self.engine is None:
-            return {}
-        think, prompt = think_server.build(self.engine)
-        return {"think": lambda: think, "prompt": lambda: prompt}
-
     @staticmethod
     def _secret_header(config: GatewayConfig) -> str | None:
         return config.secrets.header_prefix if "header" in config.secrets.sources else None
@@ -318,14 +284,6 @@ class Gateway:
 
     def _tool_denial(self, session: Session, entry: Entry) -> GatewayError | None:
         return self._denial(session.identity, policy.Subject.of(entry))
-
-    async def _tool_names(self) -> frozenset[str]:
-        """The catalog's tools by reference (`server.tool`: workflows use it whatever the separator clients see),
-        built once per catalog (Think asks on every plan and step)."""
-        catalog = await self.registry.catalog()
-        if self._known_tools[0] is not catalog:
-            self._known_tools = (catalog, frozenset(reference(e.server, e.original) for e in catalog.tools.values()))
-        return self._known_tools[1]
 
     def _session_tools_changed(self, key: str) -> None:
         self.front.notify.tools_changed(key)
