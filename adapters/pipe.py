@@ -5,16 +5,18 @@ Reading: bytes are split into lines in linear time with a per-line cap (`LineSpl
 parsed (big ones in a worker thread) and handed on as a message, an `Oversized` record, or the parse
 error with its line. A big line's buffer is released as soon as it is parsed.
 
-Writing: whole lines are queued by whoever sends and written by one task, several per `write()` when
-they queue up meanwhile (a batch under load). A writer waits while more than `HIGH_WATER` bytes are
-queued, so a 100 MB answer written in slices is streamed, never held twice.
+Writing: a line posted while nothing is queued is written at once by the task that posts it, when the sink
+can write without waiting (`NowaitSink`): most messages never wake the writer task. What the pipe does not take
+at once is queued and written by one task, several lines per `write()` when they queue up meanwhile (a batch
+under load). A writer waits while more than `HIGH_WATER` bytes are queued, so a 100 MB answer written in slices
+is streamed, never held twice.
 """
 
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import mcp.types as types
@@ -22,6 +24,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic_core import to_json
 
 from adapters import jsonwire
+from adapters.fdreader import FdReader
 from adapters.lines import LineSplitter, Oversized, check_id, parse
 
 logger = logging.getLogger(__name__)
@@ -43,22 +46,31 @@ Deliver = Callable[[Incoming], Awaitable[bool]]
 """Takes one incoming item; returns False to stop listening (the pipe still drains its source)."""
 
 
+@runtime_checkable
+class NowaitSink(Protocol):
+    def send_nowait(self, item: bytes | memoryview) -> int:
+        """Write what the sink takes without waiting: how many bytes (0 when it would block or fails; the writer
+        task then meets the failure on its own write)."""
+
+
+def write_nowait(fd: int | None, item: bytes | memoryview) -> int:
+    if fd is None:
+        return 0
+    try:
+        return os.write(fd, item)
+    except OSError:
+        return 0
+
+
 class FdStream(ByteReceiveStream, ByteSendStream):
     """A non-blocking file-descriptor pair as anyio byte streams, waited on by the event loop (no threads)."""
 
     def __init__(self, fd_in: int, fd_out: int) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
+        self._reader = FdReader(fd_in)
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
-        while True:
-            await anyio.wait_readable(self.fd_in)
-            try:
-                chunk = os.read(self.fd_in, max_bytes)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise anyio.EndOfStream
-            return chunk
+        return await self._reader.receive(max_bytes)
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -70,11 +82,14 @@ class FdStream(ByteReceiveStream, ByteSendStream):
                 continue
             view = view[written:]
 
+    def send_nowait(self, item: bytes | memoryview) -> int:
+        return write_nowait(self.fd_out, item)
+
     async def send_eof(self) -> None:
         return None
 
     async def aclose(self) -> None:
-        return None  # the fds belong to whoever made them
+        self._reader.detach()  # the fds belong to whoever made them: they close them next
 
 
 class NdjsonPipe:
@@ -84,7 +99,8 @@ class NdjsonPipe:
         self.source, self.sink, self.limit = source, sink, limit
         self.pending_bytes = 0
         """Bytes of an unterminated last line when the source ended."""
-        self._outbox: list[bytes] = []
+        self._nowait = sink.send_nowait if isinstance(sink, NowaitSink) else None
+        self._outbox: list[bytes | memoryview] = []
         self._queued = 0
         self._ready = anyio.Event()
         self._busy = False
@@ -131,7 +147,7 @@ class NdjsonPipe:
 
     # -- writing -------------------------------------------------------------------------------
 
-    async def post(self, data: bytes) -> None:
+    async def post(self, data: bytes | memoryview) -> None:
         """Queue whole lines (or consecutive slices of one); waits while the queue is over `HIGH_WATER`.
 
         Raises:
@@ -139,6 +155,12 @@ class NdjsonPipe:
         """
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
+        if not self._busy and self._nowait is not None:
+            # Nothing queued nor being written: the order holds, and the writer task need not wake for this line.
+            written = self._nowait(data)
+            if written == len(data):
+                return
+            data = memoryview(data)[written:]  # the rest, without copying it
         self._outbox.append(data)
         self._queued += len(data)
         self._busy = True

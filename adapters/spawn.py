@@ -17,6 +17,9 @@ import anyio
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from adapters.fdreader import FdReader
+from adapters.pipe import write_nowait
+
 _READ_BYTES = 1024 * 1024
 
 
@@ -45,24 +48,16 @@ async def open_child(argv: list[str], *, env: Mapping[str, str], cwd: str | None
 class _PipeReader(ByteReceiveStream):
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
-        self._fd: int | None = fd
+        self._reader = FdReader(fd)
 
     async def receive(self, max_bytes: int = _READ_BYTES) -> bytes:
-        while True:
-            if self._fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
+        return await self._reader.receive(max_bytes)
 
     async def aclose(self) -> None:
-        _close(self._fd)
-        self._fd = None
+        fd = self._reader.fd
+        self._reader.detach()  # a task waiting on it wakes with ClosedResourceError
+        if fd is not None:
+            os.close(fd)
 
 
 class _PipeWriter(ByteSendStream):
@@ -83,6 +78,9 @@ class _PipeWriter(ByteSendStream):
             except BrokenPipeError:
                 raise anyio.BrokenResourceError from None
             view = view[written:]
+
+    def send_nowait(self, item: bytes | memoryview) -> int:
+        return write_nowait(self._fd, item)
 
     async def aclose(self) -> None:
         _close(self._fd)

@@ -154,6 +154,7 @@ async def stdio_wire(limit: int, front: Front | None = None) -> AsyncIterator[St
                 await wire.pipe.drained()
             tg.cancel_scope.cancel()
     finally:
+        await fds.aclose()  # the loop stops watching fd_in before it is closed
         for fd, std in ((fd_in, 0), (fd_out, 1)):
             os.set_blocking(fd, True)
             os.dup2(fd, std)
