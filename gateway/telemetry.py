@@ -11,10 +11,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from opentelemetry import metrics, trace
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.metrics import Counter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -201,18 +202,39 @@ class Repeating:
 _NO_PROVIDER = (ProxyTracerProvider, NoOpTracerProvider)
 
 
+_PROVIDER_FROM_ENVIRONMENT = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+
+
 def tracing() -> bool:
     """Whether spans go anywhere: without a provider the lanes skip the span bookkeeping of every call."""
+    if trace._TRACER_PROVIDER is None and not _PROVIDER_FROM_ENVIRONMENT:
+        # No provider yet: `get_tracer_provider` would look the environment up (a failed lookup, an exception)
+        # on every call only to return its proxy.
+        return False
     return not isinstance(trace.get_tracer_provider(), _NO_PROVIDER)
 
 
-@contextmanager
-def server_span(method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]) -> Iterator[Span]:
+def server_span(
+    method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]
+) -> AbstractContextManager[Span]:
     """The SERVER span of a request served by a lane: named and attributed as the SDK's own, in the caller's trace."""
     if not tracing():
-        with tracecontext.adopted(meta):  # passed on to the downstream as the caller sent it
-            yield INVALID_SPAN
-        return
+        if "traceparent" not in meta:
+            return nullcontext(INVALID_SPAN)  # every call passes here: no generator when nothing records nor passes on
+        return _adopted(meta)
+    return _server_span(method, name, request_id, version, meta)
+
+
+@contextmanager
+def _adopted(meta: Mapping[str, Any]) -> Iterator[Span]:
+    with tracecontext.adopted(meta):  # passed on to the downstream as the caller sent it
+        yield INVALID_SPAN
+
+
+@contextmanager
+def _server_span(
+    method: str, name: str, request_id: str | int, version: str, meta: Mapping[str, Any]
+) -> Iterator[Span]:
     attributes: dict[str, Any] = {
         "mcp.method.name": method,
         "mcp.protocol.version": version,

@@ -49,8 +49,14 @@ def offerable(peer: Peer | None) -> dict[str, Any]:
     caps = None if peer is None else peer.capabilities
     if caps is None:
         return {}
-    declared: dict[str, Any] = caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE))
-    return declared
+    global _last_offered
+    if _last_offered is None or _last_offered[0] is not caps:  # a session's calls share its capabilities object
+        _last_offered = (caps, caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE)))
+    return dict(_last_offered[1])
+
+
+_last_offered: tuple[types.ClientCapabilities, dict[str, Any]] | None = None
+"""The last capabilities dumped and their dump: a handshake-era session offers the same ones on every call."""
 
 
 def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:

@@ -4,8 +4,8 @@ Each maps the client's exposed names back to the owning server's own before forw
 """
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -189,15 +189,10 @@ class Features:
         if self.relay.watch(key, exposed, audience, on):  # the first subscriber subscribes the server, the last leaves
             await ds.subscribe(original, on)
 
-    @asynccontextmanager
-    async def lease(self, server: str, who: Who) -> AsyncIterator[Downstream]:
+    def lease(self, server: str, who: Who) -> AbstractAsyncContextManager[Downstream]:
         """The downstream that serves `who`: the shared one, or for a per-user server that identity's own."""
         ds = self.downstreams[server]
-        if isinstance(ds, Pool):
-            async with ds.lease(*who) as own:
-                yield own
-        else:
-            yield ds
+        return ds.lease(*who) if isinstance(ds, Pool) else nullcontext(ds)  # every call passes: no generator
 
     async def _set_level(self, call: Call) -> None:
         level: types.LoggingLevel = call.params["level"]

@@ -14,8 +14,11 @@ surface; a progress token sends the call to the SDK (it relays progress). Everyt
 every other method, goes to the SDK.
 A `notifications/cancelled` naming a lane call cancels it; the cancelled call is not answered, as the
 SDK's dispatcher does not answer one either.
+A call runs in a task of the lane's group; a task that finished its call waits for the next one (up to
+`SPARE` wait), as spawning a task per call costs more than handing a call to a waiting one.
 """
 
+import asyncio
 import logging
 from contextlib import suppress
 from typing import Any
@@ -34,6 +37,10 @@ from gateway.fronts.server import Front
 
 logger = logging.getLogger(__name__)
 
+SPARE = 16
+"""Tasks kept waiting for the next call: as many as calls are usually in flight at once."""
+Job = tuple[anyio.CancelScope, RequestId, dict[str, Any], str]
+
 
 class StdioLane:
     """Takes plain `tools/call` requests off the stdio front's reader (`take`); watches the SDK's answers
@@ -49,6 +56,8 @@ class StdioLane:
         self._opening: RequestId | None = None
         self._running: dict[RequestId, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._spare: list[asyncio.Future[Job]] = []
+        """Tasks waiting for a call, each on its future."""
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as tg:
@@ -73,8 +82,28 @@ class StdioLane:
             return False
         scope = anyio.CancelScope()
         self._running[message.id] = scope
-        self._tg.start_soon(self._call, scope, message.id, params, version)
+        job = (scope, message.id, params, version)
+        while self._spare:
+            waiting = self._spare.pop()
+            if not waiting.done():  # else its task was cancelled (the lane is closing)
+                waiting.set_result(job)
+                return True
+        self._tg.start_soon(self._worker, job)
         return True
+
+    async def _worker(self, job: Job) -> None:
+        """Serve `job`, then the calls handed to this task while it waits among the spares."""
+        while True:
+            await self._call(*job)
+            if len(self._spare) >= SPARE:
+                return
+            waiting = asyncio.get_running_loop().create_future()
+            self._spare.append(waiting)
+            try:
+                job = await waiting
+            finally:
+                if waiting in self._spare:
+                    self._spare.remove(waiting)
 
     def route(self, message: types.JSONRPCRequest) -> tuple[dict[str, Any], str] | None:
         """(params, version) of a `tools/call` the lane can serve, else None; every request passes here, so the
