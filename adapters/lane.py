@@ -152,6 +152,20 @@ class Lane:
         with anyio.move_on_after(_CANCEL_WRITE_S), suppress(*gone):
             await self._send_line(line)
 
+    def answer(self, data: Any) -> bool:
+        """Take a decoded line that answers a lane request with a result (as `route` would, before the line is
+        validated as a message: `data` is what the response's model would hold); False for anything else."""
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" in data or "error" in data:
+            return False
+        request_id, result = data.get("id"), data.get("result")
+        waiter = self._pending.get(request_id) if isinstance(request_id, str) else None
+        if waiter is None or not isinstance(result, dict):
+            return False
+        if waiter.outcome is None:  # else too late: the request timed out or its connection closed
+            waiter.outcome = result
+            waiter.done.set()
+        return True
+
     async def route(self, message: types.JSONRPCMessage) -> bool:
         """Take `message` if it answers or reports progress on a lane request; False hands it to the SDK."""
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):

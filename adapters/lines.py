@@ -177,13 +177,22 @@ def _member(data: Any) -> type[types.JSONRPCMessage] | None:
 
 
 def _parse_small(line: bytes | bytearray) -> types.JSONRPCMessage:
-    # Validating the message union tries its members one by one (~2x the cost of one); the keys name the one
-    # member a message can be. Anything that does not validate as it goes through the union, for the same
-    # answer (and error) as before.
     try:
         data = from_json(line)
     except ValueError:
         return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return validate_small(data)
+
+
+def validate_small(data: Any) -> types.JSONRPCMessage:
+    """The message a small line's decoded JSON is.
+
+    Raises:
+        pydantic.ValidationError: it is not a JSON-RPC message.
+    """
+    # Validating the message union tries its members one by one (~2x the cost of one); the keys name the one
+    # member a message can be. Anything that does not validate as it goes through the union, for the same
+    # answer (and error) as before.
     member = _member(data)
     if member is not None:
         try:

@@ -88,7 +88,7 @@ class _Connection:
         """Deliver the child's messages; at EOF close the read stream so pending calls fail at once."""
         try:
             async with self.read_send:
-                await self.pipe.read(self._deliver)
+                await self.pipe.read(self._deliver, self.lane.answer)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # our own close() shut stdout under the read
         finally:

@@ -1,7 +1,7 @@
 """Before/after: this checkout's gateway against another checkout's, interleaved in one run, on both fronts.
 
 Usage, from the repository root:
-`.venv/bin/python -m bench.before_after --before /path/to/old/checkout [--calls 300] [--total 1600] [--mode legacy]`
+`.venv/bin/python -m bench.before_after --before /path/to/old/checkout [--calls 300] [--total 1600] [--mode both]`
 
 The other checkout needs its own `.venv` (run its `./scripts/setup`). Both gateways front the same kitchen
 server over stdio with the same config (pass-through size limits). Latency: echo calls alternate between
@@ -28,6 +28,7 @@ from bench._processes import PASS_THROUGH_LIMITS, accepting
 from tests.harness import KITCHEN, PYTHON, ROOT, free_port, served, write_config
 
 CONCURRENCY = 16
+MODES = ("legacy", "2026-07-28")
 
 
 @dataclass
@@ -66,12 +67,12 @@ async def _http(checkout: Path, config: Path, mode: str) -> AsyncIterator[Client
         yield client
 
 
-async def _compare(front: str, before: Path, opts: argparse.Namespace, tmp: Path) -> list[Side]:
+async def _compare(front: str, mode: str, before: Path, opts: argparse.Namespace, tmp: Path) -> list[Side]:
     sides = [Side("before"), Side("after")]
     opener = _stdio if front == "stdio" else _http
     async with AsyncExitStack() as stack:
         clients = [
-            await stack.enter_async_context(opener(checkout, _config(tmp / f"{front}-{side.label}"), opts.mode))
+            await stack.enter_async_context(opener(checkout, _config(tmp / f"{front}-{mode}-{side.label}"), mode))
             for checkout, side in ((before, sides[0]), (ROOT, sides[1]))
         ]
         for _ in range(opts.warmup):
@@ -96,35 +97,26 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2] if ordered else float("nan")
 
 
-def _row(front: str, measure: str, old: float, new: float, spec: str) -> list[str]:
-    return [f"{front} → stdio", measure, spec.format(old), spec.format(new), f"{new / old:.2f}×"]
-
-
 async def run(opts: argparse.Namespace, before: Path) -> None:
     rows: list[list[str]] = []
+    modes = MODES if opts.mode == "both" else (opts.mode,)
     with tempfile.TemporaryDirectory(prefix="before-after-") as name:
         try:
-            for front in ("stdio", "http"):
-                old, new = await _compare(front, before, opts, Path(name))
-                p50 = (_ms(old.latencies), _ms(new.latencies))
-                rate = (_median(old.rates), _median(new.rates))
-                rows.append(
-                    [f"{front} → stdio", "echo p50 ms", f"{p50[0]:.2f}", f"{p50[1]:.2f}", f"{p50[1] / p50[0]:.2f}×"]
-                )
-                rows.append(
-                    [
-                        f"{front} → stdio",
-                        f"calls/s ×{CONCURRENCY}",
-                        f"{rate[0]:.0f}",
-                        f"{rate[1]:.0f}",
-                        f"{rate[1] / rate[0]:.2f}×",
-                    ]
-                )
+            for mode in modes:
+                for front in ("stdio", "http"):
+                    old, new = await _compare(front, mode, before, opts, Path(name))
+                    p50 = (_ms(old.latencies), _ms(new.latencies))
+                    rate = (_median(old.rates), _median(new.rates))
+                    row = [f"{front} → stdio", mode]
+                    rows.append([*row, "echo p50 ms", f"{p50[0]:.2f}", f"{p50[1]:.2f}", f"{p50[1] / p50[0]:.2f}×"])
+                    per_s = f"calls/s ×{CONCURRENCY}"
+                    rows.append([*row, per_s, f"{rate[0]:.0f}", f"{rate[1]:.0f}", f"{rate[1] / rate[0]:.2f}×"])
+                    print(f"{front} {mode}: p50 {p50}, calls/s {rate}", file=sys.stderr, flush=True)
         finally:
             if (leaked := kill_leftover_children()) is not None:
                 print(leaked)
     print()
-    table(["front → downstream", "measure", "before", "after", "after/before"], rows, {2, 3, 4})
+    table(["front → downstream", "client era", "measure", "before", "after", "after/before"], rows, {3, 4, 5})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--total", type=int, default=1600, help="calls per throughput round")
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds per side")
-    parser.add_argument("--mode", default="legacy", help="client protocol mode: legacy | 2026-07-28")
+    parser.add_argument("--mode", default="both", help="client protocol mode: legacy | 2026-07-28 | both")
     opts = parser.parse_args(argv)
     print(f"before/after: {opts.before} vs {ROOT}, mode {opts.mode}, python {sys.version.split()[0]}", flush=True)
     started = time.perf_counter()

@@ -90,7 +90,7 @@ class _Front:
 
     async def read(self) -> None:
         async with self.read_send:  # the client closed stdin: the session ends
-            await self.pipe.read(self._deliver)
+            await self.pipe.read(self._deliver, None if self.lane is None else self.lane.take_decoded)
 
     async def _deliver(self, item: Incoming) -> bool:
         limit = self.pipe.limit

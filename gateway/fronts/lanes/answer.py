@@ -3,6 +3,7 @@ the SDK's server runner shapes it (`ServerRunner._serialize`: the per-version si
 `resultType` and the gateway's `serverInfo` stamp), inside the SDK's SERVER span."""
 
 import logging
+import weakref
 from typing import Any
 
 from mcp.server.runner import modern_error_data
@@ -60,16 +61,36 @@ async def answer_tool_call(
         if version in MODERN_PROTOCOL_VERSIONS:
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
-            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: front.server.server_info_stamp}
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: _server_info(front)}
         return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
+
+
+def _server_info(front: Front) -> dict[str, Any]:
+    """The gateway's `serverInfo` stamp, dumped once per server: the SDK's property deep-copies it on every access
+    so no caller can change it; a lane's answer is encoded as it is and never changed."""
+    found = _SERVER_INFO.get(front.server)
+    if found is None:
+        found = _SERVER_INFO[front.server] = front.server.server_info_stamp
+    return found
+
+
+_SERVER_INFO: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
 
 
 def _declared(meta: Any) -> ClientCapabilities | None:
     """The client capabilities a 2026-era request declares in its envelope (what a downstream may be offered)."""
+    global _last_declared
     try:
-        return ClientCapabilities.model_validate(meta[CLIENT_CAPABILITIES_META_KEY])
+        raw = meta[CLIENT_CAPABILITIES_META_KEY]
+        if _last_declared is None or _last_declared[0] != raw:  # a client declares the same on every call
+            _last_declared = (raw, ClientCapabilities.model_validate(raw))
     except (KeyError, TypeError, ValidationError):
         return None
+    return _last_declared[1]
+
+
+_last_declared: tuple[Any, ClientCapabilities] | None = None
+"""The last capabilities an envelope declared, and their model (shared, as `Peer.capabilities` are: read only)."""
 
 
 def _client_name(meta: Any) -> str | None:

@@ -72,17 +72,34 @@ class StdioLane:
         if not isinstance(message, types.JSONRPCRequest):
             return False
         route = self.route(message)
-        if route is None or self._tg is None or message.id in self._running:
+        return route is not None and self._serve(message.id, *route)
+
+    def take_decoded(self, data: Any) -> bool:
+        """Serve a decoded line here, before it is validated as a message, when it is a `tools/call` the lane can
+        serve on a connection whose era is known (`take` decides the rest: False); the same checks as `take`."""
+        if self.modern is None or not isinstance(data, dict) or "result" in data or "error" in data:
             return False
-        params, version = route
+        if data.get("jsonrpc") != "2.0" or data.get("method") != "tools/call":
+            return False
+        request_id, params = data.get("id"), data.get("params")
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
+            return False
+        version = self._version(params)
+        return (
+            version is not None and recognize.plain_params(params, version) and self._serve(request_id, params, version)
+        )
+
+    def _serve(self, request_id: RequestId, params: dict[str, Any], version: str) -> bool:
+        if self._tg is None or request_id in self._running:
+            return False
         if not self.modern and self.front.relay.connection(self.front.callers.local.key) is None:
             # `initialized` is still on its way through the SDK (the client sent it and this call in one
             # write): the front does not know the connection yet, so a downstream's question would find no
             # client capabilities. The SDK's path knows them from `initialize`.
             return False
         scope = anyio.CancelScope()
-        self._running[message.id] = scope
-        job = (scope, message.id, params, version)
+        self._running[request_id] = scope
+        job = (scope, request_id, params, version)
         while self._spare:
             waiting = self._spare.pop()
             if not waiting.done():  # else its task was cancelled (the lane is closing)
