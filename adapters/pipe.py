@@ -16,7 +16,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 import mcp.types as types
@@ -213,7 +213,9 @@ class NdjsonPipe:
                 lines, self._outbox, self._queued = self._outbox, [], 0
                 self._wake_drained()
                 # One write() per batch of whole lines, so no message is ever split by another.
-                await self.sink.send(lines[0] if len(lines) == 1 else b"".join(lines))
+                # A memoryview (the rest of a line written in part) is queued only for a `NowaitSink`, whose `send`
+                # takes any buffer.
+                await self.sink.send(cast(bytes, lines[0]) if len(lines) == 1 else b"".join(lines))
                 del lines
                 if not self._outbox:
                     self._wake_idle()
