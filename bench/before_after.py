@@ -29,6 +29,8 @@ from tests.harness import KITCHEN, PYTHON, ROOT, free_port, served, write_config
 
 CONCURRENCY = 16
 MODES = ("legacy", "2026-07-28")
+START_S = 180
+"""How long a gateway may take to start: a loaded machine takes over the tests' 30 s."""
 
 
 @dataclass
@@ -60,7 +62,9 @@ async def _http(checkout: Path, config: Path, mode: str) -> AsyncIterator[Client
     port = free_port()
     argv = [python, "-m", "gateway", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"]
     async with (
-        served([*argv, "--log-level", "WARNING"], accepting(port), "gateway", cwd=str(checkout)) as base,
+        served(
+            [*argv, "--log-level", "WARNING"], accepting(port), "gateway", cwd=str(checkout), within_s=START_S
+        ) as base,
         httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
         Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
     ):
