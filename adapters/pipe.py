@@ -5,13 +5,15 @@ Reading: bytes are split into lines in linear time with a per-line cap (`LineSpl
 parsed (big ones in a worker thread) and handed on as a message, an `Oversized` record, or the parse
 error with its line. A big line's buffer is released as soon as it is parsed.
 
-Writing: a line posted while nothing is queued is written at once by the task that posts it, when the sink
-can write without waiting (`NowaitSink`): most messages never wake the writer task. What the pipe does not take
-at once is queued and written by one task, several lines per `write()` when they queue up meanwhile (a batch
-under load). A writer waits while more than `HIGH_WATER` bytes are queued, so a 100 MB answer written in slices
-is streamed, never held twice.
+Writing: lines are queued by whoever sends and written several per `write()` when they queue up meanwhile (a
+batch under load). When the sink can write without waiting (`NowaitSink`), the lines posted while nothing was
+queued are written by a callback at the end of the event loop's turn (`_flush`): most messages never wake the
+writer task, and those posted in the same turn still share one `write()`. What the pipe does not take at once is
+written by the writer task. A writer waits while more than `HIGH_WATER` bytes are queued, so a 100 MB answer
+written in slices is streamed, never held twice.
 """
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -108,6 +110,8 @@ class NdjsonPipe:
         self._ready = anyio.Event()
         self._busy = False
         """Lines are queued or being written."""
+        self._flushing = False
+        """A `_flush` is scheduled: it writes what is queued."""
         # Made only when someone waits (rarely): a message costs one event, the writer's wake-up.
         self._drained: anyio.Event | None = None
         self._idle: anyio.Event | None = None
@@ -173,20 +177,34 @@ class NdjsonPipe:
         """
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
-        if not self._busy and self._nowait is not None:
-            # Nothing queued nor being written: the order holds, and the writer task need not wake for this line.
-            written = self._nowait(data)
-            if written == len(data):
-                return
-            data = memoryview(data)[written:]  # the rest, without copying it
         self._outbox.append(data)
         self._queued += len(data)
+        if not self._busy and self._nowait is not None:
+            # Nothing queued nor being written: the flush writes this line and those posted before it runs.
+            asyncio.get_running_loop().call_soon(self._flush, self._nowait)
+            self._flushing = True
+        elif not self._flushing:  # else the flush takes this line too, in order
+            self._ready.set()
         self._busy = True
-        self._ready.set()
         while self._queued > HIGH_WATER and self._broken is None:
             if self._drained is None:
                 self._drained = anyio.Event()
             await self._drained.wait()
+
+    def _flush(self, nowait: Callable[[bytes | memoryview], int]) -> None:
+        self._flushing = False
+        lines, self._outbox, self._queued = self._outbox, [], 0
+        data = lines[0] if len(lines) == 1 else b"".join(lines)
+        del lines
+        written = nowait(data)
+        self._wake_drained()
+        if written == len(data):
+            self._wake_idle()
+            return
+        rest = memoryview(data)[written:]  # without copying it; before anything posted after this turn
+        self._outbox.append(rest)
+        self._queued += len(rest)
+        self._ready.set()
 
     async def send_message(self, message: types.JSONRPCMessage) -> None:
         """One message and its newline; a big response is encoded and queued in slices (see `jsonwire`)."""
