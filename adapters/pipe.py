@@ -15,10 +15,9 @@ written in slices is streamed, never held twice.
 
 import asyncio
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, cast
 
 import anyio
 import mcp.types as types
@@ -26,13 +25,12 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic_core import from_json, to_json
 
 from adapters import jsonwire
-from adapters.fdreader import FdReader
+from adapters.fds import NowaitSink
 from adapters.lines import BIG_LINE_BYTES, LineSplitter, Oversized, check_id, parse, validate_small
 
 logger = logging.getLogger(__name__)
 
 HIGH_WATER = 1024 * 1024
-_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,52 +47,6 @@ Deliver = Callable[[Incoming], Awaitable[bool]]
 Take = Callable[[Any], bool]
 """Takes a small line's decoded JSON before it is validated as a message: True when it served it (the line is not
 delivered), False to have it validated and delivered. For the one case a hot path recognizes by itself."""
-
-
-@runtime_checkable
-class NowaitSink(Protocol):
-    def send_nowait(self, item: bytes | memoryview) -> int:
-        """Write what the sink takes without waiting: how many bytes (0 when it would block or fails; the writer
-        task then meets the failure on its own write)."""
-
-
-def write_nowait(fd: int | None, item: bytes | memoryview) -> int:
-    if fd is None:
-        return 0
-    try:
-        return os.write(fd, item)
-    except OSError:
-        return 0
-
-
-class FdStream(ByteReceiveStream, ByteSendStream):
-    """A non-blocking file-descriptor pair as anyio byte streams, waited on by the event loop (no threads)."""
-
-    def __init__(self, fd_in: int, fd_out: int) -> None:
-        self.fd_in, self.fd_out = fd_in, fd_out
-        self._reader = FdReader(fd_in)
-
-    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
-        return await self._reader.receive(max_bytes)
-
-    async def send(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            try:
-                written = os.write(self.fd_out, view)
-            except BlockingIOError:
-                await anyio.wait_writable(self.fd_out)
-                continue
-            view = view[written:]
-
-    def send_nowait(self, item: bytes | memoryview) -> int:
-        return write_nowait(self.fd_out, item)
-
-    async def send_eof(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        self._reader.detach()  # the fds belong to whoever made them: they close them next
 
 
 class NdjsonPipe:

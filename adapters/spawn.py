@@ -17,8 +17,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from adapters.fdreader import FdReader
-from adapters.pipe import write_nowait
+from adapters.fds import FdReader, write_nowait
 
 _READ_BYTES = 1024 * 1024
 

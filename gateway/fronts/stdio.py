@@ -22,8 +22,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from adapters.fds import FdStream
 from adapters.lines import BadId, NotJson, Oversized, request_id
-from adapters.pipe import FdStream, Incoming, NdjsonPipe, Unreadable
+from adapters.pipe import Incoming, NdjsonPipe, Unreadable
 from gateway import telemetry
 from gateway.errors import jsonrpc_error
 from gateway.fronts.lanes.stdio import StdioLane

@@ -1,5 +1,5 @@
-"""The NDJSON pipe's writing: a line is written at once by whoever posts it while nothing is queued; what the pipe
-does not take goes to the writer task, and every line arrives whole and in order."""
+"""The NDJSON pipe's writing: lines posted while nothing is queued are written by a callback at the end of the loop's
+turn; what the pipe does not take goes to the writer task, and every line arrives whole and in order."""
 
 import json
 import os
@@ -8,7 +8,8 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from adapters.pipe import FdStream, NdjsonPipe
+from adapters.fds import FdStream
+from adapters.pipe import NdjsonPipe
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +32,9 @@ async def test_a_line_bigger_than_the_pipe_and_those_after_it_arrive_whole_and_i
             async with anyio.create_task_group() as tg:
                 tg.start_soon(pipe.write)
                 tg.start_soon(anyio.to_thread.run_sync, drain)
-                await pipe.send_json({"jsonrpc": "2.0", "method": "first"})  # written at once: nothing queued
+                await pipe.send_json(
+                    {"jsonrpc": "2.0", "method": "first"}
+                )  # nothing queued: the turn's flush writes it
                 await pipe.send_json(big)  # the pipe takes part of it; the writer task writes the rest
                 for n in range(3):
                     await pipe.send_json({"jsonrpc": "2.0", "method": f"after-{n}"})  # queued behind it

@@ -1,4 +1,7 @@
-"""Reading a non-blocking pipe with one reader registered on the event loop for as long as someone reads.
+"""Non-blocking descriptors on the event loop: a pipe read by one reader the loop keeps watching (`FdReader`), a
+write that never waits (`write_nowait`, for `NdjsonPipe`'s flush), and the stdio front's descriptor pair.
+
+Reading: one reader registered on the event loop for as long as someone reads.
 
 `anyio.wait_readable` registers the descriptor with the loop and removes it again for every read: two
 `epoll_ctl` calls, a future and a context lookup per message, twice per forwarded call (the client's
@@ -10,8 +13,13 @@ pressure; the next `receive` reads it directly. At most one chunk is held here.
 
 import asyncio
 import os
+from typing import Protocol, runtime_checkable
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+CHUNK = 1024 * 1024
+"""Bytes read at most at once."""
 
 
 class FdReader:
@@ -88,3 +96,49 @@ def _chunk_or_end(data: bytes) -> bytes:
     if not data:
         raise anyio.EndOfStream
     return data
+
+
+@runtime_checkable
+class NowaitSink(Protocol):
+    def send_nowait(self, item: bytes | memoryview) -> int:
+        """Write what the sink takes without waiting: how many bytes (0 when it would block or fails; the writer
+        task then meets the failure on its own write)."""
+
+
+def write_nowait(fd: int | None, item: bytes | memoryview) -> int:
+    if fd is None:
+        return 0
+    try:
+        return os.write(fd, item)
+    except OSError:
+        return 0
+
+
+class FdStream(ByteReceiveStream, ByteSendStream):
+    """A non-blocking file-descriptor pair as anyio byte streams, waited on by the event loop (no threads)."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self._reader = FdReader(fd_in)
+
+    async def receive(self, max_bytes: int = CHUNK) -> bytes:
+        return await self._reader.receive(max_bytes)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self.fd_out, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd_out)
+                continue
+            view = view[written:]
+
+    def send_nowait(self, item: bytes | memoryview) -> int:
+        return write_nowait(self.fd_out, item)
+
+    async def send_eof(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self._reader.detach()  # the fds belong to whoever made them: they close them next

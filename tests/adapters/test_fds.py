@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from adapters.fdreader import FdReader
+from adapters.fds import FdReader
 
 pytestmark = pytest.mark.anyio
 
