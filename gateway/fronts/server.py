@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
@@ -17,9 +16,11 @@ from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
+from gateway.fronts.declared import GatewayServer
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
-from gateway.middleware.exposure.view import OWN_SERVERS, Exposure
+from gateway.fronts.wording import in_session_names
+from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
@@ -31,25 +32,6 @@ R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)
 
 logger = logging.getLogger(__name__)
-
-
-class GatewayServer(Server[Any]):
-    offers_tasks = False
-    """Set by `fronts.tasks_wire.install`: handshake-era clients are told the gateway runs tool calls as tasks."""
-
-    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
-        capabilities = super().get_capabilities(*args, **kwargs)
-        return tasks_offer.declared(capabilities, kwargs.get("protocol_version")) if self.offers_tasks else capabilities
-
-    # The HTTP session manager builds InitializationOptions without NotificationOptions, which would
-    # advertise listChanged=false to handshake-era HTTP clients although we do send the notifications.
-    def create_initialization_options(
-        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-    ) -> Any:
-        options = notification_options or NotificationOptions(
-            tools_changed=True, resources_changed=True, prompts_changed=True
-        )
-        return super().create_initialization_options(options, *args, **kwargs)
 
 
 class Front:
@@ -87,10 +69,12 @@ class Front:
             get_tool_input_schema=registry.input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_resource_templates,
+            on_list_resources=functools.partial(self._listed, "resources/list", types.ListResourcesResult),
+            on_list_resource_templates=functools.partial(
+                self._listed, "resources/templates/list", types.ListResourceTemplatesResult
+            ),
             on_read_resource=self._read_resource,
-            on_list_prompts=self._list_prompts,
+            on_list_prompts=functools.partial(self._listed, "prompts/list", types.ListPromptsResult),
             on_get_prompt=self._get_prompt,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
@@ -159,20 +143,8 @@ class Front:
             return tasks_offer.listed(listing, ctx.protocol_version)
         return listing
 
-    async def _list_resources(
-        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        return _answer(await self.handle_ctx(ctx, "resources/list", {}), types.ListResourcesResult)
-
-    async def _list_resource_templates(
-        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        return _answer(await self.handle_ctx(ctx, "resources/templates/list", {}), types.ListResourceTemplatesResult)
-
-    async def _list_prompts(
-        self, ctx: RequestCtx, params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        return _answer(await self.handle_ctx(ctx, "prompts/list", {}), types.ListPromptsResult)
+    async def _listed(self, method: str, kind: type[R], ctx: RequestCtx, params: Any) -> R:
+        return _answer(await self.handle_ctx(ctx, method, {}), kind)
 
     async def _call_tool(
         self, ctx: RequestCtx, params: types.CallToolRequestParams
@@ -223,26 +195,9 @@ class Front:
         result = to_tool_result(call.error) if call.error is not None else _answer(call, types.CallToolResult)
         hints = call.hints
         if self.exposure is not None:
-            result, hints = await self._in_session_names(self.exposure, call, result)
+            names = self.exposure.session_names(await self.registry.catalog(), call.session)
+            result, hints = in_session_names(names, call, result)
         return render_hints(result, [*hints, *(Hint("relay", notice) for notice in peer.notices)], self.hint_budget)
-
-    async def _in_session_names(
-        self, exposure: Exposure, call: Call, result: types.CallToolResult
-    ) -> tuple[types.CallToolResult, list[Hint]]:
-        """The gateway's own words (hints, errors, its and Think's results) name tools as this session sees them."""
-        names = exposure.session_names(await self.registry.catalog(), call.session)
-        if names.identity:
-            return result, call.hints
-        hints = [Hint(h.kind, names.text(h.text)) for h in call.hints]
-        if call.error is not None or call.server in OWN_SERVERS:
-            content = [
-                b.model_copy(update={"text": names.text(b.text)}) if isinstance(b, types.TextContent) else b
-                for b in result.content
-            ]
-            result = result.model_copy(
-                update={"content": content, "structured_content": names.deep(result.structured_content)}
-            )
-        return result, hints
 
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
