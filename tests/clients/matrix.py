@@ -39,10 +39,12 @@ class Row:
         return f"{self.client}-{self.version}{mode}-{self.transport}"
 
 
-def _ts1(version: str, alias: str, negotiates: str) -> list[Row]:
+def _ts1(
+    version: str, alias: str, negotiates: str, transports: tuple[str, ...] = ("stdio", "http", "sse")
+) -> list[Row]:
     driver = (NODE, str(HERE / "ts1.mjs"))
     plan = {"package": str(CLIENTS / "node" / "node_modules" / alias)}
-    return [Row("ts-sdk", version, t, driver, plan, negotiates) for t in ("stdio", "http", "sse")]
+    return [Row("ts-sdk", version, t, driver, plan, negotiates) for t in transports]
 
 
 def _ts2(mode: str, transports: tuple[str, ...], negotiates: str) -> list[Row]:
@@ -67,6 +69,7 @@ def _remote(transport: str) -> Row:
 
 
 ROWS: list[Row] = [
+    *_ts1("1.9.0", "sdk-1-9", "2024-11-05", ("stdio", "sse")),  # it predates Streamable HTTP
     *_ts1("1.12.3", "sdk-1-12", "2025-03-26"),
     *_ts1("1.17.5", "sdk-1-17", "2025-06-18"),
     *_ts1("1.32.2", "sdk-1-32", "2025-11-25"),
@@ -111,6 +114,7 @@ def cases(n: Named) -> list[Case]:
         Case("call", "k", [call("k", "echo", text="hello matrix")]),
         Case("spill+read", None, [call("k", "blob", n=30_000), {"op": "read", "uri_match": SPILL}]),
         Case("image", "c", [call("c", "test_image_content")]),
+        Case("audio", "c", [call("c", "test_audio_content")]),
         Case("structured", "k", [call("k", "measure", text="hello")]),
         Case(
             "find+call",
@@ -183,6 +187,16 @@ def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named, br
             images = [b for b in first["result"].get("content", []) if b.get("type") == "image"]
             ok = images and images[0].get("mimeType") == "image/png" and images[0].get("data")
             return None if ok else f"no image/png block: {json.dumps(first)[:300]}"
+        case "audio":
+            blocks = first["result"].get("content", [])
+            if _at_least(negotiated, "2025-03-26"):
+                audio = [b for b in blocks if b.get("type") == "audio"]
+                ok = audio and audio[0].get("mimeType") == "audio/wav" and audio[0].get("data")
+                return None if ok else f"no audio/wav block: {json.dumps(first)[:300]}"
+            told = f"not shown: protocol {negotiated} has no audio content"
+            only_text = all(b.get("type") == "text" for b in blocks)
+            said = only_text and "[audio/wav audio" in texts(first) and told in texts(first)
+            return None if said else f"audio at {negotiated} not told as text ({told!r}): {json.dumps(blocks)[:300]}"
         case "structured":
             structured = first["result"].get("structuredContent")
             if _at_least(negotiated, "2025-06-18"):
