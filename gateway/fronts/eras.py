@@ -145,8 +145,9 @@ def as_text(block: BaseModel, version: str) -> str:
             f"Resource {block.uri} ({block.name}{', ' + facts if facts else ''}).{about} Read it with resources/read."
         )
     if isinstance(block, types.AudioContent):
+        size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # the decoded size: base64 padding is none of it
         return (
-            f"[{block.mime_type} audio, {len(block.data) * 3 // 4:,} bytes, not shown: protocol {version} has no "
+            f"[{block.mime_type} audio, {size:,} bytes, not shown: protocol {version} has no "
             "audio content; a client on 2025-03-26 or later receives it]"
         )
     raise TypeError(f"no text form for {type(block).__name__}")  # a bug: BLOCKS names a type not handled here

@@ -6,6 +6,7 @@ saw; `judge` decides. The same cases, named as the downstream names them, re-run
 server tell a failure of the gateway from one of the client or the server.
 """
 
+import base64
 import json
 import re
 import sys
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.harness import ROOT
+from tests.servers.conformance_content import AUDIO
 
 CLIENTS = ROOT / ".clients"
 NODE = str(ROOT / ".node" / "node_modules" / "node" / "bin" / "node")
@@ -193,9 +195,9 @@ def judge(case: Case, steps: list[dict[str, Any]], negotiated: str, n: Named, br
                 audio = [b for b in blocks if b.get("type") == "audio"]
                 ok = audio and audio[0].get("mimeType") == "audio/wav" and audio[0].get("data")
                 return None if ok else f"no audio/wav block: {json.dumps(first)[:300]}"
-            told = f"not shown: protocol {negotiated} has no audio content"
-            only_text = all(b.get("type") == "text" for b in blocks)
-            said = only_text and "[audio/wav audio" in texts(first) and told in texts(first)
+            size = len(base64.b64decode(AUDIO))
+            told = f"[audio/wav audio, {size} bytes, not shown: protocol {negotiated} has no audio content"
+            said = all(b.get("type") == "text" for b in blocks) and told in texts(first)
             return None if said else f"audio at {negotiated} not told as text ({told!r}): {json.dumps(blocks)[:300]}"
         case "structured":
             structured = first["result"].get("structuredContent")

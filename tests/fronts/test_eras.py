@@ -1,6 +1,7 @@
 """Results shaped per negotiated protocol version: a real gateway process over raw stdio, each version a current
 client sends; and the rules themselves on the models."""
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,11 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from gateway.fronts.eras import adapted
+from gateway.fronts.eras import adapted, as_text
 from tests.fronts.lanes.test_http import answer
 from tests.fronts.test_stdio import Pipe, raw_gateway
 from tests.harness import PYTHON, ROOT, gateway_params, http_gateway, kitchen, write_config
+from tests.servers.conformance_content import AUDIO
 
 pytestmark = pytest.mark.anyio
 
@@ -156,6 +158,11 @@ def test_a_failed_call_and_an_unknown_version_pass_untouched() -> None:
     assert adapted(RICH, None) is RICH
     assert adapted(RICH, "1999-01-01") is RICH
     assert adapted(None, "2024-11-05") is None
+
+
+def test_audio_told_as_text_gives_the_decoded_size_its_base64_padding_left_out() -> None:
+    told = as_text(types.AudioContent(data=AUDIO, mime_type="audio/wav"), "2024-11-05")
+    assert f"[audio/wav audio, {len(base64.b64decode(AUDIO))} bytes, not shown" in told  # 44, not 45
 
 
 @pytest.mark.parametrize("path", ["lane", "sdk"])
