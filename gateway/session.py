@@ -53,6 +53,24 @@ OWNER_META_KEY = "gateway/owner"
 `Identity.owner`. Set by the forward only (a client's `_meta` never reaches them), sent to no other server."""
 
 
+SESSION_META_KEY = "gateway/session"
+"""Beside `OWNER_META_KEY`: which client session the call is of (`Session.key`), so Think can say which runs a
+session drives (`Engine.noted`). Set by the forward for the gateway's own servers only."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Whose call an in-process server answers: the owner's key and the session's (None: not through the forward)."""
+
+    owner: str | None
+    session: str | None
+
+    @classmethod
+    def of(cls, meta: Mapping[str, object] | None) -> "Origin":
+        session = (meta or {}).get(SESSION_META_KEY)
+        return cls(owner_in(meta), session if isinstance(session, str) and session else None)
+
+
 def owner_in(meta: Mapping[str, object] | None) -> str | None:
     """The owner an in-process server's request carries (None: it did not come through the gateway's forward)."""
     owner = (meta or {}).get(OWNER_META_KEY)

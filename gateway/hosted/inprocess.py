@@ -1,7 +1,7 @@
 """One builder for the gateway's in-process MCP servers (`gateway`, `think`, `prompt`).
 
 Each lists the tools it declares, checks a call's arguments against the schema its tool declares before anything
-acts on them, and hands them, with the caller's owner key from `_meta`, to the tool's handler. What differs between
+acts on them, and hands them, with whose call it is (from `_meta`), to the tool's handler. What differs between
 the servers is how they word a refusal (`Refusals`): Think answers structured JSON bodies, the gateway plain text.
 """
 
@@ -14,12 +14,12 @@ from mcp.server import Server
 
 from gateway import __version__
 from gateway.hosted.contracts import Arguments, ArgumentsError, parse
-from gateway.session import owner_in
+from gateway.session import Origin
 from gateway.types import RequestCtx
 
-Handler = Callable[[str | None, Any], Awaitable[types.CallToolResult]]
-"""Takes the caller's owner key (None: the call did not come through the gateway's forward) and the arguments,
-already checked against the tool's model."""
+Handler = Callable[[Origin, Any], Awaitable[types.CallToolResult]]
+"""Takes whose call it is (`Origin`: the owner's and the session's keys, None when the call did not come through
+the gateway's forward) and the arguments, already checked against the tool's model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,6 @@ def build(
             arguments = parse(f"{name}.{params.name}", found.model, params.arguments)
         except ArgumentsError as exc:
             return refusals.invalid(exc)
-        return await found.handler(owner_in(ctx.meta), arguments)
+        return await found.handler(Origin.of(ctx.meta), arguments)
 
     return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, **(handlers or {}))

@@ -21,7 +21,7 @@ from gateway.hosted.contracts import Arguments, tool
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
-from gateway.session import owner_in
+from gateway.session import Origin, owner_in
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
 from gateway.types import RequestCtx
@@ -97,7 +97,7 @@ def build(
     what answers find_tools (its rankers and model), said by gateway.status."""
     upstream = {t.name for t in answered_upstream}
 
-    async def server_status(owner: str | None, args: Status) -> types.CallToolResult:
+    async def server_status(origin: Origin, args: Status) -> types.CallToolResult:
         servers = status()
         up = sum(1 for s in servers.values() if s["state"] == "up")
         body: dict[str, Any] = {"servers": servers, "up": up, "total": len(servers)}
@@ -106,7 +106,8 @@ def build(
         text = f"{up}/{len(servers)} servers up.\n" + json.dumps(body, indent=1)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
 
-    async def read_output(owner: str | None, args: ReadOutput) -> types.CallToolResult:
+    async def read_output(origin: Origin, args: ReadOutput) -> types.CallToolResult:
+        owner = origin.owner
         if owner is None:
             return text_result(UNOWNED, error=True)
         try:

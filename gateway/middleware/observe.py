@@ -1,7 +1,7 @@
 """Observe: when a client makes the call a Think step waits for, record the real result for that step."""
 
 import logging
-from typing import Any, Self
+from typing import Self
 
 import mcp.types as types
 
@@ -38,9 +38,8 @@ class Observe(Middleware):
         # Steps name tools by reference (`server.tool`); the exposure middleware notes it for every call.
         reference = call.reference
         name = reference or call.name
-        body = result.structured_content if isinstance(result.structured_content, dict) else {}
         if name in (("think.plan", "think.next") if reference else (self.plan_tool, self.next_tool)):
-            await self._track(call, body)
+            await self._track(call)
             return
         arguments, owner = call.params.get("arguments"), call.session.identity.owner
         for workflow, (run_id, version) in (await call.session.runs()).items():
@@ -75,12 +74,10 @@ class Observe(Middleware):
             )
             return
 
-    @staticmethod
-    async def _track(call: Call, body: dict[str, Any]) -> None:
-        workflow, run_id = body.get("workflow"), body.get("run_id")
-        if not isinstance(workflow, str) or not isinstance(run_id, str):
-            return
-        if body.get("done"):
-            await call.session.track(workflow, None)
-        elif call.session.active_runs.get(workflow) != run_id:  # most think.next answers: noted already
-            await call.session.track(workflow, run_id)
+    async def _track(self, call: Call) -> None:
+        """The runs this session's plan or next calls drive, as Think noted them (`think.driven`)."""
+        for run in self.engine.driven.take(call.session.key):
+            if run.done:
+                await call.session.track(run.workflow, None)
+            elif call.session.active_runs.get(run.workflow) != run.run_id:  # most think.next answers: noted already
+                await call.session.track(run.workflow, run.run_id)

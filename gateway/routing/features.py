@@ -23,7 +23,7 @@ from gateway.downstreams.url_asks import url_refusal
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
 from gateway.pipeline import Call
 from gateway.routing.uris import Uris
-from gateway.session import OWNER_META_KEY, Identity
+from gateway.session import OWNER_META_KEY, SESSION_META_KEY, Identity
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +114,7 @@ class Features:
             meta[sdk.OFFER_META_KEY] = offerable(peer)
         if ds.hosted:  # the gateway's own servers keep what a person creates as theirs (DESIGN §16)
             meta[OWNER_META_KEY] = call.session.identity.owner
+            meta[SESSION_META_KEY] = call.session.key
         with self.relay.calling(ds.name, peer):
             result = await send({**extra, "_meta": dict(meta)} if meta else extra)  # a stamp takes keys out
             for _ in range(MAX_ROUNDS):

@@ -7,6 +7,7 @@ from typing import Any
 from gateway.hosted.prompts import PromptLibrary
 from gateway.think import checks, runner
 from gateway.think.context import Limits
+from gateway.think.driven import DrivenRuns
 from gateway.think.errors import diagnosed
 from gateway.think.format import check_name
 from gateway.think.graph import Graph
@@ -49,6 +50,7 @@ class Engine:
         self.graph = self.graphs.get
         self.transitions = Transitions(self.graphs, schemas, self.payloads)
         self.runs = Runs(store, self.graph)
+        self.driven = DrivenRuns()
 
     async def run_of(self, owner: str, workflow: str, run_id: str | None) -> RunState:
         """The owner's named run, or their latest active run of the workflow when no id is given."""

@@ -13,8 +13,10 @@ from gateway.hosted import inprocess
 from gateway.hosted.contracts import Arguments, ArgumentsError
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptNotFound
+from gateway.session import Origin
 from gateway.store.base import StoreUnavailable
 from gateway.think import resources, tools
+from gateway.think.driven import DrivenRuns
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 from gateway.think.ops import Handler, Operations
@@ -56,11 +58,13 @@ def _refusals(known: list[str]) -> Refusals:
     return Refusals(unknown, invalid)
 
 
-def _answered(name: str, tool: str, handler: Handler, slow_ms: int) -> inprocess.Handler:
+def _answered(name: str, tool: str, handler: Handler, slow_ms: int, driven: DrivenRuns | None) -> inprocess.Handler:
     """`handler` for the builder: a call that names nobody reaches no run; Think's own failures are answered as
-    data (an isError result with error, details and guidance), never as a protocol error."""
+    data (an isError result with error, details and guidance), never as a protocol error. `driven`: where plan
+    and next note the run their session drives (`think.driven`)."""
 
-    async def answer(owner: str | None, args: Arguments) -> types.CallToolResult:
+    async def answer(origin: Origin, args: Arguments) -> types.CallToolResult:
+        owner = origin.owner
         if owner is None:  # every run is someone's: a call that names nobody reaches none
             return _failed(UNOWNED)
         telemetry.annotate(
@@ -72,7 +76,11 @@ def _answered(name: str, tool: str, handler: Handler, slow_ms: int) -> inprocess
         )
         started = time.perf_counter()
         try:
-            return _ok(await handler(owner, args))
+            body = await handler(owner, args)
+            workflow, run_id = body.get("workflow"), body.get("run_id")
+            if driven is not None and origin.session and isinstance(workflow, str) and isinstance(run_id, str):
+                driven.note(origin.session, workflow, run_id, bool(body.get("done")))
+            return _ok(body)
         except ThinkError as exc:
             logger.info("think %s failed: %s", tool, exc.error_code)
             return _failed(exc.body())
@@ -94,17 +102,35 @@ def _answered(name: str, tool: str, handler: Handler, slow_ms: int) -> inprocess
     return answer
 
 
+DRIVING = frozenset({"plan", "next"})
+"""The tools whose answer says which run the calling session now drives."""
+
+
 def _server(
-    name: str, listed: list[types.Tool], handlers: Handlers, resources: Any = None, slow_ms: int = 0
+    name: str,
+    listed: list[types.Tool],
+    handlers: Handlers,
+    resources: Any = None,
+    slow_ms: int = 0,
+    driven: DrivenRuns | None = None,
 ) -> Server[Any]:
-    tools = [Hosted(t, handlers[t.name][0], _answered(name, t.name, handlers[t.name][1], slow_ms)) for t in listed]
+    tools = [
+        Hosted(
+            t,
+            handlers[t.name][0],
+            _answered(name, t.name, handlers[t.name][1], slow_ms, driven if t.name in DRIVING else None),
+        )
+        for t in listed
+    ]
     return inprocess.build(name, tools, _refusals(list(handlers)), handlers=resources)
 
 
 def build(engine: Engine) -> tuple[Server[Any], Server[Any]]:
     """The `think` and `prompt` in-process servers (exposed as `think.plan`, ..., and `prompt.say`)."""
     ops = Operations(engine)
-    think = _server("think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library), engine.slow_call_ms)
+    think = _server(
+        "think", THINK_TOOLS, ops.handlers(), resources.handlers(engine.library), engine.slow_call_ms, engine.driven
+    )
 
     async def say(owner: str, args: tools.Say) -> dict[str, Any]:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -14,7 +14,7 @@ from gateway.hosted import inprocess
 from gateway.hosted.contracts import Arguments, tool
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.results import text_result
-from gateway.session import OWNER_META_KEY
+from gateway.session import OWNER_META_KEY, SESSION_META_KEY, Origin
 from tests.harness import text_of
 
 pytestmark = pytest.mark.anyio
@@ -26,12 +26,12 @@ class Echo(Arguments):
 
 ECHO = tool("echo", "Echo text back.", Echo)
 LATER = tool("later", "Answered before this server (by a middleware).", Echo)
-SEEN: list[tuple[str | None, Any]] = []
+SEEN: list[tuple[Origin, Any]] = []
 
 
-async def echo(owner: str | None, args: Echo) -> types.CallToolResult:
-    SEEN.append((owner, args))
-    return text_result(f"{owner}: {args.text}")
+async def echo(origin: Origin, args: Echo) -> types.CallToolResult:
+    SEEN.append((origin, args))
+    return text_result(f"{origin.owner}: {args.text}")
 
 
 def server() -> Any:
@@ -49,15 +49,17 @@ async def test_the_server_lists_its_tools_and_those_answered_before_it() -> None
     assert listed.tools[0].input_schema["properties"]["text"]["maxLength"] == 10
 
 
-async def test_a_call_reaches_its_handler_with_checked_arguments_and_the_owner_from_meta() -> None:
+async def test_a_call_reaches_its_handler_with_checked_arguments_and_whose_call_it_is_from_meta() -> None:
     SEEN.clear()
+    meta = cast(RequestParamsMeta, {OWNER_META_KEY: "owner-1", SESSION_META_KEY: "session-1"})
     async with Client(server()) as client:
-        owned = await client.call_tool(
-            "echo", {"text": "hi"}, meta=cast(RequestParamsMeta, {OWNER_META_KEY: "owner-1"})
-        )
+        owned = await client.call_tool("echo", {"text": "hi"}, meta=meta)
         anonymous = await client.call_tool("echo", {"text": "hi"})
     assert (text_of(owned), text_of(anonymous)) == ("owner-1: hi", "None: hi")
-    assert [(owner, args.text) for owner, args in SEEN] == [("owner-1", "hi"), (None, "hi")]
+    assert [(origin, args.text) for origin, args in SEEN] == [
+        (Origin("owner-1", "session-1"), "hi"),
+        (Origin(None, None), "hi"),
+    ]
 
 
 async def test_arguments_off_the_schema_are_refused_in_the_servers_words_before_the_handler_runs() -> None:
