@@ -92,15 +92,6 @@ def slim(schema: Any) -> Any:
     return out
 
 
-def _with(tool: types.Tool, mark: types.ToolExecution | None) -> types.Tool:
-    return tool if mark is None else tool.model_copy(update={"execution": mark})
-
-
-def _marked_chars(mark: types.ToolExecution | None) -> int:
-    """What `mark` adds to a tool's JSON definition."""
-    return 0 if mark is None else len(',"execution":') + len(mark.model_dump_json(by_alias=True, exclude_none=True))
-
-
 def definition_chars(tool: types.Tool) -> int:
     """What a listed tool costs the client's window: the characters of its JSON definition."""
     return len(tool.model_dump_json(by_alias=True, exclude_none=True))
@@ -125,7 +116,7 @@ class Exposure:
         """Whether any workflow exists (then think.workflows.list is listed too)."""
         self._catalog: Catalog | None = None
         self._names: dict[str, Names] = {}
-        self._fits: dict[Rule, dict[str, int]] = {}
+        self._fits: dict[tuple[Rule, str | None], dict[str, int]] = {}
         """Chars of each tool's listed definition under a rule, in catalog order (what `auto` weighs and fills)."""
         self.index = SearchIndex()
         self.settings = 0
@@ -198,22 +189,28 @@ class Exposure:
             update["description"] = description
         return tool.model_copy(update=update)
 
-    def costs(self, catalog: Catalog, rule: Rule) -> dict[str, int]:
-        """Canonical name -> chars of its definition listed under `rule` (policy aside), in catalog order."""
+    def _listed(self, entry: Entry, names: Names, rule: Rule, mark: types.ToolExecution | None) -> types.Tool:
+        """A tool as listed under `rule`; a downstream's carries `mark` (`Session.task_mark`), the gateway's own
+        (answered at once, in process) none."""
+        tool = self._present(entry, names, rule)
+        return tool if mark is None or entry.server in OWN_SERVERS else tool.model_copy(update={"execution": mark})
+
+    def costs(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]:
+        """Canonical name -> chars of its definition listed under `rule` with `mark` (policy aside), in catalog
+        order; measured once per catalog, rule and mark."""
         self._follow(catalog)
-        costs = self._fits.get(rule)
+        key = (rule, None if mark is None else mark.task_support)
+        costs = self._fits.get(key)
         if costs is None:
             names = self.names(catalog, rule.separator)
-            costs = {n: definition_chars(self._present(e, names, rule)) for n, e in catalog.tools.items()}
-            self._fits[rule] = costs
+            costs = {n: definition_chars(self._listed(e, names, rule, mark)) for n, e in catalog.tools.items()}
+            self._fits[key] = costs
         return costs
 
     def full_size(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> tuple[int, int]:
-        """(tools, chars) of listing everything under `rule` (policy aside): what `auto` weighs; `mark`: what each
-        downstream tool carries for the client (`Session.task_mark`), counted too."""
-        costs = self.costs(catalog, rule)
-        extra = _marked_chars(mark) * sum(1 for e in catalog.tools.values() if e.server not in OWN_SERVERS)
-        return len(costs), sum(costs.values()) + extra
+        """(tools, chars) of listing everything under `rule` with `mark` (policy aside): what `auto` weighs."""
+        costs = self.costs(catalog, rule, mark)
+        return len(costs), sum(costs.values())
 
     def fills(self, catalog: Catalog, session: Session) -> bool:
         """Whether the session's list is `auto` over budget: filled, by usage first."""
@@ -247,9 +244,8 @@ class Exposure:
         rule = rule or self.view(session).rule
         names = self.names(catalog, rule.separator)
         shown = self._shown(catalog, session, rule)
-        mark = session.task_mark
         return [
-            _with(self._present(e, names, rule), mark if e.server not in OWN_SERVERS else None)
+            self._listed(e, names, rule, session.task_mark)
             for n, e in catalog.tools.items()
             if n in shown and self.visible(session, e)
         ]
@@ -262,11 +258,7 @@ class Exposure:
         shown = {n for n, e in catalog.tools.items() if self.base(e) or n in view.promoted}
         if rule.mode == "auto":
             # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
-            extra = _marked_chars(session.task_mark)
-            costs = {
-                n: c + (extra if catalog.tools[n].server not in OWN_SERVERS else 0)
-                for n, c in self.costs(catalog, rule).items()
-            }
+            costs = self.costs(catalog, rule, session.task_mark)
             chars = sum(costs[n] for n in shown)
             for name in (*(n for n in view.used if n in costs), *costs):
                 if len(shown) >= rule.max_tools:
