@@ -3,7 +3,7 @@ name tools as this session's exposure rule spells them (a client rule may set an
 
 import mcp.types as types
 
-from gateway.middleware.exposure.view import OWN_SERVERS
+from gateway.middleware.exposure.listed import OWN_SERVERS
 from gateway.pipeline import Call
 from gateway.results import Hint
 from gateway.routing.rename import Names

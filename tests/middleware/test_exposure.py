@@ -16,8 +16,8 @@ import pytest
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
+from gateway.middleware.exposure.listed import definition_chars
 from gateway.middleware.exposure.semantic import MODEL
-from gateway.middleware.exposure.view import definition_chars
 from tests.harness import (
     PYTHON,
     ROOT,

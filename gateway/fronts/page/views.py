@@ -12,7 +12,7 @@ from typing import Any
 import mcp.types as types
 
 from gateway.fronts.page.observed import Observed
-from gateway.middleware.exposure.view import OWN_SERVERS, definition_chars
+from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
 from gateway.session import Identity, Session
 

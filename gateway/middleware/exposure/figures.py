@@ -8,7 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from gateway.middleware.exposure import semantic
-from gateway.middleware.exposure.view import OWN_SERVERS, Exposure, Rule, definition_chars
+from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
+from gateway.middleware.exposure.rules import Rule
+from gateway.middleware.exposure.view import Exposure
 from gateway.routing.registry import Catalog
 from gateway.session import Session
 

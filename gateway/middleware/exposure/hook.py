@@ -24,8 +24,9 @@ import mcp.types as types
 
 from gateway.errors import UnknownName
 from gateway.middleware.exposure import find
+from gateway.middleware.exposure.listed import OWN_SERVERS
 from gateway.middleware.exposure.usage import UsageTally
-from gateway.middleware.exposure.view import OWN_SERVERS, Exposure
+from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_result
 from gateway.routing.registry import Catalog, Entry

@@ -10,34 +10,24 @@ The catalog is everything aggregated; a session sees, per its client rule:
   `search` filled up to both limits with more catalog tools: the identity's most used first (`usage.py`),
   then catalog order. One tool over is no cliff.
 
-Names are rendered per session (`rename.Names`), descriptions capped by `description_chars`. Derived data
-(names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
+A session's rule and state are `rules.py`'s; how one tool reads when listed, and its size, `listed.py`'s. Derived
+data (names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
 """
 
 from collections import OrderedDict
 from collections.abc import Callable, Container
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, cast
 
 import mcp.types as types
 
 from gateway.config import ExposureConfig, NamespaceConfig
 from gateway.errors import GatewayError
+from gateway.middleware.exposure.listed import ENTRY_POINTS, OWN_SERVERS, WORKFLOWS_ENTRY, as_listed, definition_chars
+from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
 from gateway.routing.registry import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import Session
-
-OWN_SERVERS = frozenset({"gateway", "think", "prompt"})
-"""In-process servers: the gateway's and Think's own tools."""
-ENTRY_POINTS = frozenset({"gateway.find_tools", "gateway.call_tool", "think.plan", "think.next"})
-"""The own tools a client needs to start, listed in every mode (DESIGN §14): the rest (status, read_output,
-think.explain, …) would take 5,000 chars of every client's window that most never use; the driver prompt
-says how to reach them."""
-WORKFLOWS_ENTRY = "think.workflows.list"
-"""Listed with ENTRY_POINTS only while there are workflows to list."""
-STATE_KEY = "exposure"
 
 Denial = Callable[[Session, Entry], GatewayError | None]
 """The policy hook: why this session may not see (list, find) nor call this tool (None: it may). Listing, search,
@@ -46,55 +36,6 @@ the suggestions of an unknown name and every call ask it: the one place the poli
 
 def _everyone(session: Session, entry: Entry) -> GatewayError | None:
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """The settings in force for one client (its rule's fields over the defaults)."""
-
-    mode: str
-    max_tools: int
-    max_list_chars: int
-    separator: str
-    description_chars: int | None
-    promote: bool
-    client_glob: str | None = None
-
-
-@dataclass(slots=True)
-class View:
-    """Per-session exposure state, kept in `session.data[STATE_KEY]`."""
-
-    rule: Rule
-    client: str | None
-    promoted: OrderedDict[str, None] = field(default_factory=OrderedDict[str, None])
-    """Canonical names of found tools, least recently used first."""
-    settings: int = 0
-    """The `Exposure.settings` generation `rule` was resolved under (a reload may change the rules)."""
-    used: list[str] = field(default_factory=list[str])
-    """The identity's most called tools, most first, as read at its last `tools/list` (auto's fill order)."""
-
-
-CHECK_ONLY = frozenset({"pattern", "minLength", "maxLength"})
-"""Schema keywords of the own tools that only the server needs: it checks them and names a failing value."""
-
-
-def slim(schema: Any) -> Any:
-    """An input schema without CHECK_ONLY keywords nor a default `additionalProperties` (an own tool's listed copy)."""
-    if not isinstance(schema, dict):
-        return schema
-    # `additionalProperties: true` is JSON Schema's default: dropping it changes nothing but the size.
-    out = {k: v for k, v in schema.items() if k not in CHECK_ONLY and not (k == "additionalProperties" and v is True)}
-    if isinstance(out.get("properties"), dict):
-        out["properties"] = {name: slim(sub) for name, sub in out["properties"].items()}
-    if "items" in out:
-        out["items"] = slim(out["items"])
-    return out
-
-
-def definition_chars(tool: types.Tool) -> int:
-    """What a listed tool costs the client's window: the characters of its JSON definition."""
-    return len(tool.model_dump_json(by_alias=True, exclude_none=True))
 
 
 class Exposure:
@@ -129,29 +70,13 @@ class Exposure:
 
     # -- rules and per-session state -----------------------------------------------------------
 
-    def rule_for(self, client: str | None) -> Rule:
-        """The first client rule whose glob matches `client` over the defaults; no match: the defaults."""
-        c, sep = self.config, self.namespace.separator
-        for rule in c.clients:
-            if client is not None and fnmatchcase(client, rule.client):
-                return Rule(
-                    rule.mode or c.mode,
-                    rule.max_tools or c.max_tools,
-                    rule.max_list_chars or c.max_list_chars,
-                    rule.separator or sep,
-                    rule.description_chars or c.description_chars,
-                    c.promote if rule.promote is None else rule.promote,
-                    rule.client,
-                )
-        return Rule(c.mode, c.max_tools, c.max_list_chars, sep, c.description_chars, c.promote)
-
     def view(self, session: Session) -> View:
         state = session.data.get(STATE_KEY)
         client = session.client
         if not isinstance(state, View) or state.client != client or state.settings != self.settings:
             # First sight, the client's name arrived after a first call, or a reload.
             promoted = state.promoted if isinstance(state, View) else OrderedDict[str, None]()
-            state = View(self.rule_for(client), client, promoted, self.settings)
+            state = View(resolve(self.config, self.namespace.separator, client), client, promoted, self.settings)
             session.data[STATE_KEY] = state
         return state
 
@@ -175,26 +100,6 @@ class Exposure:
     def session_names(self, catalog: Catalog, session: Session) -> Names:
         return self.names(catalog, self.view(session).rule.separator)
 
-    def _present(self, entry: Entry, names: Names, rule: Rule) -> types.Tool:
-        tool = cast(types.Tool, entry.item)  # catalog.tools holds tools
-        update: dict[str, Any] = {"name": names.to_session(entry.exposed)}
-        description = tool.description or ""
-        if entry.server in OWN_SERVERS:
-            description = names.text(description)
-            update["input_schema"] = slim(tool.input_schema)
-        cap = rule.description_chars
-        if cap is not None and len(description) > cap:
-            description = description[: cap - 1].rstrip() + "…"
-        if description != (tool.description or ""):
-            update["description"] = description
-        return tool.model_copy(update=update)
-
-    def _listed(self, entry: Entry, names: Names, rule: Rule, mark: types.ToolExecution | None) -> types.Tool:
-        """A tool as listed under `rule`; a downstream's carries `mark` (`Session.task_mark`), the gateway's own
-        (answered at once, in process) none."""
-        tool = self._present(entry, names, rule)
-        return tool if mark is None or entry.server in OWN_SERVERS else tool.model_copy(update={"execution": mark})
-
     def costs(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]:
         """Canonical name -> chars of its definition listed under `rule` with `mark` (policy aside), in catalog
         order; measured once per catalog, rule and mark."""
@@ -203,7 +108,7 @@ class Exposure:
         costs = self._fits.get(key)
         if costs is None:
             names = self.names(catalog, rule.separator)
-            costs = {n: definition_chars(self._listed(e, names, rule, mark)) for n, e in catalog.tools.items()}
+            costs = {n: definition_chars(as_listed(e, names, rule, mark)) for n, e in catalog.tools.items()}
             self._fits[key] = costs
         return costs
 
@@ -245,7 +150,7 @@ class Exposure:
         names = self.names(catalog, rule.separator)
         shown = self._shown(catalog, session, rule)
         return [
-            self._listed(e, names, rule, session.task_mark)
+            as_listed(e, names, rule, session.task_mark)
             for n, e in catalog.tools.items()
             if n in shown and self.visible(session, e)
         ]
@@ -273,7 +178,8 @@ class Exposure:
 
     def rules(self) -> list[Rule]:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""
-        return [self.rule_for(None), *(self.rule_for(r.client) for r in self.config.clients)]
+        sep = self.namespace.separator
+        return [resolve(self.config, sep, None), *(resolve(self.config, sep, r.client) for r in self.config.clients)]
 
     def hidden(self, catalog: Catalog, session: Session, canonical: str) -> bool:
         if canonical not in catalog.tools:

@@ -1,0 +1,59 @@
+"""Which exposure settings hold for one client, and the per-session state they govern.
+
+A rule is the `exposure` section's defaults with the first matching `clients` entry laid over them
+(DESIGN §14); a session's `View` remembers the rule it resolved and the tools it found, so a reload or a
+client name that arrives late re-resolves the rule without losing what the session promoted.
+"""
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from gateway.config import ExposureConfig
+
+STATE_KEY = "exposure"
+"""Where a session keeps its `View` (`session.data`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """The settings in force for one client (its rule's fields over the defaults)."""
+
+    mode: str
+    max_tools: int
+    max_list_chars: int
+    separator: str
+    description_chars: int | None
+    promote: bool
+    client_glob: str | None = None
+
+
+@dataclass(slots=True)
+class View:
+    """Per-session exposure state, kept in `session.data[STATE_KEY]`."""
+
+    rule: Rule
+    client: str | None
+    promoted: OrderedDict[str, None] = field(default_factory=OrderedDict[str, None])
+    """Canonical names of found tools, least recently used first."""
+    settings: int = 0
+    """The `Exposure.settings` generation `rule` was resolved under (a reload may change the rules)."""
+    used: list[str] = field(default_factory=list[str])
+    """The identity's most called tools, most first, as read at its last `tools/list` (auto's fill order)."""
+
+
+def resolve(config: ExposureConfig, separator: str, client: str | None) -> Rule:
+    """The first client rule whose glob matches `client` over the defaults; no match: the defaults."""
+    c = config
+    for rule in c.clients:
+        if client is not None and fnmatchcase(client, rule.client):
+            return Rule(
+                rule.mode or c.mode,
+                rule.max_tools or c.max_tools,
+                rule.max_list_chars or c.max_list_chars,
+                rule.separator or separator,
+                rule.description_chars or c.description_chars,
+                c.promote if rule.promote is None else rule.promote,
+                rule.client,
+            )
+    return Rule(c.mode, c.max_tools, c.max_list_chars, separator, c.description_chars, c.promote)
