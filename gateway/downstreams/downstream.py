@@ -22,6 +22,7 @@ from gateway.downstreams import changes, listing, tasks
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.downstreams.deadline import Deadline
 from gateway.downstreams.inflight import InFlight
+from gateway.downstreams.subscriptions import Subscriptions
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
 from gateway.types import ProgressFn
 
@@ -89,10 +90,7 @@ class Downstream:
         self._callbacks = dict(callbacks or {})
         self._on_resource_updated = on_resource_updated
         self._on_elicitation_complete = on_elicitation_complete
-        self._subscribed: set[str] = set()
-        """The resources clients are subscribed to here: a restarted server is asked for them again."""
-        self._watches: dict[str, anyio.CancelScope] = {}
-        """2026-era resource subscriptions: one listen stream per URI, by URI."""
+        self._subscriptions = Subscriptions(name, on_resource_updated)
         self._client: Client | None = None
         self._caller: ToolCaller | None = None
         self._lane: Lane | None = None
@@ -214,7 +212,7 @@ class Downstream:
                 # Before calls waiting for this connection go on: an update they cause reaches the subscribers.
                 # Bounded well inside the connect timeout (a slow subscription must not fail the connection).
                 with anyio.move_on_after(min(self.timeout_s, self._connect_timeout_s / 2)):
-                    await self._resubscribe()
+                    await self._subscriptions.renew(client, self.request, self._tg)
                 self._attempt_ended()
                 logger.info("server %s is up (%s)", self.name, client.protocol_version)
                 task_status.started()
@@ -253,33 +251,13 @@ class Downstream:
     @property
     def watching(self) -> bool:
         """Whether some client is subscribed to one of this server's resources through it."""
-        return bool(self._subscribed)
+        return bool(self._subscriptions)
 
     async def subscribe(self, uri: str, on: bool) -> None:
         """Start (or stop) hearing about changes of one resource: `resources/subscribe`, or a 2026-era listen stream."""
-        if on:  # remembered first: a server down now is asked when it is back
-            self._subscribed.add(uri)
-        else:
-            self._subscribed.discard(uri)
+        self._subscriptions.remember(uri, on)
         client, _ = await self._session()
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            request = types.SubscribeRequest if on else types.UnsubscribeRequest
-            params = types.SubscribeRequestParams if on else types.UnsubscribeRequestParams
-            await self.request(request(params=params(uri=uri)), types.EmptyResult)
-            return
-        watch = self._watches.pop(uri, None)
-        if watch is not None:
-            watch.cancel()
-        if on and self._tg is not None and self._on_resource_updated is not None:
-            self._watches[uri] = await self._tg.start(changes.watch, client, self.name, uri, self._on_resource_updated)
-
-    async def _resubscribe(self) -> None:
-        """A restarted server knows nothing of the subscriptions its clients still hold: ask for each again."""
-        for uri in list(self._subscribed):
-            try:
-                await self.subscribe(uri, True)
-            except Exception as exc:  # noqa: BLE001 -- one refused URI must cost neither the connection nor the others
-                logger.warning("server %s: subscribing again to %s failed: %s", self.name, uri, describe(exc))
+        await self._subscriptions.ask(client, uri, on, self.request, self._tg)
 
     async def notify(self, notification: types.ClientNotification) -> None:
         """Send a notification if connected (a server that is down has nothing to be told)."""
