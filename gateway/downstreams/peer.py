@@ -1,6 +1,8 @@
 """The client end of a request in flight, as the relay sees it: whom a downstream's request or log during that
-request reaches, what its client declared (and so what a downstream may be offered), and at which log level."""
+request reaches, what its client declared (and so what a downstream may be offered), and at which log level;
+and how a notification reaches a client without a gone one disturbing anybody."""
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -8,6 +10,8 @@ from typing import Any
 import mcp.types as types
 
 from gateway import sdk
+
+logger = logging.getLogger(__name__)
 
 LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug",
@@ -61,3 +65,19 @@ _last_offered: tuple[types.ClientCapabilities, dict[str, Any]] | None = None
 
 def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
     return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
+
+
+async def standalone(
+    connection: Any, notification: types.LoggingMessageNotification | types.ElicitCompleteNotification
+) -> None:
+    """Send on a connection's standalone stream (its `log()` helper is deprecated with the logging capability)."""
+    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await connection.notify(data["method"], data.get("params"))
+
+
+async def quietly(send: Callable[..., Any], *args: Any) -> None:
+    """Deliver a notification; a client that went away must not disturb the downstream or the others."""
+    try:
+        await send(*args)
+    except Exception as exc:  # noqa: BLE001 -- a gone client is not the downstream's problem
+        logger.debug("notification not delivered: %s", exc)

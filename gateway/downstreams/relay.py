@@ -11,9 +11,8 @@ each: the client's request-scoped session, its request id, its capabilities):
   (2026-era downstreams have no such gap: their input-required results come back in the call's
   own answer, see `answer`). A client that lacks the capability, answers garbage or errs gives
   the downstream a clear error and the client a notice on its tool result; nothing hangs.
-* `notifications/message` goes to the sessions with a call in flight on that server (or whose call
-  there ended within `TRAILING_S`: a stdio server's last log can cross its call's answer), else to the
-  sessions that set a level; filtered by each session's level, the logger named by the server.
+* `notifications/message` goes to the sessions with a call in flight on that server, by the rules and at the
+  pace of `logs.py`.
 * `notifications/resources/updated` goes only to the sessions subscribed to that URI (of a per-user server's
   process: only its identity's sessions).
 * a URL-mode elicitation reaches the client only with an `https:` URL (or `http:` to loopback); any other is
@@ -22,14 +21,12 @@ each: the client's request-scoped session, its request id, its capabilities):
   asked (remembered within bounds, `url_asks`).
 """
 
-import logging
 import time
 import uuid
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
@@ -38,14 +35,10 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
-from gateway.downstreams.peer import LEVELS, Peer, passes
-from gateway.downstreams.throttle import Throttle
+from gateway.downstreams.logs import Logs
+from gateway.downstreams.peer import Peer, quietly, standalone
 from gateway.downstreams.url_asks import UrlAsks, url_refusal
 
-logger = logging.getLogger(__name__)
-
-TRAILING_S = 2.0
-"""How long after a call ends a server's log with no call in flight still counts as that call's."""
 _RESULTS: dict[str, tuple[Any, str]] = {
     "sampling/createMessage": (types.CreateMessageResult, "sampling"),
     "elicitation/create": (types.ElicitResult, "elicitation"),
@@ -53,38 +46,23 @@ _RESULTS: dict[str, tuple[Any, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Recent:
-    """The last call that ended on a downstream: whose it was, and when."""
-
-    key: str
-    log_level: types.LoggingLevel | None
-    modern: bool
-    ended: float
-
-
 class Relay:
     """Routes what downstreams send back; one per gateway, shared by all downstreams and client sessions."""
 
     def __init__(self, *, logger_name: Callable[[str, str | None], str], url_asks: UrlAsks | None = None) -> None:
-        self._logger_name = logger_name
         self._inflight: dict[str, list[Peer]] = defaultdict(list)
         self._connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._attached: dict[str, float] = {}
         """When each client attached (a connection's entry can go with it; this one goes with `forget`)."""
         """The SDK's connections of handshake-era clients by session key, for pushes outside any call (an entry
         goes with its connection)."""
-        self._recent: dict[str, _Recent] = {}
-        """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
-        self._levels: dict[str, types.LoggingLevel] = {}
-        """Logging level per client session key (set by `logging/setLevel`)."""
+        self.logs = Logs(logger_name)
+        """Where a server's logs go, at which levels and pace."""
         self._subscribers: dict[tuple[str, str | None], set[str]] = defaultdict(set)
         """(exposed resource URI, identity key for a per-user server's, else None) -> keys of the client sessions
         subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
-        self.throttle = Throttle()
-        """Log notifications per client session and second, at most (a flood is dropped and counted)."""
         self.sole = False
         """True behind the stdio front: its one client is "the client" even when no call is in flight."""
 
@@ -108,15 +86,6 @@ class Relay:
     def detach(self, key: str) -> None:
         self._connections.pop(key, None)
         self._attached.pop(key, None)
-
-    def set_level(self, key: str, level: types.LoggingLevel) -> types.LoggingLevel:
-        """Session `key` asked for `level`; returns the most verbose level any session asked for (what a server
-        shared by all of them must send)."""
-        self._levels[key] = level
-        return LEVELS[min(LEVELS.index(lv) for lv in self._levels.values())]
-
-    def level(self, key: str) -> types.LoggingLevel | None:
-        return self._levels.get(key)
 
     def watch(self, key: str, exposed: str, audience: str | None, on: bool) -> bool:
         """Session `key` subscribes to (or leaves) a resource; True when that changed whether anyone watches it
@@ -148,13 +117,11 @@ class Relay:
             self._inflight[server].remove(peer)
             if not self._inflight[server]:
                 del self._inflight[server]
-            # Not the peer itself: its session would keep the client's connection alive after it closes.
-            self._recent[server] = _Recent(peer.key, peer.log_level, peer.modern, time.monotonic())
+            self.logs.ended(server, peer)
 
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
-        self._levels.pop(key, None)
-        self.throttle.forget(key)
+        self.logs.forget(key)
         self.url_asks.forget(key)
         for watched, keys in list(self._subscribers.items()):
             keys.discard(key)
@@ -179,7 +146,7 @@ class Relay:
             return await self._pushed(server, types.ListRootsRequest(), timeout_s)
 
         async def log(params: types.LoggingMessageNotificationParams) -> None:
-            await self.log(server, params)
+            await self.logs.route(server, params, self._inflight.get(server, []), self._connections.get)
 
         return {
             "sampling_callback": sampling,
@@ -274,11 +241,11 @@ class Relay:
         )
         for peer in self._inflight.get(server, []):
             if peer.key == key and peer.request_id is not None:  # on its call's stream: ahead of the call's answer
-                await _quietly(peer.session.send_notification, done, peer.request_id)
+                await quietly(peer.session.send_notification, done, peer.request_id)
                 return
         connection = self._connections.get(key)
         if connection is not None:
-            await _quietly(_notify, connection, done)
+            await quietly(standalone, connection, done)
 
     async def answer(
         self, server: str, peer: Peer, requests: Mapping[str, Any], timeout_s: float
@@ -294,79 +261,14 @@ class Relay:
 
     # -- notifications from a downstream --------------------------------------------------------
 
-    async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
-        renamed = types.LoggingMessageNotification(
-            params=params.model_copy(update={"logger": self._logger_name(server, params.logger)})
-        )
-        peers = {peer.key: peer for peer in self._inflight.get(server, [])}
-        if peers:
-            for peer in peers.values():
-                # A 2026-era request gets logs only when it opted in with a level (the era's rule).
-                wanted = passes(params.level, peer.log_level) and not (peer.modern and peer.log_level is None)
-                if not wanted or peer.session is None:
-                    continue
-                for message in self._paced(peer.key, renamed):
-                    if peer.request_id is None:  # a lane's call: the connection's standalone stream
-                        await _quietly(_notify, peer.session, message)
-                    else:
-                        await _quietly(peer.session.send_notification, message, peer.request_id)
-            return
-        recent = self._recent.get(server)
-        if recent is not None and time.monotonic() - recent.ended < TRAILING_S:
-            # A log that crossed its call's answer (stdio delivers them on different paths): still that session's.
-            connection = self._connections.get(recent.key)
-            if connection is not None and passes(params.level, recent.log_level) and not recent.modern:
-                for message in self._paced(recent.key, renamed):
-                    await _quietly(_notify, connection, message)
-            return
-        for key, level in list(self._levels.items()):
-            connection = self._connections.get(key)
-            if connection is not None and passes(params.level, level):
-                for message in self._paced(key, renamed):
-                    await _quietly(_notify, connection, message)
-
-    def _paced(self, key: str, message: types.LoggingMessageNotification) -> list[types.LoggingMessageNotification]:
-        """What session `key` gets of a log `message` under the rate limit: it, nothing, or first a notice of the
-        limit (when dropping starts) or of how many were dropped (with the first that passes again)."""
-        passed, dropped = self.throttle.admit(key)
-        said = None
-        if dropped < 0:
-            said = f"over {self.throttle.per_s} log messages a second: the gateway drops the rest of this second's"
-        elif dropped:
-            said = f"the gateway dropped {dropped:,} log messages (over {self.throttle.per_s} a second)"
-        notices = [] if said is None else [_gateway_log(said)]
-        return [*notices, message] if passed else notices
-
     async def updated(self, exposed_uri: str, audience: str | None = None) -> None:
         """A downstream's resource changed: tell the sessions subscribed to it (and no other); `audience`: the
         identity whose own process of a per-user server it is."""
         for key in list(self._subscribers.get((exposed_uri, audience), ())):
             session = self._connections.get(key)
             if session is not None:
-                await _quietly(session.send_resource_updated, exposed_uri)
-
-
-async def _notify(
-    connection: Any, notification: types.LoggingMessageNotification | types.ElicitCompleteNotification
-) -> None:
-    """On a connection's standalone stream (its `log()` helper is deprecated with the logging capability)."""
-    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
-    await connection.notify(data["method"], data.get("params"))
-
-
-def _gateway_log(text: str) -> types.LoggingMessageNotification:
-    return types.LoggingMessageNotification(
-        params=types.LoggingMessageNotificationParams(level="warning", logger="gateway", data=text)
-    )
+                await quietly(session.send_resource_updated, exposed_uri)
 
 
 def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
     return types.ErrorData(code=code, message=message)
-
-
-async def _quietly(send: Callable[..., Any], *args: Any) -> None:
-    """Deliver a notification; a client that went away must not disturb the downstream or the others."""
-    try:
-        await send(*args)
-    except Exception as exc:  # noqa: BLE001 -- a gone client is not the downstream's problem
-        logger.debug("notification not delivered: %s", exc)

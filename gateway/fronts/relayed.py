@@ -52,7 +52,7 @@ def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
     """The client end of the request `ctx` answers: where the relay sends what a downstream asks during it."""
     modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
     meta: Any = ctx.meta or {}
-    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.level(key)
+    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.logs.level(key)
     return Peer(key, ctx.session, ctx.request_id, ctx.session.client_capabilities, modern, level)
 
 

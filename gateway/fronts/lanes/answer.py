@@ -112,7 +112,7 @@ def lane_peer(relay: Relay, key: str, modern: bool, declared: ClientCapabilities
     (the lane answers in plain JSON), with that connection's capabilities and log level."""
     connection = None if modern else relay.connection(key)
     capabilities = declared if connection is None else connection.client_capabilities
-    return Peer(key, connection, None, capabilities, modern, None if modern else relay.level(key))
+    return Peer(key, connection, None, capabilities, modern, None if modern else relay.logs.level(key))
 
 
 def may_be_asked(relay: Relay, key: str) -> bool:
