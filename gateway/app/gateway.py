@@ -9,18 +9,15 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import mcp.types as types
 from mcp.server.subscriptions import ResourceUpdated
 
-import adapters
 from gateway.app import thinking
 from gateway.app.reload import Reloader
+from gateway.app.servers import Servers
 from gateway.app.thinking import KnownTools
-from gateway.bundled import envs_home
-from gateway.config import GatewayConfig, ServerConfig, StdioServerConfig
+from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
-from gateway.downstreams.envs import Env
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
@@ -112,9 +109,15 @@ class Gateway:
         }
         for name, make in in_process.items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
-        self._secrets = user_secrets.from_config(config.secrets)
+        self.servers = Servers(
+            self.relay,
+            user_secrets.from_config(config.secrets),
+            lambda: self.config.limits.max_downstream_bytes,
+            self._list_changed,
+            self._resource_updated,
+        )
         for name, server in config.servers.items():
-            downstreams[name] = self._downstream(name, server)
+            downstreams[name] = self.servers(name, server)
         self.registry = Registry(
             downstreams,
             namespace=config.namespace,
@@ -140,7 +143,7 @@ class Gateway:
         self.reloader = (
             None
             if config_path is None
-            else Reloader(config_path, config, self.registry, self._downstream, self._front_changed, self.reconfigure)
+            else Reloader(config_path, config, self.registry, self.servers, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
         self.died: dict[str, str] = {}
@@ -237,42 +240,6 @@ class Gateway:
                 retired_sink.close()
 
         return retire
-
-    def _downstream(self, name: str, server: ServerConfig) -> Downstream | Pool:
-        target: Callable[[Any], Target] = partial(
-            adapters.target, max_message_bytes=self.config.limits.max_downstream_bytes
-        )
-        env = Env.of(name, server, envs_home()) if isinstance(server, StdioServerConfig) else None
-        if env is not None:  # `package:`/`npm:`: run inside its own environment, installed on first use
-            target = env.wrap(target)
-        prepare = None if env is None else env.ensure
-        if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
-            roots = [types.Root(uri=uri) for uri in server.roots]
-            relayed = partial(self.relay.callbacks, timeout_s=server.timeout_s, configured=roots)
-            return Pool(
-                name,
-                server,
-                self._secrets,
-                target,
-                on_list_changed=self._list_changed,
-                callbacks_for=relayed,
-                on_elicitation_complete=self.relay.elicitation_complete,
-                on_resource_updated=self._resource_updated,
-                prepare=prepare,
-            )
-        return Downstream(
-            name,
-            partial(target, server),
-            protocol=server.protocol,
-            timeout_s=server.timeout_s,
-            max_timeout_s=server.max_timeout_s,
-            connect_timeout_s=server.connect_timeout_s,
-            on_list_changed=self._list_changed,
-            callbacks=self.relay.callbacks(name, server.timeout_s, [types.Root(uri=uri) for uri in server.roots]),
-            on_resource_updated=self._resource_updated,
-            on_elicitation_complete=self.relay.elicitation_complete,
-            prepare=prepare,
-        )
 
     @staticmethod
     def _secret_header(config: GatewayConfig) -> str | None:

@@ -1,0 +1,74 @@
+"""What runs one configured server: a supervised `Downstream`, or a `Pool` of per-identity processes.
+
+A server whose config reads a user's secret (`${user:…}`) cannot be shared: each identity gets its own
+process (connection), so it is a `Pool`. A `package:`/`npm:` server runs inside its own environment,
+installed on first use (`downstreams.envs`). Either way the relay answers what the server asks, and its
+list changes and resource updates reach the gateway. The reloader builds added and changed servers here too.
+"""
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+import mcp.types as types
+
+import adapters
+from gateway.bundled import envs_home
+from gateway.config import ServerConfig, StdioServerConfig
+from gateway.downstreams import secrets as user_secrets
+from gateway.downstreams.downstream import Downstream, ListChanged, Target
+from gateway.downstreams.envs import Env
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
+
+
+class Servers:
+    """Builds a server's runner from its config entry; call it as `servers(name, config)`."""
+
+    def __init__(
+        self,
+        relay: Relay,
+        secrets: user_secrets.Secrets,
+        max_message_bytes: Callable[[], int],
+        on_list_changed: ListChanged,
+        on_resource_updated: Callable[..., Awaitable[None]],
+    ) -> None:
+        self._relay = relay
+        self._secrets = secrets
+        self._max_message_bytes = max_message_bytes
+        """Read at each build: a reload may change `limits.max_downstream_bytes` for the servers it starts."""
+        self._on_list_changed = on_list_changed
+        self._on_resource_updated = on_resource_updated
+
+    def __call__(self, name: str, server: ServerConfig) -> Downstream | Pool:
+        target: Callable[[Any], Target] = partial(adapters.target, max_message_bytes=self._max_message_bytes())
+        env = Env.of(name, server, envs_home()) if isinstance(server, StdioServerConfig) else None
+        if env is not None:  # `package:`/`npm:`: run inside its own environment, installed on first use
+            target = env.wrap(target)
+        prepare = None if env is None else env.ensure
+        roots = [types.Root(uri=uri) for uri in server.roots]
+        if user_secrets.references(server):  # `${user:…}`: one process (connection) per identity
+            return Pool(
+                name,
+                server,
+                self._secrets,
+                target,
+                on_list_changed=self._on_list_changed,
+                callbacks_for=partial(self._relay.callbacks, timeout_s=server.timeout_s, configured=roots),
+                on_elicitation_complete=self._relay.elicitation_complete,
+                on_resource_updated=self._on_resource_updated,
+                prepare=prepare,
+            )
+        return Downstream(
+            name,
+            partial(target, server),
+            protocol=server.protocol,
+            timeout_s=server.timeout_s,
+            max_timeout_s=server.max_timeout_s,
+            connect_timeout_s=server.connect_timeout_s,
+            on_list_changed=self._on_list_changed,
+            callbacks=self._relay.callbacks(name, server.timeout_s, roots),
+            on_resource_updated=self._on_resource_updated,
+            on_elicitation_complete=self._relay.elicitation_complete,
+            prepare=prepare,
+        )
