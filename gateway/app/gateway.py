@@ -36,7 +36,8 @@ from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
-from gateway.routing.registry import Entry, Registry
+from gateway.routing.catalog import Entry
+from gateway.routing.registry import Registry
 from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores

@@ -32,7 +32,8 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.secrets import references
 from gateway.errors import ConfigError, GatewayError, describe
-from gateway.routing.registry import Catalog, Registry
+from gateway.routing.catalog import Catalog
+from gateway.routing.registry import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from gateway.config.sections import ThinkConfig
 from gateway.downstreams.downstream import Target
 from gateway.hosted.prompts import PromptLibrary
-from gateway.routing.registry import Catalog
+from gateway.routing.catalog import Catalog
 from gateway.routing.rename import reference
 from gateway.store.backends import Stores
 from gateway.think import server as think_server

@@ -33,7 +33,7 @@ from gateway.middleware.steering import Steering
 from gateway.middleware.versions import VersionChecks
 from gateway.middleware.wake import Wake, WakePools
 from gateway.pipeline import Middleware
-from gateway.routing.registry import Catalog
+from gateway.routing.catalog import Catalog
 from gateway.store.base import Outputs, SharedLoads
 from gateway.store.cache import SharedCache
 from gateway.think.engine import Engine

@@ -31,7 +31,7 @@ import mcp.types as types
 from gateway.config import PolicyConfig
 from gateway.errors import GatewayError, UnknownName
 from gateway.pipeline import Call, Middleware
-from gateway.routing.registry import Catalog, Entry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.rename import reference
 from gateway.session import Identity
 

@@ -4,7 +4,6 @@ import difflib
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -18,6 +17,7 @@ from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, GatewayError, UnknownName
 from gateway.pipeline import Call
 from gateway.routing import names
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.features import PROMPT, READ, Features, Owners
 from gateway.routing.uris import Uris
 from gateway.store.cache import SharedCache
@@ -26,22 +26,6 @@ logger = logging.getLogger(__name__)
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    exposed: str
-    server: str
-    original: str
-    item: types.Tool | types.Prompt
-
-
-@dataclass(slots=True)
-class Catalog:
-    tools: dict[str, Entry] = field(default_factory=dict[str, Entry])
-    prompts: dict[str, Entry] = field(default_factory=dict[str, Entry])
-    resources: list[types.Resource] = field(default_factory=list[types.Resource])
-    resource_templates: list[types.ResourceTemplate] = field(default_factory=list[types.ResourceTemplate])
 
 
 def sanitize_tool(tool: types.Tool, exposed: str) -> types.Tool:

@@ -11,7 +11,7 @@ from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
 from gateway.middleware.exposure.rules import Rule
 from gateway.middleware.exposure.view import Exposure
-from gateway.routing.registry import Catalog
+from gateway.routing.catalog import Catalog
 from gateway.session import Session
 
 CLIENT_CAPS = ((128, "VS Code / Copilot and OpenAI-based clients use at most 128"), (40, "Cursor uses at most 40"))

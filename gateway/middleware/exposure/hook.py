@@ -29,7 +29,7 @@ from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_result
-from gateway.routing.registry import Catalog, Entry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import Session
 

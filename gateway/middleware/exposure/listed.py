@@ -10,7 +10,7 @@ from typing import Any, cast
 import mcp.types as types
 
 from gateway.middleware.exposure.rules import Rule
-from gateway.routing.registry import Entry
+from gateway.routing.catalog import Entry
 from gateway.routing.rename import Names
 
 OWN_SERVERS = frozenset({"gateway", "think", "prompt"})

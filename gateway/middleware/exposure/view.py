@@ -25,7 +25,7 @@ from gateway.errors import GatewayError
 from gateway.middleware.exposure.listed import ENTRY_POINTS, OWN_SERVERS, WORKFLOWS_ENTRY, as_listed, definition_chars
 from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
-from gateway.routing.registry import Catalog, Entry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import Session
 

@@ -5,7 +5,7 @@ import mcp.types as types
 
 from gateway.middleware.exposure.listed import as_listed, definition_chars, slim
 from gateway.middleware.exposure.rules import Rule
-from gateway.routing.registry import Entry
+from gateway.routing.catalog import Entry
 from gateway.routing.rename import Names
 
 SCHEMA = {
