@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway import sdk, telemetry
+from gateway import sdk
 from gateway.config import AuthConfig, ListenConfig
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.admin import Admins
@@ -26,9 +26,10 @@ from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.lanes.http import HttpLane, replay
 from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
+from gateway.repeats import Repeating
 
 logger = logging.getLogger(__name__)
-repeats = telemetry.Repeating(logger)
+repeats = Repeating(logger)
 
 
 class BodyLimit:

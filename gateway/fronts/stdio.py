@@ -25,14 +25,14 @@ from pydantic import ValidationError
 from adapters.fds import FdStream
 from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import Incoming, NdjsonPipe, Unreadable
-from gateway import telemetry
 from gateway.errors import jsonrpc_error
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
+from gateway.repeats import Repeating
 from gateway.sdk import ReadStream, WriteStream
 
 logger = logging.getLogger(__name__)
-repeats = telemetry.Repeating(logger)
+repeats = Repeating(logger)
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 

@@ -8,13 +8,14 @@ import mcp.types as types
 from gateway import telemetry
 from gateway.config import GatewayConfig
 from gateway.pipeline import Call, Middleware
+from gateway.repeats import Repeating
 from gateway.results import Hint, result_view
 from gateway.store.base import StoreUnavailable
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 
 logger = logging.getLogger(__name__)
-repeats = telemetry.Repeating(logger)
+repeats = Repeating(logger)
 
 
 class Observe(Middleware):

@@ -13,6 +13,7 @@ from gateway.hosted import inprocess
 from gateway.hosted.contracts import Arguments, ArgumentsError
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptNotFound
+from gateway.repeats import Repeating
 from gateway.session import Origin
 from gateway.store.base import StoreUnavailable
 from gateway.think import resources, tools
@@ -23,7 +24,7 @@ from gateway.think.ops import Handler, Operations
 from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 
 logger = logging.getLogger(__name__)
-repeats = telemetry.Repeating(logger)
+repeats = Repeating(logger)
 
 
 Handlers = dict[str, tuple[type[Arguments], Handler]]

@@ -12,11 +12,11 @@ import mcp.types as types
 import pytest
 from pydantic_core import to_json
 
-from gateway import telemetry
 from gateway.middleware import size_guard
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
+from gateway.repeats import Repeating
 from gateway.results import text_view
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.outputs import Page, Spilled
@@ -99,7 +99,7 @@ class GarbledStore:
 async def test_a_store_failing_in_any_way_leaves_the_preview_never_the_whole_result(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(size_guard, "repeats", telemetry.Repeating(size_guard.logger))  # this test's count only
+    monkeypatch.setattr(size_guard, "repeats", Repeating(size_guard.logger))  # this test's count only
     guard = SizeGuard(GarbledStore(), SizeLimits(max_inline_bytes=20_000))
     text = "x" * 400_000
     with caplog.at_level(logging.ERROR, logger="gateway.middleware.size_guard"):
