@@ -54,7 +54,7 @@ class Servers:
                 self._secrets,
                 target,
                 on_list_changed=self._on_list_changed,
-                callbacks_for=partial(self._relay.callbacks, timeout_s=server.timeout_s, configured=roots),
+                callbacks_for=lambda member, audience: self._relay.callbacks(member, server.timeout_s, roots, audience),
                 on_elicitation_complete=self._relay.elicitation_complete,
                 on_resource_updated=self._on_resource_updated,
                 prepare=prepare,

@@ -6,7 +6,8 @@ One downstream connection is shared by every client session, so a server's log i
   it opted in with a level: the era's rule), on that call's channel;
 * else to the session whose call there ended within `TRAILING_S` (a stdio server's last log can cross its
   call's answer on another path);
-* else to every session that set a level with `logging/setLevel`.
+* else to every session that set a level with `logging/setLevel` — of a per-user server's process, only the
+  sessions of the identity it runs for.
 
 Each session gets at most `throttle.per_s` a second; past it the rest of the second is dropped, and the
 session is told when dropping starts and how many were dropped when messages pass again.
@@ -42,21 +43,22 @@ class Logs:
     def __init__(self, logger_name: Callable[[str, str | None], str]) -> None:
         self._logger_name = logger_name
         """(server, its logger) -> the logger a client is shown (the server named)."""
-        self._levels: dict[str, types.LoggingLevel] = {}
-        """Logging level per client session key (set by `logging/setLevel`)."""
+        self._levels: dict[str, tuple[types.LoggingLevel, str | None]] = {}
+        """Per client session key: the level it set (`logging/setLevel`) and its identity's key."""
         self._recent: dict[str, _Recent] = {}
         """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
         self.throttle = Throttle()
         """Log notifications per client session and second, at most (a flood is dropped and counted)."""
 
-    def set_level(self, key: str, level: types.LoggingLevel) -> types.LoggingLevel:
-        """Session `key` asked for `level`; returns the most verbose level any session asked for (what a server
-        shared by all of them must send)."""
-        self._levels[key] = level
-        return LEVELS[min(LEVELS.index(lv) for lv in self._levels.values())]
+    def set_level(self, key: str, level: types.LoggingLevel, identity: str | None = None) -> types.LoggingLevel:
+        """Session `key` (of `identity`) asked for `level`; returns the most verbose level any session asked for
+        (what a server shared by all of them must send)."""
+        self._levels[key] = (level, identity)
+        return LEVELS[min(LEVELS.index(lv) for lv, _who in self._levels.values())]
 
     def level(self, key: str) -> types.LoggingLevel | None:
-        return self._levels.get(key)
+        found = self._levels.get(key)
+        return None if found is None else found[0]
 
     def ended(self, server: str, peer: Peer) -> None:
         """`peer`'s call on `server` ended: logs trailing it are still its session's for `TRAILING_S`."""
@@ -73,8 +75,10 @@ class Logs:
         params: types.LoggingMessageNotificationParams,
         inflight: list[Peer],
         connection: Callable[[str], Any | None],
+        audience: str | None = None,
     ) -> None:
-        """Deliver one log of `server`: `inflight` are the calls on it now, `connection` finds a session's."""
+        """Deliver one log of `server`: `inflight` are the calls on it now, `connection` finds a session's;
+        `audience`: the identity whose own process of a per-user server it is (None: a shared server)."""
         renamed = types.LoggingMessageNotification(
             params=params.model_copy(update={"logger": self._logger_name(server, params.logger)})
         )
@@ -97,7 +101,9 @@ class Logs:
                 for message in self._paced(recent.key, renamed):
                     await quietly(standalone, found, message)
             return
-        for key, level in list(self._levels.items()):
+        for key, (level, identity) in list(self._levels.items()):
+            if audience is not None and identity != audience:
+                continue  # a user's own process: what it logs (its account, its token) is that user's alone
             found = connection(key)
             if found is not None and passes(params.level, level):
                 for message in self._paced(key, renamed):

@@ -63,6 +63,17 @@ _last_offered: tuple[types.ClientCapabilities, dict[str, Any]] | None = None
 """The last capabilities dumped and their dump: a handshake-era session offers the same ones on every call."""
 
 
+def elicitation_modes(capabilities: types.ClientCapabilities | None) -> frozenset[str]:
+    """The elicitation modes a client declared: an empty `elicitation` object means form only (the 2025-06-18
+    shape; from 2025-11-25 a client names `form` and/or `url`)."""
+    declared = None if capabilities is None else capabilities.elicitation
+    if declared is None:
+        return frozenset()
+    modes = {"form"} if declared.form is not None else set()
+    modes |= {"url"} if declared.url is not None else set()
+    return frozenset(modes or {"form"})
+
+
 def passes(level: types.LoggingLevel, threshold: types.LoggingLevel | None) -> bool:
     return threshold is None or LEVELS.index(level) >= LEVELS.index(threshold)
 

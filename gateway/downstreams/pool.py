@@ -60,7 +60,7 @@ class Pool:
         *,
         on_list_changed: ListChanged | None = None,
         timer: Callable[[], float] = time.monotonic,
-        callbacks_for: Callable[[str], Mapping[str, Any]] | None = None,
+        callbacks_for: Callable[[str, str], Mapping[str, Any]] | None = None,
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
         on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
         prepare: Callable[[], Awaitable[None]] | None = None,
@@ -71,8 +71,9 @@ class Pool:
         self._on_elicitation_complete = on_elicitation_complete
         # Called with (server, uri, identity key): an update from a user's process is that user's alone.
         self._on_resource_updated = on_resource_updated
-        # The relay's callbacks for one member (by its downstream name): what its process asks reaches the caller.
-        self._callbacks_for = callbacks_for or (lambda member: {})
+        # The relay's callbacks for one member (its downstream name, its identity's key): what its process asks and
+        # logs reaches that identity's caller alone.
+        self._callbacks_for = callbacks_for or (lambda member, audience: {})
         self.settings = settings
         self.needs = references(settings)
         self.secrets = secrets
@@ -153,12 +154,14 @@ class Pool:
             if member is None:
                 self._make_room()
                 settings = expand(self.settings, values)
-                who = identity.name
+                # The name routes what the process asks and logs (the relay's calls in flight are by server name):
+                # two identities may share a display name, so the owner digest tells them apart.
+                who = f"{self.name}@{identity.name}~{identity.owner[:8]}"
                 updated = self._on_resource_updated
                 downstream = Downstream(
-                    f"{self.name}@{who}",
+                    who,
                     lambda: self._make_target(settings),
-                    callbacks=self._callbacks_for(f"{self.name}@{who}"),
+                    callbacks=self._callbacks_for(who, identity.key),
                     protocol=self.settings.protocol,
                     timeout_s=self.settings.timeout_s,
                     max_timeout_s=self.settings.max_timeout_s,

@@ -36,7 +36,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from gateway.downstreams.logs import Logs
-from gateway.downstreams.peer import Peer, quietly, standalone
+from gateway.downstreams.peer import Peer, elicitation_modes, quietly, standalone
 from gateway.downstreams.url_asks import UrlAsks, url_refusal
 
 _RESULTS: dict[str, tuple[Any, str]] = {
@@ -121,6 +121,7 @@ class Relay:
 
     def forget(self, key: str) -> None:
         """A client session ended: drop what the relay remembers about it."""
+        self.detach(key)
         self.logs.forget(key)
         self.url_asks.forget(key)
         for watched, keys in list(self._subscribers.items()):
@@ -130,9 +131,12 @@ class Relay:
 
     # -- requests from a downstream -------------------------------------------------------------
 
-    def callbacks(self, server: str, timeout_s: float, configured: list[types.Root] | None = None) -> dict[str, Any]:
+    def callbacks(
+        self, server: str, timeout_s: float, configured: list[types.Root] | None = None, audience: str | None = None
+    ) -> dict[str, Any]:
         """The `mcp.Client` callbacks of one downstream: each relays to the client session in flight (`roots`: what
-        it is told when it asks for roots with none in flight: `servers.<name>.roots`)."""
+        it is told when it asks for roots with none in flight: `servers.<name>.roots`; `audience`: the identity
+        whose own process of a per-user server it is: its logs reach that identity's sessions alone)."""
 
         async def sampling(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
             return await self._pushed(server, types.CreateMessageRequest(params=params), timeout_s)
@@ -146,7 +150,7 @@ class Relay:
             return await self._pushed(server, types.ListRootsRequest(), timeout_s)
 
         async def log(params: types.LoggingMessageNotificationParams) -> None:
-            await self.logs.route(server, params, self._inflight.get(server, []), self._connections.get)
+            await self.logs.route(server, params, self._inflight.get(server, []), self._connections.get, audience)
 
         return {
             "sampling_callback": sampling,
@@ -192,6 +196,11 @@ class Relay:
             why = why or f"did not declare the {capability} capability"
             peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
             return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
+        mode = _elicitation_mode(request)
+        if mode is not None and mode not in elicitation_modes(peer.capabilities):
+            why = f"declared elicitation without {mode} mode"
+            peer.notices.append(f"server {server!r} asked for a {mode}-mode elicitation, but this client {why}.")
+            return _refusal(f"the calling client {why}, so the gateway cannot relay this elicitation")
         unsafe = url_refusal(request)
         if unsafe is not None:
             peer.notices.append(f"server {server!r} asked this client to open a URL; the gateway refused: {unsafe}.")
@@ -268,6 +277,12 @@ class Relay:
             session = self._connections.get(key)
             if session is not None:
                 await quietly(session.send_resource_updated, exposed_uri)
+
+
+def _elicitation_mode(request: Any) -> str | None:
+    if not isinstance(request, types.ElicitRequest):
+        return None
+    return "url" if isinstance(request.params, types.ElicitRequestURLParams) else "form"
 
 
 def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:

@@ -3,7 +3,7 @@ also when calls of clients with different capabilities alternate (a session's du
 
 import mcp.types as types
 
-from gateway.downstreams.peer import Peer, offerable
+from gateway.downstreams.peer import Peer, elicitation_modes, offerable
 
 
 def peer(capabilities: types.ClientCapabilities | None) -> Peer:
@@ -25,3 +25,15 @@ def test_a_caller_changing_what_it_was_offered_does_not_change_the_next_offer() 
     offered = offerable(peer(caps))
     offered["sampling"] = {}
     assert set(offerable(peer(caps))) == {"elicitation"}
+
+
+def test_the_elicitation_modes_a_client_declared_an_empty_object_meaning_form() -> None:
+    def modes(**declared: object) -> frozenset[str]:
+        return elicitation_modes(types.ClientCapabilities(elicitation=types.ElicitationCapability(**declared)))
+
+    assert modes() == {"form"}  # the 2025-06-18 shape
+    assert modes(form=types.FormElicitationCapability()) == {"form"}
+    assert modes(url=types.UrlElicitationCapability()) == {"url"}
+    assert modes(form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()) == {"form", "url"}
+    assert elicitation_modes(types.ClientCapabilities()) == frozenset()
+    assert elicitation_modes(None) == frozenset()

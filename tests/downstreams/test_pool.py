@@ -12,7 +12,15 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
+from pydantic import TypeAdapter
 
+from gateway.app.servers import Servers
+from gateway.config import ServerConfig
+from gateway.config.teams import SecretsConfig
+from gateway.downstreams import secrets
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
+from gateway.session import Identity
 from tests.harness import (
     ROOT,
     gateway_params,
@@ -165,3 +173,23 @@ async def test_a_user_s_crashed_process_is_restarted_and_the_next_call_succeeds(
         crashed = await alice.call_tool("k.crash", {})
         after = int(text_of(await alice.call_tool("k.pid", {})))
     assert crashed.is_error and after != before and not pid_alive(before)
+
+
+async def test_two_identities_with_one_display_name_get_processes_named_apart() -> None:
+    """What a process asks and logs is routed by its name: two JWT subjects both called "alice" must not share one."""
+
+    async def updated(*_: object) -> None:
+        return None
+
+    config = TypeAdapter(ServerConfig).validate_python(holder(env={"USER_TOKEN": "${user:USER_TOKEN}"}))
+    relay = Relay(logger_name=lambda server, name: server)
+    pool = Servers(
+        relay, secrets.from_config(SecretsConfig(sources=["header"])), lambda: 1 << 20, lambda s, k: None, updated
+    )("h", config)
+    assert isinstance(pool, Pool)
+    first, second = (Identity("alice", "jwt", subject, "https://idp.test") for subject in ("s-1", "s-2"))
+    async with pool:
+        with anyio.fail_after(60):
+            async with pool.lease(first, {"USER_TOKEN": "a"}) as one, pool.lease(second, {"USER_TOKEN": "b"}) as two:
+                names = (one.name, two.name)
+    assert names[0] != names[1] and all(name.startswith("h@alice~") for name in names)

@@ -9,7 +9,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from gateway.downstreams.throttle import Throttle
+from gateway.downstreams.throttle import MAX_KEYS, Throttle
 from tests.harness import gateway_params, text_of, write_config
 from tests.system.faults.wire import faulty
 
@@ -47,3 +47,15 @@ def test_the_window_counts_what_it_dropped_and_reports_it_with_the_next_that_pas
     throttle.forget("a")
     throttle.forget("b")
     assert throttle._windows == {}
+
+
+def test_windows_of_keys_never_forgotten_stay_bounded_and_a_pending_drop_count_outlives_ended_windows() -> None:
+    now = [0.0]
+    throttle = Throttle(per_s=1, clock=lambda: now[0])
+    assert [throttle.admit("flood") for _ in range(2)] == [(True, 0), (False, -1)]  # one drop still to report
+    for n in range(MAX_KEYS - 1):  # 2026-era connections: keys that are never forgotten
+        throttle.admit(f"connection-{n}")
+    now[0] = 2.0  # every window has ended
+    throttle.admit("one more")  # the bound is reached: the ended windows with nothing to report go
+    assert len(throttle) == 2
+    assert throttle.admit("flood") == (True, 1)  # its window was kept: the drop is still told

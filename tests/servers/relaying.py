@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from tests.servers import conformance
 from tests.servers.conformance import Ctx, Fixtures
 from tests.servers.conformance_content import text
-from tests.servers.conformance_tools import string_args, tool
+from tests.servers.conformance_tools import log, string_args, tool
 
 CRASH_TOOL = tool("crash", "Exits the server process at once (a crash, for supervision tests)")
 URL_ARGS = string_args(id="Its id")
@@ -56,6 +56,8 @@ SAMPLE = types.CreateMessageRequest(
 
 class Relaying(Fixtures):
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if os.environ.get("LOG_LISTINGS"):  # a log outside any call, naming whose process this is (as servers do)
+            await ctx.session.send_notification(log(f"listing tools for X={os.environ.get('X')}", "relaying"))
         listed = await super().list_tools(ctx, params)
         return types.ListToolsResult(
             tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL, CAPABILITIES_TOOL]

@@ -25,6 +25,7 @@ class Person:
         self.updated: list[str] = []
         self.completed: list[str] = []
         self.got_update = anyio.Event()
+        self.got_log = anyio.Event()
 
     async def elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.asked.append(params.message)
@@ -42,6 +43,7 @@ class Person:
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
+        self.got_log.set()
 
     async def message(self, message: Any) -> None:
         if isinstance(message, types.ResourceUpdatedNotification):

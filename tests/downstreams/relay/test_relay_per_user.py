@@ -1,7 +1,9 @@
 """Completion and resource subscriptions of a per-user server (one process per identity, `downstreams/pool.py`)
-reach the caller's own process, and its updates only that identity's sessions (DESIGN §15), in both eras."""
+reach the caller's own process, and its updates and logs only that identity's sessions (DESIGN §15, §16), in both
+eras."""
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -98,3 +100,32 @@ async def test_a_per_user_servers_updates_reach_only_that_users_2026_listen_stre
             bobs = await bob_stream.__anext__()
     assert isinstance(anns, ResourceUpdated) and anns.uri == watched
     assert isinstance(bobs, ResourceUpdated) and bobs.uri == other
+
+
+async def test_a_per_user_process_logs_outside_a_call_only_to_its_own_identitys_sessions(tmp_path: Path) -> None:
+    # A fresh gateway: no user's process runs yet, so each one's first listing is its own process's, outside any call.
+    server = {**PER_USER, "protocol": "legacy", "env": {**PER_USER["env"], "LOG_LISTINGS": "1"}}
+    config = write_config(
+        tmp_path,
+        {"p": server},
+        auth={"tokens": [{"name": n, "token": t} for n, t in TOKENS.items()]},
+        secrets={"sources": ["header"]},
+    )
+    ann, bob = Person("ann"), Person("bob")
+    async with (
+        http_gateway(config) as base,
+        http_client(base, mode="legacy", headers=as_user("bob"), **bob.callbacks()) as bob_client,
+        http_client(base, mode="legacy", headers=as_user("ann"), **ann.callbacks()) as ann_client,
+    ):
+        with anyio.fail_after(60):
+            debug = types.SetLevelRequest(params=types.SetLevelRequestParams(level="debug"))
+            for client in (bob_client, ann_client):  # bob first: a leak would reach him before ann is told
+                await client.session.send_request(debug, types.EmptyResult)
+            await ann_client.list_tools()  # starts ann's process, which logs as it lists, outside any call
+            await ann.got_log.wait()
+            # bob's next message on the same stream: his own process announces an update as it is subscribed to.
+            subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=f"p+{WATCHED}"))
+            await bob_client.session.send_request(subscribe, types.EmptyResult)
+            await bob.got_update.wait()
+    assert [str(log.data) for log in ann.logs] == ["listing tools for X=ann-x"]
+    assert [str(log.data) for log in bob.logs if "ann" in str(log.data)] == []

@@ -3,6 +3,7 @@ refused with the reason, to the server (handshake era: the error of its request;
 why) and in a notice to the client, which is never asked. Both eras of server, both eras of client."""
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -10,6 +11,7 @@ import mcp.types as types
 import pytest
 
 from tests.downstreams.relay.clients import Person
+from tests.fronts.test_stdio import raw_gateway
 from tests.harness import PYTHON, ROOT, hints_of, http_client, http_gateway, text_of, write_config
 
 RELAYING: dict[str, Any] = {
@@ -82,3 +84,37 @@ async def test_https_and_loopback_http_urls_reach_the_client_unchanged(
     [params] = ann.elicitations
     assert isinstance(params, types.ElicitRequestURLParams) and params.url == url
     assert text_of(result) == "url elicitation sign-in: action=accept"
+
+
+MODES = [
+    pytest.param("2025-06-18", {}, False, id="2025-06-18-empty-means-form"),
+    pytest.param("2025-11-25", {"form": {}}, False, id="2025-11-25-form-only"),
+    pytest.param("2025-11-25", {"form": {}, "url": {}}, True, id="2025-11-25-form-and-url"),
+]
+
+
+@pytest.mark.parametrize(("version", "elicitation", "asked"), MODES)
+async def test_a_url_elicitation_reaches_only_a_client_that_declared_url_mode(
+    tmp_path: Path, version: str, elicitation: dict[str, Any], asked: bool
+) -> None:
+    """A raw stdio client, so its declaration is exactly the era's shape (an SDK declares both modes)."""
+    seen: list[str] = []
+    async with raw_gateway(tmp_path, {"old": {**RELAYING, "protocol": "legacy"}}) as pipe:
+        client = {"name": "raw", "version": "0"}
+        hello = {"protocolVersion": version, "capabilities": {"elicitation": elicitation}, "clientInfo": client}
+        await pipe.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+        await pipe.receive()
+        await pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "old.test_url_elicitation", "arguments": {"id": "sign-in"}}
+        await pipe.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        with anyio.fail_after(30):
+            while "method" in (message := await pipe.receive()):  # a request to the client: answered as one would
+                seen.append(message["params"].get("mode", "form"))
+                await pipe.send({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}})
+    texts = [block["text"] for block in message["result"]["content"]]
+    if asked:
+        assert seen == ["url"] and texts[0] == "url elicitation sign-in: action=accept"
+    else:
+        assert seen == []
+        assert texts[0].startswith("url elicitation sign-in: refused: the calling client declared elicitation without")
+        assert any("asked for a url-mode elicitation, but this client declared elicitation without" in t for t in texts)
