@@ -259,6 +259,13 @@ class Downstream:
         client, _ = await self._session()
         await self._subscriptions.ask(client, uri, on, self.request, self._tg)
 
+    def release(self, uri: str) -> None:
+        """No client watches `uri` any more (its last subscriber's session ended, seen by a finalizer that cannot
+        wait): forget it at once, so an idle per-user process can stop, and tell the server in the background."""
+        self._subscriptions.remember(uri, False)
+        if self._tg is not None and self._client is not None:
+            self._tg.start_soon(self._subscriptions.leave, self._client, uri, self.request, self._tg)
+
     async def notify(self, notification: types.ClientNotification) -> None:
         """Send a notification if connected (a server that is down has nothing to be told)."""
         client = self._client

@@ -44,6 +44,8 @@ class PoolFull(DownstreamError):
 @dataclass(eq=False)
 class _Member:
     key: str
+    identity: str
+    """The key of the identity whose process it is."""
     downstream: Downstream
     last_used: float
     busy: int = 0
@@ -171,7 +173,7 @@ class Pool:
                     on_resource_updated=None if updated is None else partial(self._updated, identity.key),
                     prepare=self._prepare,
                 )
-                member = self._members[key] = _Member(key, downstream, self._timer())
+                member = self._members[key] = _Member(key, identity.key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
                 await self._tg.start(self._run, member)
                 self.started += 1
@@ -207,6 +209,12 @@ class Pool:
                 if member.busy == 0 and now - member.last_used >= self.idle_s and not member.downstream.watching:
                     logger.info("server %s: %s idle for %.0f s", self.name, member.downstream.name, self.idle_s)
                     member.stop.set()
+
+    def release(self, identity: str, uri: str) -> None:
+        """That identity's sessions no longer watch `uri`: its running processes leave it (none is started for it)."""
+        for member in list(self._members.values()):
+            if member.identity == identity:
+                member.downstream.release(uri)
 
     async def _updated(self, audience: str, member: str, uri: str) -> None:
         assert self._on_resource_updated is not None

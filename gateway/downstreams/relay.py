@@ -119,15 +119,19 @@ class Relay:
                 del self._inflight[server]
             self.logs.ended(server, peer)
 
-    def forget(self, key: str) -> None:
-        """A client session ended: drop what the relay remembers about it."""
+    def forget(self, key: str) -> list[tuple[str, str | None]]:
+        """A client session ended: drop what the relay remembers about it. Returns the (exposed URI, audience) it
+        was the last to watch: nobody needs them from their servers any more."""
         self.detach(key)
         self.logs.forget(key)
         self.url_asks.forget(key)
+        left: list[tuple[str, str | None]] = []
         for watched, keys in list(self._subscribers.items()):
             keys.discard(key)
             if not keys:
                 del self._subscribers[watched]
+                left.append(watched)
+        return left
 
     # -- requests from a downstream -------------------------------------------------------------
 

@@ -60,6 +60,14 @@ class Subscriptions:
         if on and tg is not None and self._on_updated is not None:
             self._watches[uri] = await tg.start(changes.watch, client, self._server, uri, self._on_updated)
 
+    async def leave(self, client: Client, uri: str, request: Request, tg: anyio.abc.TaskGroup | None) -> None:
+        """Stop a subscription nobody holds any more, in the background: a failure is logged, never raised."""
+        self.remember(uri, False)
+        try:
+            await self.ask(client, uri, False, request, tg)
+        except Exception as exc:  # noqa: BLE001 -- a server that cannot unsubscribe just sends updates nobody hears
+            logger.info("server %s: leaving %s failed: %s", self._server, uri, describe(exc))
+
     async def renew(self, client: Client, request: Request, tg: anyio.abc.TaskGroup | None) -> None:
         """Ask a new connection for every remembered subscription."""
         for uri in list(self._uris):

@@ -124,6 +124,13 @@ def install(front: Front) -> None:
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
 
 
+def ended(front: Front, key: str) -> None:
+    """A handshake-era client's connection is gone (a finalizer: nothing may wait): the relay forgets the session,
+    and the resources only it watched are left at their servers."""
+    for exposed, audience in front.registry.relay.forget(key):
+        front.registry.features.release(exposed, audience)
+
+
 async def _unwatch(front: Front, key: str, watched: list[tuple[str, str]], who: Who) -> None:
     with anyio.CancelScope(shield=True):  # a stream ends by cancellation: its subscriptions end all the same
         for server, original in watched:

@@ -87,7 +87,7 @@ class Front:
         key = self.callers.of(ctx.request).key
         self.relay.attach(key, connection)
         weakref.finalize(connection, self.sessions.drop, key)
-        weakref.finalize(connection, self.relay.forget, key)  # its log level and subscriptions
+        weakref.finalize(connection, relayed.ended, self, key)  # its log level and subscriptions
 
     # -- handlers ------------------------------------------------------------------------------
 

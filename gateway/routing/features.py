@@ -190,6 +190,19 @@ class Features:
         if self.relay.watch(key, exposed, audience, on):  # the first subscriber subscribes the server, the last leaves
             await ds.subscribe(original, on)
 
+    def release(self, exposed: str, audience: str | None) -> None:
+        """Nobody watches `exposed` any more (its last subscriber's session ended): its server leaves it — of a
+        per-user server, the `audience` identity's running processes only."""
+        owner = self.uris.owner(exposed)
+        ds = None if owner is None else self.downstreams.get(owner[0])
+        if owner is None or ds is None:
+            return  # the server went with a reload: nothing holds the subscription any more
+        if isinstance(ds, Pool):
+            if audience is not None:
+                ds.release(audience, owner[1])
+        else:
+            ds.release(owner[1])
+
     def lease(self, server: str, who: Who) -> AbstractAsyncContextManager[Downstream]:
         """The downstream that serves `who`: the shared one, or for a per-user server that identity's own."""
         ds = self.downstreams[server]
