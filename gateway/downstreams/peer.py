@@ -7,11 +7,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp.types as types
 
 from gateway import sdk
 
 logger = logging.getLogger(__name__)
+
+DELIVERY_S = 5.0
+"""How long one notification to one client may take. The SDK's send waits while the client's stream is full (a
+client that stopped reading its SSE stream): past this, that client misses the notification, nobody else waits."""
 
 LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug",
@@ -87,8 +92,12 @@ async def standalone(
 
 
 async def quietly(send: Callable[..., Any], *args: Any) -> None:
-    """Deliver a notification; a client that went away must not disturb the downstream or the others."""
+    """Deliver a notification within DELIVERY_S; a client that went away or stopped reading must not disturb the
+    downstream (its logs are delivered from its connection's reader) or the others."""
     try:
-        await send(*args)
+        with anyio.fail_after(DELIVERY_S):
+            await send(*args)
+    except TimeoutError:
+        logger.info("a client took no notification within %g s; it missed one", DELIVERY_S)
     except Exception as exc:  # noqa: BLE001 -- a gone client is not the downstream's problem
         logger.debug("notification not delivered: %s", exc)

@@ -9,6 +9,7 @@ import anyio
 import anyio.abc
 from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
+from gateway.downstreams.peer import DELIVERY_S
 from gateway.downstreams.relay import Relay
 from gateway.fronts.audience import AudienceBus
 
@@ -87,13 +88,16 @@ class Notifier:
         listed after it and has the new list already (a start-up's changes are no news to its first client)."""
         for key, session in self.relay.connected(before):
             try:
-                match kind:
-                    case "tools":
-                        await session.send_tool_list_changed()
-                    case "resources":
-                        await session.send_resource_list_changed()
-                    case _:
-                        await session.send_prompt_list_changed()
+                with anyio.fail_after(DELIVERY_S):  # one client that stopped reading must not hold up the others
+                    match kind:
+                        case "tools":
+                            await session.send_tool_list_changed()
+                        case "resources":
+                            await session.send_resource_list_changed()
+                        case _:
+                            await session.send_prompt_list_changed()
+            except TimeoutError:
+                logger.info("listener %s took no %s list change within %g s; it missed it", key, kind, DELIVERY_S)
             except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
                 logger.debug("dropping listener %s", key)
                 self.relay.detach(key)
@@ -101,6 +105,9 @@ class Notifier:
 
     async def _notify_one(self, key: str, listener: Any) -> None:
         try:
-            await listener.send_tool_list_changed()
+            with anyio.fail_after(DELIVERY_S):
+                await listener.send_tool_list_changed()
+        except TimeoutError:
+            logger.info("listener %s took no tools list change within %g s; it missed it", key, DELIVERY_S)
         except Exception:  # noqa: BLE001 -- a gone client is dropped, as in _broadcast
             self.relay.detach(key)

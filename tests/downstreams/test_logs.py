@@ -1,9 +1,18 @@
 """The levels sessions ask for: a server shared by all of them is asked for the most verbose, and a session
-that ended stops counting (routing and pace are proven end to end in tests/downstreams/relay and
-tests/fronts/test_notify.py)."""
+that ended stops counting; a client that stopped reading holds nobody up (routing and pace are proven end to end
+in tests/downstreams/relay and tests/downstreams/test_throttle.py)."""
 
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+
+from gateway.downstreams import peer
 from gateway.downstreams.logs import Logs
 from gateway.downstreams.relay import Relay
+
+pytestmark = pytest.mark.anyio
 
 
 def test_a_shared_server_is_asked_for_the_most_verbose_level_of_the_sessions_still_there() -> None:
@@ -27,3 +36,32 @@ def test_a_session_the_relay_forgets_leaves_no_connection_behind() -> None:
     relay.logs.set_level("ann|1", "info", "ann")
     relay.forget("ann|1")
     assert (relay.connection("ann|1"), relay.connected(), relay.logs.level("ann|1")) == (None, [], None)
+
+
+class Recording(Connection):
+    def __init__(self) -> None:
+        self.got: list[str] = []
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        self.got.append(method)
+
+
+class Stalled(Connection):
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        await anyio.sleep_forever()  # a client that stopped reading: the SDK's send waits for room
+
+
+async def test_a_client_that_stopped_reading_holds_up_neither_the_server_nor_the_other_sessions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(peer, "DELIVERY_S", 0.2)
+    relay = Relay(logger_name=lambda server, logger: server)
+    stalled, other = Stalled(), Recording()
+    for key, connection in (("stalled|1", stalled), ("other|1", other)):
+        relay.attach(key, connection)
+        relay.logs.set_level(key, "info", key.split("|")[0])
+    log = relay.callbacks("shared", 5.0)["logging_callback"]  # called from the server connection's reader
+    with anyio.fail_after(10):
+        for _ in range(2):
+            await log(types.LoggingMessageNotificationParams(level="info", data="hello"))
+    assert other.got == ["notifications/message"] * 2

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from gateway.downstreams.relay import Relay
+from gateway.fronts import notify
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.notify import Notifier
 from tests.harness import gateway_params, text_of, write_config
@@ -65,3 +66,28 @@ async def test_a_client_that_attached_after_the_last_change_is_not_told_of_it() 
         notifier.bind(tg)
         notifier.list_changed("tools")
     assert (early.told, late.told, later.told) == (3, 1, 1)
+
+
+class Stalled(Connection):
+    """A client that stopped reading its stream: the SDK's send waits for room that never comes."""
+
+    async def send_tool_list_changed(self) -> None:
+        await anyio.sleep_forever()
+
+
+async def test_a_client_that_stopped_reading_holds_up_no_other_client_nor_the_next_notice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(notify, "DELIVERY_S", 0.2)
+    relay = Relay(logger_name=lambda server, name: server)
+    notifier = Notifier(relay, AudienceBus())
+    stalled, other = Stalled(), Connection()
+    relay.attach("stalled", stalled)
+    relay.attach("other", other)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            notifier.bind(tg)
+            notifier.list_changed("tools")
+            notifier.tools_changed("stalled")
+    assert other.told == 1
+    assert relay.connection("stalled") is stalled  # slow is not gone: it hears the next notice, if it reads again
