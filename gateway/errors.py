@@ -73,6 +73,13 @@ class TaskCancelled(GatewayError):
         super().__init__(f"Task {task_id!r} was cancelled before it finished: it has no result. Run the call again.")
 
 
+class TaskFailed(GatewayError):
+    """A task that ended `failed` without a result (its runner stopped, or its result could not be stored)."""
+
+    def __init__(self, task_id: str, why: str) -> None:
+        super().__init__(f"Task {task_id!r} failed and has no result: {why}")
+
+
 class DownstreamError(GatewayError):
     def __init__(self, server: str, message: str) -> None:
         self.server = server

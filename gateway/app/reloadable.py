@@ -25,6 +25,7 @@ RESTART_ONLY: dict[str, str] = {
     "limits.outputs_dir": "the output store is opened when the gateway starts",
     "limits.outputs_ttl_s": "the output store is opened when the gateway starts",
     "limits.startup_wait_s": "it bounds the wait for servers when the gateway starts, and only then",
+    "limits.task_heartbeat_s": "the heartbeat of running tasks starts with the gateway",
 }
 POOLED = "a server with ${user:…} secrets runs one process per identity; those are not swapped live (yet)"
 

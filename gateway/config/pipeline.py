@@ -9,6 +9,12 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from gateway.config.base import ConfigModel
 
 MIB = 1024 * 1024
+TASK_HEARTBEAT_S = 5.0
+"""The heartbeat of running tasks. A reader declares a task dead only after LAPSE_BEATS (6) periods, 30 s, without a
+beat: on a busy machine (2 cores, load 10) the event loop may lag seconds, a local beat waits for fsync behind other
+writers, and one to Redis may ride out its client's retries (about 5 s each); several late beats in a row still
+land inside the lapse. Shorter would cost a write per running task more often; longer, a client waits longer to
+hear that the process running its task is gone."""
 # The version ends on a word character: "Use nodejs@20." in prose means 20, not "20.".
 DEFAULT_PATTERN = r"(?<![\w@.-])([A-Za-z][\w.-]*?)@(\d(?:[\w.+-]*\w)?)"
 """A `name@version` token: a name starting with a letter, `@`, a version starting with a digit."""
@@ -51,6 +57,9 @@ class LimitsConfig(ConfigModel):
     (the call goes on in the background; shorter calls are answered as usual)."""
     task_max_ttl_s: float = Field(default=86_400.0, gt=0)
     """The longest a task is kept in the store, whatever ttl its client asks for."""
+    task_heartbeat_s: float = Field(default=TASK_HEARTBEAT_S, gt=0)
+    """How often the gateway process running a task marks it alive in the store; a task whose mark is older than
+    `fronts.tasks_alive.LAPSE_BEATS` of these is reported failed (its process stopped). Lower only in tests."""
     startup_wait_s: float = Field(default=10.0, ge=0)
     """How long start-up waits for slow servers' handshakes before serving without them; a late one is added
     when it comes up and clients hear `list_changed` (each server still retries per its `connect_timeout_s`)."""

@@ -26,6 +26,8 @@ Translation rules chosen where the spec leaves room:
   connection when the task ends, if that connection is still open on this replica.
 * A cancellation from another replica settles the task `cancelled` at once (the first terminal status wins, in
   the store); the call itself runs on to its end on the replica that started it, and its result is dropped.
+* A task whose gateway process stopped ends `failed` once its heartbeat lapses (`fronts.tasks_alive`), and
+  `tasks/result` answers that failure; the 2026 era's `DetailedTask` carries it as its `error`.
 """
 
 import logging
@@ -39,8 +41,10 @@ import anyio
 import anyio.abc
 import mcp.types as types
 
-from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskNotFound
+from gateway.config.pipeline import TASK_HEARTBEAT_S
+from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskFailed, TaskNotFound
 from gateway.fronts.auth.callers import Caller
+from gateway.fronts.tasks_alive import LAPSE_BEATS, beating, lapsed, settled
 from gateway.store.base import TERMINAL, TaskRecords
 
 logger = logging.getLogger(__name__)
@@ -74,6 +78,8 @@ def wire(record: dict[str, Any], *, modern: bool = False) -> dict[str, Any]:
     task["ttlMs"], task["pollIntervalMs"] = task.pop("ttl"), task.pop("pollInterval")
     if "result" in record:
         task |= {"status": "completed", "result": record["result"]}
+    elif record["status"] == "failed":  # the gateway's failure, not the tool's: an error, as for a request
+        task["error"] = {"code": types.INTERNAL_ERROR, "message": record.get("statusMessage", "")}
     return task
 
 
@@ -92,17 +98,31 @@ class _Running:
 class TaskRunner:
     """Creates, runs, answers and cancels the gateway's own tasks; `bind` a task group before the first."""
 
-    def __init__(self, records: TaskRecords, run: RunCall, tell: Tell, *, max_ttl_ms: int = MAX_TTL_MS) -> None:
+    def __init__(
+        self,
+        records: TaskRecords,
+        run: RunCall,
+        tell: Tell,
+        *,
+        max_ttl_ms: int = MAX_TTL_MS,
+        heartbeat_s: float = TASK_HEARTBEAT_S,
+    ) -> None:
         self.records = records
         self.max_ttl_ms = max_ttl_ms
+        self.heartbeat_s = heartbeat_s
+        self._alive_s = heartbeat_s * LAPSE_BEATS
         self._run_call = run
         self._tell = tell
         self._tg: anyio.abc.TaskGroup | None = None
         self._running: dict[tuple[str, str], _Running] = {}
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        """Calls run in `tg` (the gateway's, for its lifetime)."""
+        """Calls run in `tg` (the gateway's, for its lifetime), and the heartbeat of those stored as tasks."""
         self._tg = tg
+        tg.start_soon(beating, self.records, self._stored, self.heartbeat_s)
+
+    def _stored(self) -> list[tuple[str, str]]:
+        return [key for key, running in self._running.items() if running.stored]
 
     def __len__(self) -> int:
         return len(self._running)
@@ -128,7 +148,7 @@ class TaskRunner:
         record |= {"ttl": granted, "pollInterval": POLL_MS}
         running = _Running(record, stored=after_s is None)
         if running.stored:
-            await self.records.create(owner, task_id, record, granted / 1000)
+            await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s)
         self._running[(owner, task_id)] = running
         self._tg.start_soon(self._run, caller, name, arguments, running)
         if after_s is None:
@@ -140,7 +160,7 @@ class TaskRunner:
                 return running.result  # a short call: no task
             if running.done.is_set():  # `_run` logged why
                 raise GatewayError(f"the call of {name!r} failed inside the gateway (see its log); call it again.")
-            await self.records.create(owner, task_id, record, granted / 1000)
+            await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s)
         except BaseException:  # the client's request ended before its call became a task: the call ends too
             running.scope.cancel()
             raise
@@ -159,7 +179,7 @@ class TaskRunner:
                 if running.stored:
                     await self._settle(caller, running)
         except Exception:  # a failure of one task (the store, a bug) must not end the gateway's task group
-            logger.exception("task %s (%s) failed outside its call; it stays as last stored", task_id, name)
+            logger.exception("task %s (%s) failed outside its call; it fails when its heartbeat lapses", task_id, name)
         finally:
             running.done.set()
             self._running.pop((owner, task_id), None)
@@ -171,15 +191,22 @@ class TaskRunner:
         if result.is_error:
             ended["statusMessage"] = "the tool call ended with an error result (isError); its result has it"
         ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        stored = await self.records.settle(caller.identity.owner, running.record["taskId"], ended)
+        owner, task_id = caller.identity.owner, running.record["taskId"]
+        stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
         if stored is not None:
             await self._tell(caller.key, wire(stored))
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any]:
-        record = await self.records.get(owner, task_id)
+        """The task's record; one still working whose runner is gone is settled `failed` first."""
+        record = await self._checked(owner, await self.records.get(owner, task_id))
         if record is None:
             raise TaskNotFound(task_id)
         return record
+
+    async def _checked(self, owner: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
+        if record is None or record["status"] in TERMINAL or (owner, record["taskId"]) in self._running:
+            return record  # running here: alive by definition
+        return await self.records.reap(owner, record["taskId"], lapsed(record, _now()))
 
     async def result(self, owner: str, task_id: str) -> dict[str, Any]:
         """The task's result (a `CallToolResult` on the wire) once it is terminal: waits until then."""
@@ -191,15 +218,17 @@ class TaskRunner:
             else:  # running on another replica (or its replica died): the store says when it ends
                 await anyio.sleep(POLL_MS / 1000)
             record = await self.get(owner, task_id)
-        if record["status"] == "cancelled" or "result" not in record:
+        if record["status"] == "cancelled":
             raise TaskCancelled(task_id)
+        if "result" not in record:
+            raise TaskFailed(task_id, record.get("statusMessage", "no reason was stored"))
         result: dict[str, Any] = record["result"]
         result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": task_id}}
         return result
 
     async def list(self, owner: str) -> list[dict[str, Any]]:
         """The owner's live tasks (2025-11-25 wire `Task`s), newest first."""
-        records = await self.records.list(owner)
+        records = [r for r in [await self._checked(owner, r) for r in await self.records.list(owner)] if r]
         return [wire(r) for r in sorted(records, key=lambda r: str(r.get("createdAt")), reverse=True)]
 
     async def cancel(self, owner: str, task_id: str) -> dict[str, Any]:

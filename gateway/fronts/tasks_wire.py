@@ -35,8 +35,9 @@ from gateway.store.base import TaskRecords
 from gateway.types import RequestCtx
 
 
-def runner(front: Front, records: TaskRecords, max_ttl_s: float) -> TaskRunner:
-    """A task runner whose calls go through `front`'s pipeline and whose status notices reach its clients."""
+def runner(front: Front, records: TaskRecords, max_ttl_s: float, heartbeat_s: float) -> TaskRunner:
+    """A task runner whose calls go through `front`'s pipeline and whose status notices reach its clients
+    (`heartbeat_s`: how often it marks its running tasks alive)."""
 
     async def run(caller: Caller, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         nobody = Peer(caller.key, None, None, None, modern=False)  # the client may be gone: no one to ask
@@ -50,7 +51,7 @@ def runner(front: Front, records: TaskRecords, max_ttl_s: float) -> TaskRunner:
             with suppress(Exception):  # a connection closing meanwhile: the notice is optional
                 await connection.notify("notifications/tasks/status", task)
 
-    return TaskRunner(records, run, tell, max_ttl_ms=int(max_ttl_s * 1000))
+    return TaskRunner(records, run, tell, max_ttl_ms=int(max_ttl_s * 1000), heartbeat_s=heartbeat_s)
 
 
 def _modern(ctx: RequestCtx) -> bool:

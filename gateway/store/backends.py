@@ -21,7 +21,7 @@ from gateway.store.local.clients import LocalClients
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.spills import LocalSpills
-from gateway.store.local.tasks import LocalTasks
+from gateway.store.local.tasks import FOLDER, LEGACY, LocalTasks, moved_from
 from gateway.store.local.usage import LocalUsage
 
 
@@ -61,7 +61,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
         files = OutputStore(Path(limits.outputs_dir), ttl_s=limits.outputs_ttl_s)
         state = Path(config.think.state_dir)
         local = LocalClients(window_s, maxsize=config.clients.max_clients) if window_s else None
-        records = LocalTasks(state / "tasks")
+        moved_from(state / LEGACY, state / FOLDER)
+        records = LocalTasks(state / FOLDER)
         return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), records, clients=local)
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store

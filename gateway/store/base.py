@@ -215,17 +215,32 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 class TaskRecords(Protocol):
     """Durable tasks (the wire `Task` fields, plus the stored `result` or `error`), each its `owner`'s: stored
     under `owned(owner, task_id)`, so another identity asking for the same id finds nothing. A record expires
-    `ttl_s` after it was created, whatever happens to it meanwhile."""
+    `ttl_s` after it was created, whatever happens to it meanwhile.
+
+    A task still running carries a liveness mark that the process running it renews (`beat`): a reader that finds
+    the mark lapsed knows that process is gone, and `reap` settles the task so, once for every replica."""
 
     where: str
 
-    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float) -> None: ...
+    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float) -> None:
+        """Store a new record, marked alive for `alive_s` (its runner beats before that runs out)."""
+        ...
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None: ...
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Replace the record while it is not terminal (the first of completion and cancellation wins, across
         replicas); the record now stored (None: expired or unknown)."""
+        ...
+
+    async def beat(self, tasks: Sequence[tuple[str, str]], alive_s: float) -> None:
+        """The `(owner, task_id)`s still running in this process: each is marked alive for `alive_s` more."""
+        ...
+
+    async def reap(self, owner: str, task_id: str, failed: dict[str, Any]) -> dict[str, Any] | None:
+        """Replace the record with `failed` if it is not terminal and its mark has lapsed (its runner is gone),
+        as one step: of replicas finding it so at once, one writes and all read the same. The record now stored
+        (None: expired or unknown); a record stored without a mark is never reaped."""
         ...
 
     async def list(self, owner: str) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ def task(task_id: str, status: str = "working") -> dict[str, Any]:
 
 async def test_a_task_is_its_owners_alone(backend: Backend) -> None:
     async with opened(backend) as tasks:
-        await tasks.create("alice", "t1", task("t1"), 60)
+        await tasks.create("alice", "t1", task("t1"), 60, alive_s=60)
         assert (await tasks.get("alice", "t1") or {})["status"] == "working"
         assert await tasks.get("bob", "t1") is None
         assert await tasks.settle("bob", "t1", task("t1", "cancelled")) is None
@@ -42,7 +42,7 @@ async def test_a_task_is_its_owners_alone(backend: Backend) -> None:
 
 async def test_the_first_terminal_status_wins_across_replicas(backend: Backend) -> None:
     async with opened(backend) as tasks, opened(backend) as other_replica:
-        await tasks.create("alice", "t2", task("t2"), 60)
+        await tasks.create("alice", "t2", task("t2"), 60, alive_s=60)
         cancelled = await other_replica.settle("alice", "t2", task("t2", "cancelled"))
         assert cancelled is not None and cancelled["status"] == "cancelled"
         late = await tasks.settle("alice", "t2", {**task("t2", "completed"), "result": {"content": []}})
@@ -52,20 +52,22 @@ async def test_the_first_terminal_status_wins_across_replicas(backend: Backend) 
 
 async def test_a_task_is_forgotten_when_its_ttl_has_passed(backend: Backend) -> None:
     async with opened(backend) as tasks:
-        await tasks.create("alice", "t3", task("t3"), 0.05)
-        await tasks.create("alice", "t4", task("t4"), 60)
+        await tasks.create("alice", "t3", task("t3"), 0.05, alive_s=60)
+        await tasks.create("alice", "t4", task("t4"), 60, alive_s=60)
         await anyio.sleep(0.1)  # the ttl is the clock itself: there is no event to wait on
         assert await tasks.get("alice", "t3") is None
         assert await tasks.settle("alice", "t3", task("t3", "completed")) is None
         assert [r["taskId"] for r in await tasks.list("alice")] == ["t4"]
         if backend.name == "local":  # nothing left on disk either
-            assert sorted(p.name.split("~")[1] for p in (backend.folder / "state" / "tasks").iterdir()) == ["t4.json"]
+            assert sorted(p.name.split("~")[1] for p in (backend.folder / "state" / ".tasks").glob("*.json")) == [
+                "t4.json"
+            ]
 
 
 async def test_local_records_of_an_owner_that_never_fetches_them_go_when_it_creates_another(tmp_path: Path) -> None:
     backend = Backend("local", "", "t:", tmp_path)  # Redis expires its keys itself
     async with opened(backend) as tasks:
-        await tasks.create("alice", "old", task("old"), 0.05)
+        await tasks.create("alice", "old", task("old"), 0.05, alive_s=60)
         await anyio.sleep(0.1)  # the ttl is the clock itself
-        await tasks.create("alice", "new", task("new"), 60)
-    assert [p.name.split("~")[1] for p in (backend.folder / "state" / "tasks").iterdir()] == ["new.json"]
+        await tasks.create("alice", "new", task("new"), 60, alive_s=60)
+    assert [p.name.split("~")[1] for p in (backend.folder / "state" / ".tasks").glob("*.json")] == ["new.json"]

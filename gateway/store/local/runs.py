@@ -5,6 +5,8 @@ All disk work (flock, fsync, rename) runs in a worker thread so the event loop n
 Runs stored before they had owners sit in `<root>/<workflow>/`, not in an owner's folder (`owned`): the local
 identities (`heirs`: the OS user of stdio and anonymous HTTP) adopt them. The first of them to reach a workflow
 here has its old folder renamed to theirs, whole (records, spills, locks), once; no other identity ever sees them.
+Only a folder that holds run records and no one's owned records is adopted: gateways before kept every identity's
+task records in `<root>/tasks/` (`<owner>~<id>.json`), where a workflow named `tasks` would look for its runs.
 """
 
 import fcntl
@@ -72,6 +74,18 @@ def _version_on_disk(path: Path) -> int:
     return version
 
 
+def _holds_runs(folder: Path) -> bool:
+    """Whether `folder` holds a workflow's runs from before owners: run records (`<run_id>.json`; no run id
+    contains OWNED, the folder's own `~latest.json` starts with it) and nothing owned (a task record,
+    `<owner>~<id>.json`, is one identity's, never an heir's)."""
+    try:
+        records = [name for name in os.listdir(folder) if name.endswith(".json")]
+    except OSError:  # none (the usual case), or not a folder
+        return False
+    owned = any(OWNED in name.removeprefix(OWNED) for name in records)
+    return not owned and any(OWNED not in name for name in records)
+
+
 class LocalRuns:
     """A file is always whole: written to a temp file, fsynced, renamed, the folder fsynced.
 
@@ -94,6 +108,8 @@ class LocalRuns:
         if owner not in self.heirs or (self.root / folder).exists():
             return  # not an heir, or adopted already: one stat
         old = self.root / workflow
+        if not _holds_runs(old):
+            return  # nothing to adopt, or not runs
         try:
             old.rename(self.root / folder)  # atomic; onto nothing or an empty folder only
         except FileNotFoundError:

@@ -1,13 +1,23 @@
 """Durable tasks as files: `<root>/<owned(owner, task_id)>.json`, one JSON record each, with its expiry inside.
 
-Written atomically (temp file, fsync, rename) in a worker thread. `settle` is a read-check-write under one lock
-per process: the local backend serves one gateway process (replicas share Redis, `gateway.store.redis.tasks`).
-Expired records are removed when read or listed, and an owner's when it creates one (so the folder holds about
-the live tasks, even of owners who never fetch theirs).
+`root` is `<state_dir>/.tasks`: no workflow name starts with a dot (`think.format.NAME_PATTERN`), so no run folder,
+and no adoption of runs stored before runs had owners (`LocalRuns._adopt`), can land on it.
+
+Written atomically (temp file, fsync, rename) in a worker thread. A running task's record carries `alive_until`
+(this machine's clock, seconds since the epoch), moved on by its runner's `beat`; `reap` fails a record whose
+mark has passed. Several gateway processes may share one state folder (a stdio gateway per client, and an HTTP
+one), so every read-check-write (`settle`, `beat`, `reap`) holds a `flock` on `<root>/.lock`: a beat in one
+process and a reap in another never interleave. Expired records are removed when read or listed, and an owner's
+when it creates one (so the folder holds about the live tasks, even of owners who never fetch theirs).
 """
 
+import fcntl
 import json
+import logging
+import os
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +25,14 @@ import anyio
 
 from gateway.store.base import OWNED, TERMINAL, owned
 from gateway.store.local.spills import _read, _write
+
+logger = logging.getLogger(__name__)
+
+FOLDER = ".tasks"
+"""The task records' folder in the state folder (a leading dot: never a workflow's)."""
+LEGACY = "tasks"
+"""Where gateways kept them before: the folder a workflow named `tasks` stored before runs had owners uses."""
+_LOCK = ".lock"
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -31,32 +49,107 @@ def _load(path: Path) -> dict[str, Any] | None:
     return record
 
 
+def _store(path: Path, record: dict[str, Any]) -> None:
+    _write(path, json.dumps(record).encode())
+
+
+@contextmanager
+def _held(root: Path) -> Iterator[None]:
+    """The folder's records to this thread, across the processes sharing the state folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def moved_from(old: Path, root: Path) -> None:
+    """Move task records kept at `old` (the folder gateways used before, `<state_dir>/tasks`) into `root`, at
+    start-up.
+
+    Moved rather than left: a task lives at most `limits.task_max_ttl_s` (a day), and a finished one's result must
+    stay fetchable across the upgrade for that long; left there it would be "not found", and the folder, named
+    like a workflow, would linger. Only task records move (`<owner>~<id>.json`): a workflow named `tasks` stored
+    before runs had owners keeps its runs there, for its heir to adopt. A record still running is marked lapsed: the
+    gateway that ran it wrote to the old folder, so no process can settle it here, and a reader fails it at once.
+    """
+    if not old.is_dir():
+        return  # the usual case: one stat
+    moved = 0
+    for path in old.glob(f"*{OWNED}*.json"):
+        record = _load(path)
+        if record is None:
+            continue  # expired (removed), or moved by another process starting at the same time
+        if record.get("status") not in TERMINAL:
+            record["alive_until"] = 0
+        _store(root / path.name, record)
+        path.unlink(missing_ok=True)
+        moved += 1
+    try:
+        old.rmdir()
+    except OSError:
+        pass  # it holds runs of a workflow named `tasks` (or a process of the old version still writes there)
+    if moved:
+        logger.info("%d task record(s) moved from %s to %s", moved, old, root)
+
+
 class LocalTasks:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.where = str(root)
-        self._lock = anyio.Lock()
 
     def _path(self, owner: str, task_id: str) -> Path:
         return self.root / f"{owned(owner, task_id)}.json"
 
-    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float) -> None:
-        stored = {**record, "expires": time.time() + ttl_s}
-        await anyio.to_thread.run_sync(_write, self._path(owner, task_id), json.dumps(stored).encode())
+    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float) -> None:
+        now = time.time()
+        stored = {**record, "expires": now + ttl_s, "alive_until": now + alive_s}
+        await anyio.to_thread.run_sync(_store, self._path(owner, task_id), stored)
         await self.list(owner)  # drops the owner's expired records
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         return await anyio.to_thread.run_sync(_load, self._path(owner, task_id))
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
+        def settle() -> dict[str, Any] | None:
+            with _held(self.root):
+                current = _load(path)
+                if current is None or current.get("status") in TERMINAL:
+                    return current
+                stored = {**record, "expires": current["expires"]}
+                _store(path, stored)
+                return stored
+
         path = self._path(owner, task_id)
-        async with self._lock:
-            current = await anyio.to_thread.run_sync(_load, path)
-            if current is None or current.get("status") in TERMINAL:
-                return current
-            stored = {**record, "expires": current["expires"]}
-            await anyio.to_thread.run_sync(_write, path, json.dumps(stored).encode())
-            return stored
+        return await anyio.to_thread.run_sync(settle)
+
+    async def beat(self, tasks: Sequence[tuple[str, str]], alive_s: float) -> None:
+        def beat() -> None:
+            with _held(self.root):
+                for owner, task_id in tasks:
+                    path = self._path(owner, task_id)
+                    current = _load(path)
+                    if current is not None and current.get("status") not in TERMINAL:
+                        _store(path, {**current, "alive_until": time.time() + alive_s})
+
+        await anyio.to_thread.run_sync(beat)
+
+    async def reap(self, owner: str, task_id: str, failed: dict[str, Any]) -> dict[str, Any] | None:
+        def reap() -> dict[str, Any] | None:
+            with _held(self.root):
+                current = _load(path)
+                if current is None or current.get("status") in TERMINAL:
+                    return current
+                if current.get("alive_until", float("inf")) >= time.time():
+                    return current  # its runner beat in time (or it was stored without a mark)
+                stored = {**failed, "expires": current["expires"]}
+                _store(path, stored)
+                return stored
+
+        path = self._path(owner, task_id)
+        return await anyio.to_thread.run_sync(reap)
 
     async def list(self, owner: str) -> list[dict[str, Any]]:
         def scan() -> list[dict[str, Any]]:
