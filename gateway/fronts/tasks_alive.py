@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from gateway.errors import GatewayError
 from gateway.store.base import TaskRecords
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ async def beating(records: TaskRecords, running: Callable[[], Sequence[tuple[str
             continue
         try:
             await records.beat(alive, period_s * LAPSE_BEATS)
-        except Exception as exc:  # the store (Redis down, disk full): the heartbeat goes on, it must not end
+        except (GatewayError, OSError) as exc:  # the store (Redis down, disk full): the heartbeat goes on
             logger.warning("could not mark %d running task(s) alive in %s: %s", len(alive), records.where, exc)
 
 
@@ -61,12 +62,12 @@ async def settled(
     """`store(ended)`, tried again after each of SETTLE_RETRIES_S; if every try failed, `store` of the task
     `failed` with why (a smaller write, which may pass where the result did not). Raises when that fails too: the
     task then stays as stored until its mark lapses, and readers fail it."""
-    error: Exception | None = None
+    error: GatewayError | OSError | None = None
     for pause in (0.0, *SETTLE_RETRIES_S):
         await anyio.sleep(pause)
         try:
             return await store(ended)
-        except Exception as exc:  # the store's failure (StoreUnavailable, OSError): tried again, then recorded
+        except (GatewayError, OSError) as exc:  # the store's (StoreUnavailable, a disk's): tried again, then recorded
             error = exc
             logger.warning("task %s: its result was not stored: %s", task_id, exc)
     failed = {k: v for k, v in ended.items() if k != "result"}
