@@ -71,3 +71,33 @@ async def test_local_records_of_an_owner_that_never_fetches_them_go_when_it_crea
         await anyio.sleep(0.1)  # the ttl is the clock itself
         await tasks.create("alice", "new", task("new"), 60, alive_s=60)
     assert [p.name.split("~")[1] for p in (backend.folder / "state" / ".tasks").glob("*.json")] == ["new.json"]
+
+
+def failed(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "status": "failed", "statusMessage": "its runner stopped"}
+
+
+async def test_a_task_whose_mark_lapsed_is_reaped_once_and_every_replica_reads_the_same(backend: Backend) -> None:
+    async with opened(backend) as tasks, opened(backend) as other_replica:
+        await tasks.create("alice", "gone", task("gone"), 60, alive_s=0.05)
+        await tasks.create("alice", "beating", task("beating"), 60, alive_s=0.05)
+        await tasks.beat([("alice", "beating")], 60)
+        await anyio.sleep(0.1)  # the lapse is the clock itself: there is no event to wait on
+        reaped = await other_replica.reap("alice", "gone", failed(task("gone")))
+        assert reaped is not None and reaped["status"] == "failed"
+        again = await tasks.reap("alice", "gone", {**failed(task("gone")), "statusMessage": "second"})
+        assert again is not None and again["statusMessage"] == "its runner stopped"  # written once
+        late = await tasks.settle("alice", "gone", {**task("gone", "completed"), "result": {"content": []}})
+        assert late is not None and late["status"] == "failed" and "result" not in late  # the first terminal wins
+        alive = await other_replica.reap("alice", "beating", failed(task("beating")))
+        assert alive is not None and alive["status"] == "working"  # its runner's beat moved the mark on
+        assert await tasks.reap("bob", "beating", failed(task("beating"))) is None  # another's: unknown
+
+
+async def test_a_terminal_task_is_never_reaped(backend: Backend) -> None:
+    async with opened(backend) as tasks:
+        await tasks.create("alice", "done", task("done"), 60, alive_s=0.05)
+        await tasks.settle("alice", "done", {**task("done", "completed"), "result": {"content": []}})
+        await anyio.sleep(0.1)  # the lapse is the clock itself
+        kept = await tasks.reap("alice", "done", failed(task("done")))
+        assert kept is not None and kept["status"] == "completed" and "result" in kept
