@@ -15,8 +15,10 @@ from mcp.client import advertise
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
+from gateway.fronts import tasks_alive
 from gateway.fronts.tasks_offer import EXTENSION
 from tests.fronts.test_tasks import send, tasked
+from tests.fronts.test_tasks_alive import Refusing
 from tests.harness import write_config
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +91,28 @@ async def test_a_cancelled_task_is_acknowledged_and_cancelled(tmp_path: Path) ->
         assert bare(await send(client, "tasks/cancel", {"taskId": task["taskId"]})) == {"resultType": "complete"}
         got = await send(client, "tasks/get", {"taskId": task["taskId"]})
     assert got["status"] == "cancelled" and "result" not in got
+
+
+async def test_a_task_the_gateway_failed_carries_the_failure_as_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tasks_alive, "SETTLE_RETRIES_S", ())
+    config = write_config(
+        tmp_path, {"t": tasked()}, think={"state_dir": str(tmp_path / "s")}, limits={"task_after_s": 0}
+    )
+    gateway = Gateway(load_config(config))
+    with anyio.fail_after(60):
+        async with (
+            gateway.running(),
+            Client(gateway.front.server, mode="auto", extensions=[advertise(EXTENSION, {})]) as client,
+            Client(gateway.front.server, mode="auto") as plain,
+        ):
+            gateway.tasks.records = Refusing(gateway.tasks.records, 1, results_only=True)
+            task = await call(client, "t.hold", {"key": "f"})
+            assert not (await plain.call_tool("t.release", {"key": "f"})).is_error
+            got = task
+            while got["status"] == "working":
+                await anyio.sleep(task["pollIntervalMs"] / 1000)
+                got = await send(client, "tasks/get", {"taskId": task["taskId"]})
+    assert got["status"] == "failed" and "result" not in got
+    assert "could not store its result" in got["error"]["message"] and got["error"]["code"] == -32603
