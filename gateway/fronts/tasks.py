@@ -26,8 +26,7 @@ Translation rules chosen where the spec leaves room:
   connection when the task ends, if that connection is still open on this replica.
 * A cancellation from another replica settles the task `cancelled` at once (the first terminal status wins, in
   the store); the call itself runs on to its end on the replica that started it, and its result is dropped.
-* A task whose gateway process stopped ends `failed` once its heartbeat lapses (`fronts.tasks_alive`), and
-  `tasks/result` answers that failure; the 2026 era's `DetailedTask` carries it as its `error`.
+* A task whose gateway process stopped ends `failed`, without a result, once its heartbeat lapses (`tasks_alive`).
 """
 
 import logging
@@ -119,10 +118,9 @@ class TaskRunner:
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         """Calls run in `tg` (the gateway's, for its lifetime), and the heartbeat of those stored as tasks."""
         self._tg = tg
-        tg.start_soon(beating, self.records, self._stored, self.heartbeat_s)
-
-    def _stored(self) -> list[tuple[str, str]]:
-        return [key for key, running in self._running.items() if running.stored]
+        tg.start_soon(
+            beating, self.records, lambda: [k for k, r in self._running.items() if r.stored], self.heartbeat_s
+        )
 
     def __len__(self) -> int:
         return len(self._running)
@@ -197,13 +195,13 @@ class TaskRunner:
             await self._tell(caller.key, wire(stored))
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any]:
-        """The task's record; one still working whose runner is gone is settled `failed` first."""
         record = await self._checked(owner, await self.records.get(owner, task_id))
         if record is None:
             raise TaskNotFound(task_id)
         return record
 
     async def _checked(self, owner: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The record, or (still working, its runner gone) the record settled `failed`."""
         if record is None or record["status"] in TERMINAL or (owner, record["taskId"]) in self._running:
             return record  # running here: alive by definition
         return await self.records.reap(owner, record["taskId"], lapsed(record, _now()))
@@ -215,7 +213,7 @@ class TaskRunner:
             running = self._running.get((owner, task_id))
             if running is not None:
                 await running.done.wait()
-            else:  # running on another replica (or its replica died): the store says when it ends
+            else:  # running on another replica (or its replica died: `get` fails it once its mark lapses)
                 await anyio.sleep(POLL_MS / 1000)
             record = await self.get(owner, task_id)
         if record["status"] == "cancelled":
