@@ -83,3 +83,23 @@ async def test_a_task_the_store_will_not_settle_at_all_fails_when_its_mark_lapse
         with anyio.fail_after(10), pytest.raises(MCPError, match=f"{tasks_alive.LAPSED[:40]}"):
             await send(client, "tasks/result", {"taskId": tid})  # 6 beats of 50 ms after its runner let go
         assert store.refused == 2  # the result, then its failure
+
+
+async def test_a_task_running_in_another_gateway_on_the_same_state_folder_stays_working_while_it_beats(
+    tmp_path: Path,
+) -> None:
+    """Two local gateways on one state folder (two stdio clients' gateways, the same user): the second one starting
+    fails nothing of the first's, and reads its task `working` past the first mark's lapse, because it beats."""
+    heartbeat_s = 0.5  # a lapse of 3 s: no beat of a loaded machine comes that late
+    state = {"state_dir": str(tmp_path / "s")}
+    config = write_config(tmp_path, {"t": tasked()}, think=state, limits={"task_heartbeat_s": heartbeat_s})
+    async with connected(config) as (_, first):
+        tid = (await as_task(first, "t.hold", {"key": "s"}))["taskId"]
+        async with connected(config) as (_, second):
+            assert (await send(second, "tasks/get", {"taskId": tid}))["status"] == "working"
+            await anyio.sleep(heartbeat_s * (tasks_alive.LAPSE_BEATS + 1))  # past the first mark: the clock itself
+            assert (await send(second, "tasks/get", {"taskId": tid}))["status"] == "working"
+            assert not (await first.call_tool("t.release", {"key": "s"})).is_error
+            with anyio.fail_after(10):
+                result = await send(second, "tasks/result", {"taskId": tid})
+    assert result["content"][0]["text"] == "held s released"

@@ -2,6 +2,8 @@
 a cancellation changes nothing, across replicas), listing shows the owner's live tasks, and a task is forgotten
 when its ttl has passed."""
 
+import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -101,3 +103,19 @@ async def test_a_terminal_task_is_never_reaped(backend: Backend) -> None:
         await anyio.sleep(0.1)  # the lapse is the clock itself
         kept = await tasks.reap("alice", "done", failed(task("done")))
         assert kept is not None and kept["status"] == "completed" and "result" in kept
+
+
+async def test_a_record_stored_before_liveness_marks_existed_is_never_reaped(backend: Backend) -> None:
+    """What a gateway of the version before stored (still running, maybe, on a replica not yet upgraded)."""
+    stores = backend.open()
+    try:
+        old = {**task("old"), "expires": time.time() + 60}
+        if backend.name == "local":
+            (backend.folder / "state" / ".tasks").mkdir(parents=True)
+            (backend.folder / "state" / ".tasks" / "alice~old.json").write_text(json.dumps(old))
+        else:
+            await stores.redis.set(f"{backend.prefix}task:alice~old", json.dumps(task("old")), ex=60)
+        kept = await stores.tasks.reap("alice", "old", failed(task("old")))
+        assert kept is not None and kept["status"] == "working"
+    finally:
+        await stores.aclose()
