@@ -132,7 +132,7 @@ class Gateway:
         """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
         `default_chain(config, …)`."""
         self.policy = policy.from_config(config.policy)
-        self.subjects = policy.Subjects(self.registry.catalog, self.registry.uris.owner)
+        self.subjects = policy.Subjects(self.registry.view, self.registry.uris.owner)
         # The policy's one hook into tools: a tool it denies is neither listed, nor found, nor called.
         self.exposure = Exposure(
             config.exposure,
@@ -192,7 +192,7 @@ class Gateway:
         if self._chain is not None:
             return self._chain
         parts = Parts(
-            wake=self.registry.wake_pools,
+            wake=self.registry.personal.wake,
             exposure=self.exposure,
             catalog=self.registry.catalog,
             notify=self._session_tools_changed,
@@ -257,8 +257,8 @@ class Gateway:
     def _session_tools_changed(self, key: str) -> None:
         self.front.notify.tools_changed(key)
 
-    def _list_changed(self, server: str, kind: str) -> None:
-        self.registry.list_changed(server, kind)
+    def _list_changed(self, server: str, kind: str, audience: str | None = None) -> None:
+        self.registry.list_changed(server, kind, audience)
 
     async def _resource_updated(self, server: str, uri: str, audience: str | None = None) -> None:
         """A server's resource changed (`audience`: the identity whose own process of a per-user server it is)."""
@@ -266,10 +266,10 @@ class Gateway:
         await self.relay.updated(exposed, audience)  # handshake-era subscribers
         await self.front.bus.publish_to(ResourceUpdated(uri=exposed), audience)  # 2026-era listen streams
 
-    def _front_changed(self, kind: str) -> None:
+    def _front_changed(self, kind: str, audience: str | None = None) -> None:
         if self.reloader is not None and self.reloader.quiet:
             return  # a reload compares the whole catalog before and after, and tells clients once
-        self.front.notify.list_changed(kind)
+        self.front.notify.list_changed(kind, audience)
 
     def _close_audit(self) -> None:
         if self.audit is not None:  # the one in use at shutdown (a reload may have replaced the first)

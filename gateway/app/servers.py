@@ -16,9 +16,9 @@ import adapters
 from gateway.bundled import envs_home
 from gateway.config import ServerConfig, StdioServerConfig
 from gateway.downstreams import secrets as user_secrets
-from gateway.downstreams.downstream import Downstream, ListChanged, Target
+from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.envs import Env
-from gateway.downstreams.pool import Pool
+from gateway.downstreams.pool import ListChangedFor, Pool
 from gateway.downstreams.relay import Relay
 
 
@@ -30,7 +30,7 @@ class Servers:
         relay: Relay,
         secrets: user_secrets.Secrets,
         max_message_bytes: Callable[[], int],
-        on_list_changed: ListChanged,
+        on_list_changed: ListChangedFor,
         on_resource_updated: Callable[..., Awaitable[None]],
     ) -> None:
         self._relay = relay

@@ -5,8 +5,10 @@ Each member is an ordinary `Downstream` (same supervision, restart, timeouts, pr
 in a task of the pool's own. The pool caps members at `max_processes` (making room by stopping the least
 recently used idle one; when all are busy the call is refused with a clear error) and stops members idle
 for `idle_s`. A user whose secrets change (a new header value) gets a new member; the old one idles out.
-Listings come from the oldest member that is up (tools are assumed the same for everyone), and only its
-list-change notifications are passed on; the gateway's own calls (version sources) are not served by
+Tools are listed from the oldest member that is up (one server's software lists the same tools for everyone),
+and only its tool-list changes are passed on; resources, templates and prompts may be a user's own (their files,
+repositories), so each identity's are listed from its own member (`routing/personal.py`) and a member's changes
+of them are passed on for its identity alone. The gateway's own calls (version sources) are not served by
 anyone's credentials. Completion and resource subscriptions go to the caller's own member; its resource
 updates are that identity's alone, and a member holding subscriptions is not stopped for idleness.
 """
@@ -19,17 +21,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import anyio.abc
 
-from gateway.downstreams.downstream import Downstream, ListChanged, State, Target
+from gateway.downstreams.downstream import Downstream, State, Target
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.errors import DownstreamError, DownstreamUnavailable
 from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
+
+
+class ListChangedFor(Protocol):
+    """`ListChanged` with the identity (key) whose own process's list changed, for what a person's process lists
+    as theirs (None: everyone's, e.g. tools)."""
+
+    def __call__(self, server: str, kind: str, audience: str | None = None) -> None: ...
 
 
 class PoolFull(DownstreamError):
@@ -60,7 +69,7 @@ class Pool:
         secrets: Secrets,
         make_target: Callable[[ServerSettings], Target],
         *,
-        on_list_changed: ListChanged | None = None,
+        on_list_changed: ListChangedFor | None = None,
         timer: Callable[[], float] = time.monotonic,
         callbacks_for: Callable[[str, str], Mapping[str, Any]] | None = None,
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
@@ -84,7 +93,7 @@ class Pool:
         self.last_error: str | None = None
         self.started = 0
         self._make_target = make_target
-        self._on_list_changed = on_list_changed or (lambda server, kind: None)
+        self._on_list_changed: ListChangedFor = on_list_changed or (lambda server, kind, audience=None: None)
         self._timer = timer
         self._members: dict[str, _Member] = {}
         self._lock = anyio.Lock()
@@ -226,6 +235,9 @@ class Pool:
         return next((m for m in self._members.values() if m.downstream.state is State.UP), None)
 
     def _changed(self, key: str, kind: str) -> None:
+        if kind != "tools":  # that identity's own listing (a member's key is its identity's key, `#`, a digest)
+            self._on_list_changed(self.name, kind, key.rpartition("#")[0])
+            return
         lister = self._lister()
         if lister is not None and lister.key == key:
             self._on_list_changed(self.name, kind)
@@ -236,6 +248,7 @@ class Pool:
             await downstream.settled()
 
     async def list_all(self, kind: str) -> list[Any]:
+        """The tools (for everyone) from the member that lists them; a user's own listings: `lease` that member."""
         lister = self._lister()
         if lister is None:
             raise DownstreamUnavailable(self.name, "idle", "no user's process is running yet to list its tools")

@@ -1,5 +1,7 @@
 """List changes to the clients: every handshake-era session that finished its handshake hears them on its
-connection, 2026-era listen streams through the audience bus. A gone client is dropped, never an error."""
+connection, 2026-era listen streams through the audience bus. A change in what one identity's own process of a
+per-user server lists (its resources, prompts) reaches only that identity's sessions and streams. A gone client is
+dropped, never an error."""
 
 import logging
 import time
@@ -12,6 +14,7 @@ from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from gateway.downstreams.peer import DELIVERY_S
 from gateway.downstreams.relay import Relay
 from gateway.fronts.audience import AudienceBus
+from gateway.fronts.auth.callers import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -29,40 +32,45 @@ _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListCha
 class Notifier:
     """Fans list changes out to the connected clients (triggered from sync code: `bind` a task group first)."""
 
-    def __init__(self, relay: Relay, bus: AudienceBus) -> None:
+    def __init__(self, relay: Relay, bus: AudienceBus, local: Caller | None = None) -> None:
         self.relay = relay
         """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
         self.bus = bus
+        self.local = local
+        """The stdio front's caller: its session key ("stdio") does not start with its identity's key."""
         self._tg: anyio.abc.TaskGroup | None = None
-        self._due: dict[str, float | None] = {}
-        """The kinds in a window after their notice, and when they last changed again meanwhile (None: not)."""
+        self._due: dict[tuple[str, str | None], float | None] = {}
+        """The (kind, audience)s in a window after their notice, and when they last changed again meanwhile (None:
+        not)."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
 
-    def list_changed(self, kind: str) -> None:
-        """Tell every client that the `kind` list ("tools", "resources", "prompts") changed: at once, or, within
-        `WINDOW_S` of the last notice, at the end of that window (with every other change meanwhile)."""
+    def list_changed(self, kind: str, audience: str | None = None) -> None:
+        """Tell every client (`audience`: the clients of that identity) that the `kind` list ("tools", "resources",
+        "prompts") changed: at once, or, within `WINDOW_S` of the last notice, at the end of that window (with
+        every other change meanwhile)."""
         if self._tg is None:
             return
-        if kind in self._due:
-            self._due[kind] = time.monotonic()
+        due = (kind, audience)
+        if due in self._due:
+            self._due[due] = time.monotonic()
             return
-        self._due[kind] = None
-        self._tg.start_soon(self._told, kind, time.monotonic())
+        self._due[due] = None
+        self._tg.start_soon(self._told, due, time.monotonic())
 
-    async def _told(self, kind: str, changed: float) -> None:
+    async def _told(self, due: tuple[str, str | None], changed: float) -> None:
         before: float | None = changed
         try:
             while True:
-                await self._broadcast(kind, before)
+                await self._broadcast(*due, before)
                 await anyio.sleep(WINDOW_S)
-                before = self._due[kind]
+                before = self._due[due]
                 if before is None:
                     return
-                self._due[kind] = None
+                self._due[due] = None
         finally:
-            del self._due[kind]
+            del self._due[due]
 
     def tools_changed(self, key: str) -> None:
         """Tell one session that its tool list changed, e.g. after a promotion.
@@ -83,10 +91,12 @@ class Notifier:
         """Connections that hear about list changes (one per open handshake-era session)."""
         return len(self.relay.connected())
 
-    async def _broadcast(self, kind: str, before: float | None = None) -> None:
+    async def _broadcast(self, kind: str, audience: str | None, before: float | None = None) -> None:
         """Tell the clients attached before the change told (`before`; None: all of them): one that attached later
         listed after it and has the new list already (a start-up's changes are no news to its first client)."""
         for key, session in self.relay.connected(before):
+            if audience is not None and not self._of(key, audience):
+                continue
             try:
                 with anyio.fail_after(DELIVERY_S):  # one client that stopped reading must not hold up the others
                     match kind:
@@ -101,7 +111,13 @@ class Notifier:
             except Exception:  # noqa: BLE001 -- a gone client must not stop the others from hearing about it
                 logger.debug("dropping listener %s", key)
                 self.relay.detach(key)
-        await self.bus.publish(_EVENTS[kind]())
+        await self.bus.publish_to(_EVENTS[kind](), audience)
+
+    def _of(self, key: str, audience: str) -> bool:
+        """Whether session `key` is identity `audience`'s: an HTTP session's key is its identity's key, `|`, more."""
+        if self.local is not None and key == self.local.key:
+            return self.local.identity.key == audience
+        return key.startswith(f"{audience}|")
 
     async def _notify_one(self, key: str, listener: Any) -> None:
         try:

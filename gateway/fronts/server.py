@@ -60,7 +60,7 @@ class Front:
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay
-        self.notify = Notifier(self.relay, self.bus)
+        self.notify = Notifier(self.relay, self.bus, self.callers.local)
         self.rounds = Rounds()  # a 2026-era client's calls whose handshake-era servers ask it something
         self.server = GatewayServer(
             "mcp-gateway",

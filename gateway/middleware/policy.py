@@ -24,7 +24,7 @@ subscribing), and `fronts.relayed` asks the same `Policy` for a 2026-era stream'
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import mcp.types as types
 
@@ -32,6 +32,7 @@ from gateway.config import PolicyConfig
 from gateway.errors import GatewayError, UnknownName
 from gateway.pipeline import Call, Middleware
 from gateway.routing.catalog import Catalog, Entry
+from gateway.routing.features import Who
 from gateway.routing.rename import reference
 from gateway.session import Identity
 
@@ -143,30 +144,30 @@ class Policy:
 class Subjects:
     """What a request, a listed item or a suggested name stands for (None: nothing any server offers)."""
 
-    def __init__(
-        self, catalog: Callable[[], Awaitable[Catalog]], owner: Callable[[str], tuple[str, str] | None]
-    ) -> None:
+    def __init__(self, catalog: Callable[[Who], Awaitable[Catalog]], owner: Callable[[str], tuple[str, str] | None]):
         self.catalog = catalog
+        """The catalog as the caller sees it (`Registry.view`: with their own processes' prompts)."""
         self.owner = owner
         """An exposed URI's (server, own URI) (`Uris.owner`)."""
 
-    async def prompt(self, name: str) -> Subject | None:
-        entry = (await self.catalog()).prompts.get(name)
+    async def prompt(self, name: str, who: Who) -> Subject | None:
+        entry = (await self.catalog(who)).prompts.get(name)
         return None if entry is None else Subject.of(entry)
 
     def resource(self, uri: str, kind: str = "resource") -> Subject | None:
         owner = self.owner(uri)
         return None if owner is None else Subject(kind, owner[0], uri, owner[1])
 
-    async def of_request(self, method: str, params: dict[str, Any]) -> Subject | None:
+    async def of_request(self, call: Call) -> Subject | None:
         """What a read, a get, a completion or a subscription names."""
-        match method, params:
+        who = (call.session.identity, call.secrets)
+        match call.method, call.params:
             case "prompts/get", {"name": str(name)}:
-                return await self.prompt(name)
+                return await self.prompt(name, who)
             case "resources/read" | "resources/subscribe", {"uri": str(uri)}:
                 return self.resource(uri)
             case "completion/complete", {"ref": {"type": "ref/prompt", "name": str(name)}}:
-                return await self.prompt(name)
+                return await self.prompt(name, who)
             case "completion/complete", {"ref": {"type": "ref/resource", "uri": str(uri)}}:
                 return self.resource(uri, "resource template")
         return None
@@ -194,7 +195,7 @@ class PolicyCheck(Middleware):
         self.subjects = subjects
 
     async def on_request(self, call: Call) -> None:
-        subject = await self.subjects.of_request(call.method, call.params)
+        subject = await self.subjects.of_request(call)
         denial = None if subject is None else self.policy.denial(call.session.identity, subject)
         if denial is not None:  # a name no server owns goes on: the forward says so, with the closest names
             call.refused_by = "policy"
@@ -213,8 +214,7 @@ class PolicyCheck(Middleware):
         elif isinstance(result, types.ListResourceTemplatesResult):
             call.result = result.model_copy(update={"resource_templates": shown(result.resource_templates, template)})
         elif isinstance(result, types.ListPromptsResult):
-            catalog = await self.subjects.catalog()
-            entries = catalog.prompts
+            entries = (await self.subjects.catalog((identity, call.secrets))).prompts
             prompts = shown(result.prompts, lambda p: Subject.of(entries[p.name]) if p.name in entries else None)
             call.result = result.model_copy(update={"prompts": prompts})
         elif isinstance(call.error, UnknownName) and call.error.closest:
@@ -227,7 +227,8 @@ class PolicyCheck(Middleware):
         """The closest names of an unknown prompt or resource, less those the caller may not see."""
         identity, kept = call.session.identity, []
         for name in error.closest:
-            subject = await self.subjects.prompt(name) if error.kind == "prompt" else self.subjects.resource(name)
+            who = (identity, call.secrets)
+            subject = await self.subjects.prompt(name, who) if error.kind == "prompt" else self.subjects.resource(name)
             if subject is not None and self.policy.denial(identity, subject) is None:
                 kept.append(name)
         if kept != error.closest:

@@ -14,11 +14,12 @@ from gateway.config import NamespaceConfig, ToolFilterConfig
 from gateway.downstreams.downstream import Downstream, State
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
-from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, GatewayError, UnknownName
+from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, UnknownName
 from gateway.pipeline import Call
 from gateway.routing import names
 from gateway.routing.catalog import Catalog, Entry
-from gateway.routing.features import PROMPT, READ, Features, Owners
+from gateway.routing.features import PROMPT, READ, Features, Owners, Who
+from gateway.routing.personal import Personal
 from gateway.routing.uris import Uris
 from gateway.store.cache import SharedCache
 
@@ -49,7 +50,7 @@ class Registry:
         namespace: NamespaceConfig,
         filters: Mapping[str, ToolFilterConfig],
         cache: SharedCache,
-        on_changed: Callable[[str], None] | None = None,
+        on_changed: Callable[[str, str | None], None] | None = None,
         bare: str | None = None,
         relay: Relay | None = None,
     ) -> None:
@@ -61,7 +62,8 @@ class Registry:
         self._ns = namespace
         self._filters = dict(filters)
         self._cache = cache
-        self._on_changed = on_changed or (lambda kind: None)
+        self._on_changed = on_changed or (lambda kind, audience: None)
+        self.personal = Personal(self.downstreams, self.uris, cache, namespace, self._bare)
         self._merged: Catalog | None = None
         self._merged_from: tuple[int, ...] = ()
         # What the merged catalog was built from: it holds while none of it changed and no listing expired.
@@ -78,15 +80,20 @@ class Registry:
             self._filters[server] = tools or ToolFilterConfig()
         for kind in KINDS:
             self._cache.invalidate(f"{server}:{kind}")
+        self.personal.replaced(server)
         self._merged = None
 
-    def list_changed(self, server: str, kind: str) -> None:
-        """A downstream said its list changed: drop its cached listing and tell the clients."""
+    def list_changed(self, server: str, kind: str, audience: str | None = None) -> None:
+        """A downstream said its list changed: drop its cached listing and tell the clients (`audience`: the
+        identity whose own process of a per-user server it is: only its listing, only its clients)."""
         logger.debug("server %s: %s list changed", server, kind)
+        if audience is not None:
+            self.personal.changed(server, kind, audience)
+            return self._on_changed(kind, audience)
         self._cache.invalidate(f"{server}:{kind}")
         if kind == "resources":
             self._cache.invalidate(f"{server}:resource_templates")
-        self._on_changed(kind)
+        self._on_changed(kind, None)
 
     async def _load(self, server: str, kind: str) -> list[Any]:
         try:
@@ -117,7 +124,12 @@ class Registry:
         ):
             return self._merged  # the per-call path: nothing to re-check
         up = [server for server, ds in self.downstreams.items() if ds.state is State.UP]
-        stale = [(server, kind) for server in up for kind in KINDS if not self._cache.is_fresh(f"{server}:{kind}")]
+        stale = [
+            (server, kind)
+            for server in up
+            for kind in self._kinds(server)
+            if not self._cache.is_fresh(f"{server}:{kind}")
+        ]
         if stale:
             async with anyio.create_task_group() as tg:
                 for server, kind in stale:
@@ -128,8 +140,17 @@ class Registry:
         if self._merged is None or key != self._merged_from:
             self._merged, self._merged_from = self._merge(listings), key
         self._merged_when = (self._cache.generation, states)  # states as of the refresh: a change since re-checks
-        self._fresh_until = min((self._cache.expires_at(f"{s}:{k}") for s in up for k in KINDS), default=float("inf"))
+        expiries = (self._cache.expires_at(f"{s}:{k}") for s in up for k in self._kinds(s))
+        self._fresh_until = min(expiries, default=float("inf"))
         return self._merged
+
+    def _kinds(self, server: str) -> tuple[str, ...]:
+        """What the shared catalog lists of `server`: a per-user server's tools only (the rest is `personal`)."""
+        return ("tools",) if isinstance(self.downstreams[server], Pool) else KINDS
+
+    async def view(self, who: Who) -> Catalog:
+        """The catalog as `who` sees it: with the resources, templates and prompts of its own per-user processes."""
+        return await self.personal.view(await self.catalog(), who)
 
     def _merge(self, listings: dict[tuple[str, str], list[Any]]) -> Catalog:
         tools = [(s, t) for s in self.downstreams for t in listings[s, "tools"] if self._exposed(s, t.name)]
@@ -144,18 +165,11 @@ class Registry:
         for server, prompt in prompts:
             exposed = prompt_names[server, prompt.name]
             catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
+        exposed = self.personal.exposed
         for server in self.downstreams:
-            for res in listings[server, "resources"]:
-                update = {"uri": self.uris.exposed(server, res.uri), "name": self._name(server, res.name)}
-                catalog.resources.append(res.model_copy(update=update))
-            for tpl in listings[server, "resource_templates"]:
-                uri_template = self.uris.exposed(server, tpl.uri_template)
-                update = {"uri_template": uri_template, "name": self._name(server, tpl.name)}
-                catalog.resource_templates.append(tpl.model_copy(update=update))
+            catalog.resources += [exposed(server, r) for r in listings[server, "resources"]]
+            catalog.resource_templates += [exposed(server, t) for t in listings[server, "resource_templates"]]
         return catalog
-
-    def _name(self, server: str, name: str) -> str:
-        return name if server in self._bare else f"{server}{self._ns.separator}{name}"
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""
@@ -193,8 +207,10 @@ class Registry:
 
     async def forward(self, call: Call) -> None:
         if call.method.endswith("/list"):
-            await self.wake_pools(call)
+            await self.personal.wake(call)
         catalog = await self.catalog()
+        if call.method not in ("tools/list", "tools/call"):  # a person's own processes' resources and prompts too
+            catalog = await self.personal.view(catalog, (call.session.identity, call.secrets))
         match call.method:
             case "tools/list":
                 call.result = types.ListToolsResult(tools=[e.item for e in catalog.tools.values()])
@@ -245,28 +261,6 @@ class Registry:
     def _lease(self, server: str, call: Call) -> AbstractAsyncContextManager[Downstream]:
         """The downstream that serves this call: the shared one, or for a per-user server the caller's own."""
         return self.features.lease(server, (call.session.identity, call.secrets))
-
-    async def wake_pools(self, call: Call, name: str | None = None) -> bool:
-        """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
-
-        With `name` (a tool being called, perhaps before any listing), only the server it belongs to.
-
-        Raises:
-            GatewayError: why the server that `name` belongs to could not start (e.g. a missing secret).
-        """
-        woken = False
-        for server, ds in self.downstreams.items():
-            if name is not None and not name.startswith(f"{server}{self._ns.separator}"):
-                continue
-            if isinstance(ds, Pool) and ds.state is State.IDLE:
-                try:
-                    await ds.wake(call.session.identity, call.secrets)
-                    woken = True
-                except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
-                    if name is not None and name.startswith(f"{server}{self._ns.separator}"):
-                        raise
-                    logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
-        return woken
 
     def _resolve(self, entries: dict[str, Entry], kind: str, name: str) -> Entry:
         entry = entries.get(name)
