@@ -165,10 +165,10 @@ class Registry:
         for server, prompt in prompts:
             exposed = prompt_names[server, prompt.name]
             catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))
-        exposed = self.personal.exposed
+        public = self.personal.exposed  # a resource or template with its URI and name namespaced
         for server in self.downstreams:
-            catalog.resources += [exposed(server, r) for r in listings[server, "resources"]]
-            catalog.resource_templates += [exposed(server, t) for t in listings[server, "resource_templates"]]
+            catalog.resources += [public(server, r) for r in listings[server, "resources"]]
+            catalog.resource_templates += [public(server, t) for t in listings[server, "resource_templates"]]
         return catalog
 
     def input_schema(self, name: str) -> dict[str, Any] | None:

@@ -16,9 +16,13 @@ async def _updated(*_: object) -> None:
     return None
 
 
+def _changed(server: str, kind: str, audience: str | None = None) -> None:
+    return None
+
+
 def servers() -> Servers:
     relay = Relay(logger_name=lambda server, name: server)
-    return Servers(relay, secrets.from_config(SecretsConfig()), lambda: 1_000_000, lambda s, k: None, _updated)
+    return Servers(relay, secrets.from_config(SecretsConfig()), lambda: 1_000_000, _changed, _updated)
 
 
 def config(**fields: object) -> ServerConfig:
