@@ -131,9 +131,10 @@ class Pool:
 
     @property
     def problems(self) -> dict[str, list[str]]:
-        """What the listing member's last listings had wrong (see `Downstream.problems`)."""
+        """What the listing member's last tool listing had wrong (see `Downstream.problems`); its other listings
+        are its user's own (they may name their resources), so they are not shown to everyone."""
         lister = self._lister()
-        return {} if lister is None else lister.downstream.problems
+        return {} if lister is None else {"tools": lister.downstream.problems.get("tools", [])}
 
     @property
     def processes(self) -> int:

@@ -20,7 +20,7 @@ from cachetools import LRUCache
 from gateway.config import NamespaceConfig
 from gateway.downstreams.downstream import Downstream, State
 from gateway.downstreams.pool import Pool
-from gateway.errors import DownstreamFailed, GatewayError
+from gateway.errors import DownstreamFailed, DownstreamUnavailable, GatewayError
 from gateway.pipeline import Call
 from gateway.routing import names
 from gateway.routing.catalog import Catalog, Entry
@@ -34,6 +34,9 @@ KINDS = ("resources", "resource_templates", "prompts")
 """What a pool lists per identity (its tools are listed once, for all)."""
 VIEWS = 1024
 """Identities whose merged view is kept (the least recently used is rebuilt on its next call)."""
+LISTINGS = 4096
+"""Per-identity listings kept (the least recently used is listed again when needed): in a cache of their own, so
+many users never push the shared catalog's listings out of the registry's."""
 _NOTHING: list[Any] = []
 Listed = TypeVar("Listed", types.Resource, types.ResourceTemplate)
 
@@ -51,12 +54,12 @@ class Personal:
     ) -> None:
         self.downstreams = downstreams
         self.uris = uris
-        self._cache = cache
+        self._cache = SharedCache(maxsize=LISTINGS, timer=cache.now)  # the registry's clock (tests set it)
         self._ns = namespace
         self._bare = bare
         self._epochs: dict[str, int] = {}
         """Bumped when a server is replaced (a reload): every identity's listing of it is then outdated at once."""
-        self._views: LRUCache[str, tuple[tuple[int, ...], Catalog]] = LRUCache(maxsize=VIEWS)
+        self._views: LRUCache[str, tuple[tuple[object, ...], Catalog]] = LRUCache(maxsize=VIEWS)
 
     def key(self, server: str, kind: str, audience: str) -> str:
         return f"{server}#{self._epochs.get(server, 0)}:{kind}@{audience}"
@@ -82,10 +85,11 @@ class Personal:
                 for server, kind in stale:
                     tg.start_soon(self._refresh, server, kind, who)
         listings = {(s, k): self._cache.peek(self.key(s, k, audience)) or _NOTHING for s in pools for k in KINDS}
-        # Listings are replaced, never mutated: their identities (and the shared catalog's) tell if the view holds.
-        built = (id(shared), *(id(listing) for listing in listings.values()))
+        # Listings are replaced, never mutated: if the view was built from these very objects, it holds (they are
+        # kept with it, so no other object can come to have the identity of one).
+        built = (shared, *listings.values())
         kept = self._views.get(audience)
-        if kept is not None and kept[0] == built:
+        if kept is not None and len(kept[0]) == len(built) and all(a is b for a, b in zip(kept[0], built, strict=True)):
             return kept[1]
         view = self._merge(shared, listings)
         self._views[audience] = (built, view)
@@ -105,8 +109,10 @@ class Personal:
             await ds.settled()
             try:
                 return await ds.list_all(kind)
-            except DownstreamFailed as exc:  # up, but cannot list this kind: nothing, for the TTL (as `Registry`)
-                logger.info("server %s: no %s listing (%s)", server, kind, exc)
+            except (DownstreamFailed, DownstreamUnavailable) as exc:
+                # Up but unable to list this kind (as `Registry`), or not up: nothing, for the TTL, so the caller's
+                # every request does not wait for it again; a process that comes up says its lists changed.
+                logger.info("server %s: no %s listing for %s (%s)", server, kind, who[0].name, exc)
                 return []
 
     def _merge(self, shared: Catalog, listings: dict[tuple[str, str], list[Any]]) -> Catalog:

@@ -12,7 +12,9 @@ from mcp import Client
 from gateway.downstreams.relay import Relay
 from gateway.fronts import notify
 from gateway.fronts.audience import AudienceBus
+from gateway.fronts.auth.callers import Caller
 from gateway.fronts.notify import Notifier
+from gateway.session import Identity
 from tests.harness import gateway_params, text_of, write_config
 from tests.system.faults.wire import faulty
 
@@ -91,3 +93,29 @@ async def test_a_client_that_stopped_reading_holds_up_no_other_client_nor_the_ne
             notifier.tools_changed("stalled")
     assert other.told == 1
     assert relay.connection("stalled") is stalled  # slow is not gone: it hears the next notice, if it reads again
+
+
+class ResourcesConnection:
+    def __init__(self) -> None:
+        self.told = 0
+
+    async def send_resource_list_changed(self) -> None:
+        self.told += 1
+
+
+async def test_a_change_of_one_identitys_own_listing_is_told_to_that_identitys_sessions_alone() -> None:
+    """By session key: an HTTP session's starts with its identity's key; the stdio front's is its OS user's."""
+    ann, bob = Identity("ann", "static", "ann"), Identity("bob", "static", "bob")
+    relay = Relay(logger_name=lambda server, name: server)
+    connections = {key: ResourcesConnection() for key in (f"{ann.key}|s1", f"{ann.key}|s2", f"{bob.key}|s3", "stdio")}
+    for key, connection in connections.items():
+        relay.attach(key, connection)
+    async with anyio.create_task_group() as tg:
+        notifier = Notifier(relay, AudienceBus(), Caller("stdio", bob))
+        notifier.bind(tg)
+        notifier.list_changed("resources", ann.key)
+    assert [c.told for c in connections.values()] == [1, 1, 0, 0]
+    async with anyio.create_task_group() as tg:
+        notifier.bind(tg)
+        notifier.list_changed("resources", bob.key)
+    assert [c.told for c in connections.values()] == [1, 1, 1, 1]

@@ -2,16 +2,19 @@
 caller's own process, never from whichever user's process is up, and another identity's names are "not found"
 (`routing/personal.py`). Through a real HTTP gateway and a real per-user stdio server (`tests/servers/personal.py`)."""
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import MCPError
 from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged
 
 from tests.harness import PYTHON, ROOT, http_client, http_gateway, write_config
+from tests.system.faults.wire import faulty
 
 TOKENS = {"ann": "ann-token-0123456789", "bob": "bob-token-0123456789"}
 PERSONAL: dict[str, Any] = {
@@ -35,7 +38,7 @@ def anyio_backend() -> str:
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     config = write_config(
         tmp_path_factory.mktemp("personal"),
-        {"p": PERSONAL},
+        {"p": PERSONAL, "f": faulty("--bad-resources", env={"OWNER": "${user:OWNER}"})},
         auth={"tokens": [{"name": n, "token": t} for n, t in TOKENS.items()]},
         secrets={"sources": ["header"]},
     )
@@ -115,6 +118,15 @@ async def test_another_identitys_prompt_is_not_found_and_its_resources_are_read_
     assert bobs_note.contents == [types.TextResourceContents(uri="p+note://bob/diary", text="bob's secrets")]
 
 
+async def test_what_a_users_process_listed_wrong_is_not_shown_to_another_user(gateway: str) -> None:
+    with anyio.fail_after(60):
+        await listed(gateway, "ann")  # ann's process of `f` lists a resource without a URI, named after her
+        async with httpx2.AsyncClient(headers=as_user("bob")) as http:
+            health = (await http.get(f"{gateway}/healthz")).json()
+    assert health["servers"]["f"]["state"] == "up"
+    assert "ann" not in json.dumps(health)
+
+
 class Listener:
     """What list changes a client session heard, in order."""
 
@@ -130,6 +142,8 @@ class Listener:
 
 async def test_a_change_in_one_identitys_process_is_told_and_listed_to_that_identity_alone(gateway: str) -> None:
     ann, bob = Listener(), Listener()
+    await listed(gateway, "ann")  # both processes up before the sessions below: a start is news to older ones
+    await listed(gateway, "bob")
     async with (
         http_client(gateway, mode="legacy", headers=as_user("ann"), message_handler=ann.message) as ann_client,
         http_client(gateway, mode="legacy", headers=as_user("bob"), message_handler=bob.message) as bob_client,
@@ -149,6 +163,8 @@ async def test_a_change_in_one_identitys_process_is_told_and_listed_to_that_iden
 
 
 async def test_a_change_in_one_identitys_process_reaches_that_identitys_2026_listen_streams_alone(gateway: str) -> None:
+    await listed(gateway, "ann")  # both processes up before the streams below: a start is news to older ones
+    await listed(gateway, "bob")
     async with (
         http_client(gateway, mode="auto", headers=as_user("ann")) as ann,
         http_client(gateway, mode="auto", headers=as_user("bob")) as bob,

@@ -22,7 +22,8 @@ Tools (each does exactly one thing wrong, or nothing wrong):
 
 Options: --no-handshake (read everything, answer nothing), --handshake-delay S (answer `initialize`
 S seconds late), --bad-tools (the listing also holds a tool whose inputSchema is a string schema, one
-with no inputSchema at all and one without a name).
+with no inputSchema at all and one without a name), --bad-resources (it offers resources, and lists one: without
+a URI, named `<$OWNER>-draft`, as a per-user server's process would list its user's own).
 """
 
 import argparse
@@ -67,8 +68,9 @@ BAD_TOOLS = [
 
 
 class Faulty:
-    def __init__(self, bad_tools: bool, handshake_delay: float, no_handshake: bool) -> None:
+    def __init__(self, bad_tools: bool, handshake_delay: float, no_handshake: bool, bad_resources: bool) -> None:
         self.tools = TOOLS + (BAD_TOOLS if bad_tools else [])
+        self.resources = [{"name": f"{os.environ.get('OWNER')}-draft"}] if bad_resources else None
         self.handshake_delay = handshake_delay
         self.no_handshake = no_handshake
         self.lock = threading.Lock()
@@ -91,11 +93,15 @@ class Faulty:
         params = message.get("params") or {}
         if method == "initialize":
             time.sleep(self.handshake_delay)
-            capabilities = {"tools": {"listChanged": False}}
+            capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+            if self.resources is not None:
+                capabilities["resources"] = {}
             info = {"name": "faulty", "version": "1.0"}
             self.answer(request_id, {"protocolVersion": PROTOCOL, "capabilities": capabilities, "serverInfo": info})
         elif method == "tools/list":
             self.answer(request_id, {"tools": self.tools})
+        elif method == "resources/list" and self.resources is not None:
+            self.answer(request_id, {"resources": self.resources})
         elif method == "ping":
             self.answer(request_id, {})
         elif method == "tools/call":
@@ -161,8 +167,9 @@ def main() -> None:
     parser.add_argument("--bad-tools", action="store_true")
     parser.add_argument("--handshake-delay", type=float, default=0.0)
     parser.add_argument("--no-handshake", action="store_true")
+    parser.add_argument("--bad-resources", action="store_true")
     args = parser.parse_args()
-    server = Faulty(args.bad_tools, args.handshake_delay, args.no_handshake)
+    server = Faulty(args.bad_tools, args.handshake_delay, args.no_handshake, args.bad_resources)
     for raw in sys.stdin.buffer:
         try:
             message = json.loads(raw)
