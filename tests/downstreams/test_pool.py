@@ -184,7 +184,11 @@ async def test_two_identities_with_one_display_name_get_processes_named_apart() 
     config = TypeAdapter(ServerConfig).validate_python(holder(env={"USER_TOKEN": "${user:USER_TOKEN}"}))
     relay = Relay(logger_name=lambda server, name: server)
     pool = Servers(
-        relay, secrets.from_config(SecretsConfig(sources=["header"])), lambda: 1 << 20, lambda s, k: None, updated
+        relay,
+        secrets.from_config(SecretsConfig(sources=["header"])),
+        lambda: 1 << 20,
+        lambda s, k, a=None: None,
+        updated,
     )("h", config)
     assert isinstance(pool, Pool)
     first, second = (Identity("alice", "jwt", subject, "https://idp.test") for subject in ("s-1", "s-2"))
