@@ -32,7 +32,6 @@ from gateway.config import PolicyConfig
 from gateway.errors import GatewayError, UnknownName
 from gateway.pipeline import Call, Middleware
 from gateway.routing.catalog import Catalog, Entry
-from gateway.routing.features import Who
 from gateway.routing.rename import reference
 from gateway.session import Identity
 
@@ -144,14 +143,14 @@ class Policy:
 class Subjects:
     """What a request, a listed item or a suggested name stands for (None: nothing any server offers)."""
 
-    def __init__(self, catalog: Callable[[Who], Awaitable[Catalog]], owner: Callable[[str], tuple[str, str] | None]):
+    def __init__(self, catalog: Callable[[Call], Awaitable[Catalog]], owner: Callable[[str], tuple[str, str] | None]):
         self.catalog = catalog
-        """The catalog as the caller sees it (`Registry.view`: with their own processes' prompts)."""
+        """The catalog as a call's caller sees it (`Registry.view`: with their own processes' prompts)."""
         self.owner = owner
         """An exposed URI's (server, own URI) (`Uris.owner`)."""
 
-    async def prompt(self, name: str, who: Who) -> Subject | None:
-        entry = (await self.catalog(who)).prompts.get(name)
+    async def prompt(self, name: str, call: Call) -> Subject | None:
+        entry = (await self.catalog(call)).prompts.get(name)
         return None if entry is None else Subject.of(entry)
 
     def resource(self, uri: str, kind: str = "resource") -> Subject | None:
@@ -160,14 +159,13 @@ class Subjects:
 
     async def of_request(self, call: Call) -> Subject | None:
         """What a read, a get, a completion or a subscription names."""
-        who = (call.session.identity, call.secrets)
         match call.method, call.params:
             case "prompts/get", {"name": str(name)}:
-                return await self.prompt(name, who)
+                return await self.prompt(name, call)
             case "resources/read" | "resources/subscribe", {"uri": str(uri)}:
                 return self.resource(uri)
             case "completion/complete", {"ref": {"type": "ref/prompt", "name": str(name)}}:
-                return await self.prompt(name, who)
+                return await self.prompt(name, call)
             case "completion/complete", {"ref": {"type": "ref/resource", "uri": str(uri)}}:
                 return self.resource(uri, "resource template")
         return None
@@ -214,7 +212,7 @@ class PolicyCheck(Middleware):
         elif isinstance(result, types.ListResourceTemplatesResult):
             call.result = result.model_copy(update={"resource_templates": shown(result.resource_templates, template)})
         elif isinstance(result, types.ListPromptsResult):
-            entries = (await self.subjects.catalog((identity, call.secrets))).prompts
+            entries = (await self.subjects.catalog(call)).prompts
             prompts = shown(result.prompts, lambda p: Subject.of(entries[p.name]) if p.name in entries else None)
             call.result = result.model_copy(update={"prompts": prompts})
         elif isinstance(call.error, UnknownName) and call.error.closest:
@@ -227,8 +225,7 @@ class PolicyCheck(Middleware):
         """The closest names of an unknown prompt or resource, less those the caller may not see."""
         identity, kept = call.session.identity, []
         for name in error.closest:
-            who = (identity, call.secrets)
-            subject = await self.subjects.prompt(name, who) if error.kind == "prompt" else self.subjects.resource(name)
+            subject = await self.subjects.prompt(name, call) if error.kind == "prompt" else self.subjects.resource(name)
             if subject is not None and self.policy.denial(identity, subject) is None:
                 kept.append(name)
         if kept != error.closest:

@@ -73,6 +73,22 @@ class Personal:
     def replaced(self, server: str) -> None:
         self._epochs[server] = self._epochs.get(server, 0) + 1
 
+    async def for_call(self, shared: Catalog, call: Call) -> Catalog:
+        """The catalog `call` needs: its caller's view for a listing, and for a prompt the shared catalog lacks (no
+        process is asked for anything else: a URI names its server, and the caller's own process answers it)."""
+        match call.method, call.params:
+            case "prompts/list" | "resources/list" | "resources/templates/list", _:
+                pass
+            case "prompts/get", {"name": str(name)} if name not in shared.prompts:
+                pass
+            case "completion/complete", {"ref": {"type": "ref/prompt", "name": str(name)}} if (
+                name not in shared.prompts
+            ):
+                pass
+            case _:
+                return shared
+        return await self.view(shared, (call.session.identity, call.secrets))
+
     async def view(self, shared: Catalog, who: Who) -> Catalog:
         """`shared` with the per-user servers' resources, templates and prompts as `who`'s own processes list them."""
         pools = [server for server, ds in self.downstreams.items() if isinstance(ds, Pool)]

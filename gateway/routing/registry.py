@@ -18,7 +18,7 @@ from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavaila
 from gateway.pipeline import Call
 from gateway.routing import names
 from gateway.routing.catalog import Catalog, Entry
-from gateway.routing.features import PROMPT, READ, Features, Owners, Who
+from gateway.routing.features import PROMPT, READ, Features, Owners
 from gateway.routing.personal import Personal
 from gateway.routing.uris import Uris
 from gateway.store.cache import SharedCache
@@ -148,9 +148,9 @@ class Registry:
         """What the shared catalog lists of `server`: a per-user server's tools only (the rest is `personal`)."""
         return ("tools",) if isinstance(self.downstreams[server], Pool) else KINDS
 
-    async def view(self, who: Who) -> Catalog:
-        """The catalog as `who` sees it: with the resources, templates and prompts of its own per-user processes."""
-        return await self.personal.view(await self.catalog(), who)
+    async def view(self, call: Call) -> Catalog:
+        """The catalog as `call`'s caller sees it where it may name what their own per-user processes list."""
+        return await self.personal.for_call(await self.catalog(), call)
 
     def _merge(self, listings: dict[tuple[str, str], list[Any]]) -> Catalog:
         tools = [(s, t) for s in self.downstreams for t in listings[s, "tools"] if self._exposed(s, t.name)]
@@ -208,9 +208,7 @@ class Registry:
     async def forward(self, call: Call) -> None:
         if call.method.endswith("/list"):
             await self.personal.wake(call)
-        catalog = await self.catalog()
-        if call.method not in ("tools/list", "tools/call"):  # a person's own processes' resources and prompts too
-            catalog = await self.personal.view(catalog, (call.session.identity, call.secrets))
+        catalog = await self.view(call)
         match call.method:
             case "tools/list":
                 call.result = types.ListToolsResult(tools=[e.item for e in catalog.tools.values()])
