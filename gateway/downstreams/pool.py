@@ -5,12 +5,11 @@ Each member is an ordinary `Downstream` (same supervision, restart, timeouts, pr
 in a task of the pool's own. The pool caps members at `max_processes` (making room by stopping the least
 recently used idle one; when all are busy the call is refused with a clear error) and stops members idle
 for `idle_s`. A user whose secrets change (a new header value) gets a new member; the old one idles out.
-Tools are listed from the oldest member that is up (one server's software lists the same tools for everyone),
-and only its tool-list changes are passed on; resources, templates and prompts may be a user's own (their files,
-repositories), so each identity's are listed from its own member (`routing/personal.py`) and a member's changes
-of them are passed on for its identity alone. The gateway's own calls (version sources) are not served by
-anyone's credentials. Completion and resource subscriptions go to the caller's own member; its resource
-updates are that identity's alone, and a member holding subscriptions is not stopped for idleness.
+Tools are listed from the oldest member that is up (one server's software lists the same tools for all), only its
+tool-list changes passed on; resources, templates and prompts may be a user's own, so each identity lists its own
+member's (`routing/personal.py`) and hears of their changes alone. The gateway's own calls (version sources) are
+not served by anyone's credentials. Completion and resource subscriptions go to the caller's own member; its
+resource updates are that identity's alone, and a member holding subscriptions is not stopped for idleness.
 """
 
 import hashlib
@@ -35,8 +34,7 @@ logger = logging.getLogger(__name__)
 
 
 class ListChangedFor(Protocol):
-    """`ListChanged` with the identity (key) whose own process's list changed, for what a person's process lists
-    as theirs (None: everyone's, e.g. tools)."""
+    """`ListChanged`, with the key of the identity whose own listing changed (None: everyone's, e.g. tools)."""
 
     def __call__(self, server: str, kind: str, audience: str | None = None) -> None: ...
 
@@ -131,8 +129,7 @@ class Pool:
 
     @property
     def problems(self) -> dict[str, list[str]]:
-        """What the listing member's last tool listing had wrong (see `Downstream.problems`); its other listings
-        are its user's own (they may name their resources), so they are not shown to everyone."""
+        """What the listing member's tool listing had wrong (`Downstream.problems`); its others are its user's own."""
         lister = self._lister()
         return {} if lister is None else {"tools": lister.downstream.problems.get("tools", [])}
 
@@ -249,7 +246,6 @@ class Pool:
             await downstream.settled()
 
     async def list_all(self, kind: str) -> list[Any]:
-        """The tools (for everyone) from the member that lists them; a user's own listings: `lease` that member."""
         lister = self._lister()
         if lister is None:
             raise DownstreamUnavailable(self.name, "idle", "no user's process is running yet to list its tools")
