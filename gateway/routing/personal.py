@@ -2,11 +2,12 @@
 lists them (DESIGN §16: everything a person's process offers is that identity's; another gets "not found").
 
 A `Pool` runs one process per identity, and what such a process lists may be its user's alone (their
-repositories, files, saved prompts). So these listings are cached per identity (`<server>:<kind>@<identity
+repositories, files, saved prompts). So these listings are cached per identity (`<server>#<reloads>:<kind>@<identity
 key>`, the catalog's TTL, dropped on that process's `list_changed`) and merged into a per-identity *view* of
 the shared catalog: the same catalog object for tools and for every other server, so whatever is cached per
 catalog object (exposure, Think's known tools, the search index) is not rebuilt per caller. Tools of a pool
-stay in the shared catalog, listed once from any member: one server's software lists the same tools for all.
+stay in the shared catalog, listed once from any member: one server's software lists the same tools for all
+(`wake` starts the caller's process of a pool that has none, so they can be listed).
 """
 
 import logging
