@@ -52,10 +52,11 @@ class Relay:
     def __init__(self, *, logger_name: Callable[[str, str | None], str], url_asks: UrlAsks | None = None) -> None:
         self._inflight: dict[str, list[Peer]] = defaultdict(list)
         self._connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-        self._attached: dict[str, float] = {}
-        """When each client attached (a connection's entry can go with it; this one goes with `forget`)."""
         """The SDK's connections of handshake-era clients by session key, for pushes outside any call (an entry
         goes with its connection)."""
+        self._attached: dict[str, tuple[float, str | None]] = {}
+        """When each client attached, and its identity's key (a connection's entry can go with it; this one goes
+        with `forget`)."""
         self.logs = Logs(logger_name)
         """Where a server's logs go, at which levels and pace."""
         self._subscribers: dict[tuple[str, str | None], set[str]] = defaultdict(set)
@@ -68,10 +69,16 @@ class Relay:
 
     # -- what the relay keeps per client session (these verbs are its only writers) ---------------
 
-    def attach(self, key: str, connection: Any) -> None:
-        """A handshake-era client finished its handshake: pushes outside any call reach it on `connection`."""
+    def attach(self, key: str, connection: Any, identity: str | None = None) -> None:
+        """A handshake-era client of `identity` (its key) finished its handshake: pushes outside any call reach it
+        on `connection`."""
         self._connections[key] = connection
-        self._attached[key] = time.monotonic()
+        self._attached[key] = (time.monotonic(), identity)
+
+    def identity_of(self, key: str) -> str | None:
+        """The identity key an attached session was opened by (None: not attached, or not said)."""
+        attached = self._attached.get(key)
+        return None if attached is None else attached[1]
 
     def connection(self, key: str) -> Any | None:
         return self._connections.get(key)
@@ -81,7 +88,7 @@ class Relay:
         those attached before that moment (`time.monotonic()`)."""
         if before is None:
             return list(self._connections.items())
-        return [(k, c) for k, c in self._connections.items() if self._attached.get(k, 0.0) < before]
+        return [(k, c) for k, c in self._connections.items() if self._attached.get(k, (0.0, None))[0] < before]
 
     def detach(self, key: str) -> None:
         self._connections.pop(key, None)

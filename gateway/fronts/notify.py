@@ -14,7 +14,6 @@ from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from gateway.downstreams.peer import DELIVERY_S
 from gateway.downstreams.relay import Relay
 from gateway.fronts.audience import AudienceBus
-from gateway.fronts.auth.callers import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +31,11 @@ _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListCha
 class Notifier:
     """Fans list changes out to the connected clients (triggered from sync code: `bind` a task group first)."""
 
-    def __init__(self, relay: Relay, bus: AudienceBus, local: Caller | None = None) -> None:
+    def __init__(self, relay: Relay, bus: AudienceBus) -> None:
         self.relay = relay
-        """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it)."""
+        """Holds the handshake-era connections that can receive pushes (one goes when the SDK lets go of it), and
+        whose each is."""
         self.bus = bus
-        self.local = local
-        """The stdio front's caller: its session key ("stdio") does not start with its identity's key."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._due: dict[tuple[str, str | None], float | None] = {}
         """The (kind, audience)s in a window after their notice, and when they last changed again meanwhile (None:
@@ -95,7 +93,7 @@ class Notifier:
         """Tell the clients attached before the change told (`before`; None: all of them): one that attached later
         listed after it and has the new list already (a start-up's changes are no news to its first client)."""
         for key, session in self.relay.connected(before):
-            if audience is not None and not self._of(key, audience):
+            if audience is not None and self.relay.identity_of(key) != audience:
                 continue
             try:
                 with anyio.fail_after(DELIVERY_S):  # one client that stopped reading must not hold up the others
@@ -112,12 +110,6 @@ class Notifier:
                 logger.debug("dropping listener %s", key)
                 self.relay.detach(key)
         await self.bus.publish_to(_EVENTS[kind](), audience)
-
-    def _of(self, key: str, audience: str) -> bool:
-        """Whether session `key` is identity `audience`'s: an HTTP session's key is its identity's key, `|`, more."""
-        if self.local is not None and key == self.local.key:
-            return self.local.identity.key == audience
-        return key.startswith(f"{audience}|")
 
     async def _notify_one(self, key: str, listener: Any) -> None:
         try:

@@ -60,7 +60,7 @@ class Front:
         # Handshake-era connections that can receive pushes, by session key. Weak: an entry goes when the
         # SDK lets go of the connection (closed, expired), and with it the session's state (`_initialized`).
         self.relay = registry.relay
-        self.notify = Notifier(self.relay, self.bus, self.callers.local)
+        self.notify = Notifier(self.relay, self.bus)
         self.rounds = Rounds()  # a 2026-era client's calls whose handshake-era servers ask it something
         self.server = GatewayServer(
             "mcp-gateway",
@@ -84,8 +84,9 @@ class Front:
     async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
         connection = sdk.connection_of(ctx.session)
-        key = self.callers.of(ctx.request).key
-        self.relay.attach(key, connection)
+        caller = self.callers.of(ctx.request)
+        key = caller.key
+        self.relay.attach(key, connection, caller.identity.key)
         weakref.finalize(connection, self.sessions.drop, key)
         weakref.finalize(connection, relayed.ended, self, key)  # its log level and subscriptions
 

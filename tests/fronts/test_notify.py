@@ -12,7 +12,6 @@ from mcp import Client
 from gateway.downstreams.relay import Relay
 from gateway.fronts import notify
 from gateway.fronts.audience import AudienceBus
-from gateway.fronts.auth.callers import Caller
 from gateway.fronts.notify import Notifier
 from gateway.session import Identity
 from tests.harness import gateway_params, text_of, write_config
@@ -104,18 +103,20 @@ class ResourcesConnection:
 
 
 async def test_a_change_of_one_identitys_own_listing_is_told_to_that_identitys_sessions_alone() -> None:
-    """By session key: an HTTP session's starts with its identity's key; the stdio front's is its OS user's."""
-    ann, bob = Identity("ann", "static", "ann"), Identity("bob", "static", "bob")
+    """By the identity each session was opened by, not by its key's spelling: a subject may hold a `|`."""
+    ann, bob, ann_x = (Identity(name, "static", name) for name in ("ann", "bob", "ann|x"))
     relay = Relay(logger_name=lambda server, name: server)
-    connections = {key: ResourcesConnection() for key in (f"{ann.key}|s1", f"{ann.key}|s2", f"{bob.key}|s3", "stdio")}
-    for key, connection in connections.items():
-        relay.attach(key, connection)
+    sessions = [(f"{ann.key}|s1", ann), (f"{ann.key}|s2", ann), (f"{bob.key}|s3", bob), ("stdio", bob)]
+    sessions.append((f"{ann_x.key}|s4", ann_x))  # its key starts with ann's key and a `|`
+    connections = {key: ResourcesConnection() for key, _who in sessions}
+    for key, who in sessions:
+        relay.attach(key, connections[key], who.key)
     async with anyio.create_task_group() as tg:
-        notifier = Notifier(relay, AudienceBus(), Caller("stdio", bob))
+        notifier = Notifier(relay, AudienceBus())
         notifier.bind(tg)
         notifier.list_changed("resources", ann.key)
-    assert [c.told for c in connections.values()] == [1, 1, 0, 0]
+    assert [c.told for c in connections.values()] == [1, 1, 0, 0, 0]
     async with anyio.create_task_group() as tg:
         notifier.bind(tg)
         notifier.list_changed("resources", bob.key)
-    assert [c.told for c in connections.values()] == [1, 1, 1, 1]
+    assert [c.told for c in connections.values()] == [1, 1, 1, 1, 0]
