@@ -15,13 +15,14 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 
 from gateway.store.base import OWNED, VersionConflict
+from gateway.store.local.locks import locked
 from gateway.store.local.spills import FILES
 
 logger = logging.getLogger(__name__)
@@ -35,19 +36,8 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock on a folder, across processes: version check, write and rename are one step."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def _sweep(folder: Path, name: str) -> None:
-    """Remove temp files a killed writer left behind (only called under `_locked`: no live writer owns one)."""
+    """Remove temp files a killed writer left behind (only called under `locked`: no live writer owns one)."""
     pattern = re.compile(re.escape(f".{name}.") + r"[A-Za-z0-9_]{8}\.tmp")
     for stale in folder.glob(f".{name}.*.tmp"):
         if pattern.fullmatch(stale.name):
@@ -136,7 +126,7 @@ class LocalRuns:
         self._adopt(folder)
         path = self.path(folder, name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path.parent):
+        with locked(path.parent):
             current = _version_on_disk(path)
             if current != expected:
                 raise VersionConflict(current)

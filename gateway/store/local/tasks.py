@@ -6,24 +6,22 @@ and no adoption of runs stored before runs had owners (`LocalRuns._adopt`), can 
 Written atomically (temp file, fsync, rename) in a worker thread. A running task's record carries `alive_until`
 (this machine's clock, seconds since the epoch), moved on by its runner's `beat`; `reap` fails a record whose
 mark has passed. Several gateway processes may share one state folder (a stdio gateway per client, and an HTTP
-one), so every read-check-write (`settle`, `beat`, `reap`) holds a `flock` on `<root>/.lock`: a beat in one
+one), so every read-check-write (`settle`, `beat`, `reap`) holds the folder's lock (`locks.py`): a beat in one
 process and a reap in another never interleave. Expired records are removed when read or listed, and an owner's
 when it creates one (so the folder holds about the live tasks, even of owners who never fetch theirs).
 """
 
-import fcntl
 import json
 import logging
-import os
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from gateway.store.base import OWNED, TERMINAL, owned
+from gateway.store.local.locks import locked
 from gateway.store.local.spills import _read, _write
 
 logger = logging.getLogger(__name__)
@@ -32,7 +30,6 @@ FOLDER = ".tasks"
 """The task records' folder in the state folder (a leading dot: never a workflow's)."""
 LEGACY = "tasks"
 """Where gateways kept them before: the folder a workflow named `tasks` stored before runs had owners uses."""
-_LOCK = ".lock"
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -51,18 +48,6 @@ def _load(path: Path) -> dict[str, Any] | None:
 
 def _store(path: Path, record: dict[str, Any]) -> None:
     _write(path, json.dumps(record).encode())
-
-
-@contextmanager
-def _held(root: Path) -> Iterator[None]:
-    """The folder's records to this thread, across the processes sharing the state folder."""
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def moved_from(old: Path, root: Path) -> None:
@@ -114,7 +99,7 @@ class LocalTasks:
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         def settle() -> dict[str, Any] | None:
-            with _held(self.root):
+            with locked(self.root):
                 current = _load(path)
                 if current is None or current.get("status") in TERMINAL:
                     return current
@@ -127,7 +112,7 @@ class LocalTasks:
 
     async def beat(self, tasks: Sequence[tuple[str, str]], alive_s: float) -> None:
         def beat() -> None:
-            with _held(self.root):
+            with locked(self.root):
                 for owner, task_id in tasks:
                     path = self._path(owner, task_id)
                     current = _load(path)
@@ -138,7 +123,7 @@ class LocalTasks:
 
     async def reap(self, owner: str, task_id: str, failed: dict[str, Any]) -> dict[str, Any] | None:
         def reap() -> dict[str, Any] | None:
-            with _held(self.root):
+            with locked(self.root):
                 current = _load(path)
                 if current is None or current.get("status") in TERMINAL:
                     return current
