@@ -3,6 +3,7 @@ shows, the Prometheus text, and who may see and change what (auth, Origin, admin
 
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,10 @@ def config(tmp_path: Path) -> Path:
     )
 
 
-@pytest.fixture
-async def base(tmp_path: Path) -> AsyncIterator[str]:
+@asynccontextmanager
+async def after_calls(folder: Path) -> AsyncIterator[str]:
     """A gateway after: three echoes and a failing tool by alice, a spilled blob by alice, a refused call by bob."""
-    async with http_gateway(config(tmp_path)) as url:
+    async with http_gateway(config(folder)) as url:
         async with http_client(url, headers=bearer(ALICE)) as client:
             for i in range(3):
                 await client.call_tool("k.echo", {"text": f"hello {i}"})
@@ -48,6 +49,25 @@ async def base(tmp_path: Path) -> AsyncIterator[str]:
         async with http_client(url, headers=bearer(BOB)) as client:
             refused = await client.call_tool("k.boom", {})
             assert refused.is_error
+        yield url
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-scoped: `base` is
+
+
+@pytest.fixture(scope="module")
+async def base(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """`after_calls`, one gateway for the module's tests that only look (a GET, a sign-in, a refused change)."""
+    async with after_calls(tmp_path_factory.mktemp("page")) as url:
+        yield url
+
+
+@pytest.fixture
+async def own(tmp_path: Path) -> AsyncIterator[str]:
+    """`after_calls` for a test that changes the gateway (a reload): its own."""
+    async with after_calls(tmp_path) as url:
         yield url
 
 
@@ -121,15 +141,15 @@ async def test_a_page_asked_for_from_another_origin_is_refused(base: str) -> Non
     assert forged.status_code == 403
 
 
-async def test_only_an_admin_may_reload_from_the_page(base: str) -> None:
+async def test_only_an_admin_may_reload_from_the_page(own: str) -> None:
     async with httpx2.AsyncClient(timeout=30) as http:
-        bob = await http.post(base + "/ui/reload", headers=bearer(BOB))
-        alice = await http.post(base + "/ui/reload", headers=bearer(ALICE))
+        bob = await http.post(own + "/ui/reload", headers=bearer(BOB))
+        alice = await http.post(own + "/ui/reload", headers=bearer(ALICE))
     assert bob.status_code == 403
     assert "auth.admin_groups" in bob.text and "Not reloaded." in bob.text
     assert alice.status_code == 200 and "Reloaded." in alice.text  # the file, unchanged, reloaded
-    assert "Reload config" in (await get(base, "/ui")).text
-    assert "Reload config" not in (await get(base, "/ui", token=BOB)).text
+    assert "Reload config" in (await get(own, "/ui")).text
+    assert "Reload config" not in (await get(own, "/ui", token=BOB)).text
 
 
 async def test_every_tab_answers_with_a_strict_content_security_policy(base: str) -> None:

@@ -6,10 +6,10 @@ import re
 import httpx2
 import pytest
 
-from tests.fronts.test_page import ALICE, BOB, base, bearer, get
+from tests.fronts.test_page import ALICE, BOB, anyio_backend, base, bearer, get
 
 pytestmark = pytest.mark.anyio
-__all__ = ["base"]  # the fixture, shared with tests/fronts/test_page.py
+__all__ = ["anyio_backend", "base"]  # the fixtures of tests/fronts/test_page.py: one gateway for this module too
 
 
 async def spilled_call(base: str) -> tuple[str, str]:
