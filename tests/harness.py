@@ -133,6 +133,27 @@ async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> As
 
 
 @contextmanager
+def http_gateway_process(config: Path) -> Iterator[str]:
+    """`http_gateway` for session- and module-scoped sync fixtures: yields the base URL once /healthz answers."""
+    base = f"http://127.0.0.1:{free_port()}"
+    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([*argv, "--log-level", "WARNING"], stdin=subprocess.DEVNULL, cwd=ROOT, env=environment)
+    try:
+
+        async def up() -> None:
+            with anyio.fail_after(30):
+                while not await _healthy(f"{base}/healthz"):  # another process's socket offers no event
+                    assert process.poll() is None, f"gateway exited with {process.returncode}"
+                    await anyio.sleep(0.05)
+
+        anyio.run(up)
+        yield base
+    finally:
+        ended(process)
+
+
+@contextmanager
 def port_file_server(argv: list[str], port_file: Path, *, cwd: str | None = None) -> Iterator[int]:
     """Run a server that writes its port to `port_file` (for module-scoped fixtures); yields the port, then stops it."""
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, cwd=cwd)

@@ -35,14 +35,13 @@ async def _post_initialize(base: str, headers: dict[str, str]) -> httpx2.Respons
         return await http.post(f"{base}/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, **headers})
 
 
-async def test_progress_from_a_downstream_reaches_the_http_client(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
+async def test_progress_from_a_downstream_reaches_the_http_client(kitchen_gateway: str) -> None:
     seen: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(progress)
 
-    async with http_gateway(config) as base, http_client(base) as client:
+    async with http_client(kitchen_gateway) as client:
         result = await client.call_tool("k.slow", {"steps": 3, "delay_s": 0.01}, progress_callback=on_progress)
     assert text_of(result) == "slow done"
     assert seen == [1, 2, 3]
@@ -73,18 +72,17 @@ async def test_10mb_result_and_10mb_request_pass_http_front_to_stdio_downstream_
 
 
 async def test_dns_rebinding_a_foreign_host_or_origin_is_rejected_while_the_normal_client_works(
-    tmp_path: Path,
+    kitchen_gateway: str,
 ) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base:
-        evil_host = await _post_initialize(base, {"host": "evil.example"})
-        assert evil_host.status_code == 421
-        evil_origin = await _post_initialize(base, {"origin": "http://evil.example"})
-        assert evil_origin.status_code == 403
-        local_origin = await _post_initialize(base, {"origin": base})
-        assert local_origin.status_code == 200
-        async with http_client(base) as client:
-            assert text_of(await client.call_tool("k.echo", {"text": "local"})) == "local"
+    base = kitchen_gateway
+    evil_host = await _post_initialize(base, {"host": "evil.example"})
+    assert evil_host.status_code == 421
+    evil_origin = await _post_initialize(base, {"origin": "http://evil.example"})
+    assert evil_origin.status_code == 403
+    local_origin = await _post_initialize(base, {"origin": base})
+    assert local_origin.status_code == 200
+    async with http_client(base) as client:
+        assert text_of(await client.call_tool("k.echo", {"text": "local"})) == "local"
 
 
 async def test_bearer_auth_rejects_clients_without_the_token_and_leaves_healthz_open(tmp_path: Path) -> None:
@@ -113,11 +111,9 @@ async def test_an_oversized_http_message_gets_an_error_naming_the_limit_and_the_
         assert text_of(await client.call_tool("k.echo", {"text": "small"})) == "small"
 
 
-async def test_legacy_sse_clients_are_served_at_sse_in_both_eras(tmp_path: Path) -> None:
+async def test_legacy_sse_clients_are_served_at_sse_in_both_eras(kitchen_gateway: str) -> None:
     """Old HTTP+SSE clients connect at /sse; the same gateway answers them like any other client."""
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base:
-        for mode in ("legacy", "auto"):
-            async with Client(sse_client(f"{base}/sse"), mode=mode) as client:
-                assert "k.echo" in {t.name for t in (await client.list_tools()).tools}
-                assert text_of(await client.call_tool("k.echo", {"text": f"via sse {mode}"})) == f"via sse {mode}"
+    for mode in ("legacy", "auto"):
+        async with Client(sse_client(f"{kitchen_gateway}/sse"), mode=mode) as client:
+            assert "k.echo" in {t.name for t in (await client.list_tools()).tools}
+            assert text_of(await client.call_tool("k.echo", {"text": f"via sse {mode}"})) == f"via sse {mode}"

@@ -47,9 +47,8 @@ def answer(response: httpx2.Response) -> dict[str, Any]:
     return decoded
 
 
-async def test_a_plain_tools_call_is_answered_as_the_sdk_path_answers_it(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+async def test_a_plain_tools_call_is_answered_as_the_sdk_path_answers_it(kitchen_gateway: str) -> None:
+    async with httpx2.AsyncClient(base_url=kitchen_gateway, timeout=30) as http:
         await http.post("/mcp", json=envelope("k.echo", {"text": "first"}), headers=headers("k.echo"))  # bootstrap
         plain = await http.post("/mcp", json=envelope("k.echo", {"text": "hi"}), headers=headers("k.echo"))
         # A progress token needs the SSE stream, so this one is served by the SDK.
@@ -65,9 +64,8 @@ async def test_a_plain_tools_call_is_answered_as_the_sdk_path_answers_it(tmp_pat
     assert lane["result"]["content"][0] == {"type": "text", "text": "hi"}
 
 
-async def test_requests_the_lane_does_not_take_get_the_sdk_s_answers(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+async def test_requests_the_lane_does_not_take_get_the_sdk_s_answers(kitchen_gateway: str) -> None:
+    async with httpx2.AsyncClient(base_url=kitchen_gateway, timeout=30) as http:
         broken = await http.post(
             "/mcp", content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/ca', headers=headers("x")
         )

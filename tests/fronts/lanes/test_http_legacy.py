@@ -47,9 +47,8 @@ async def legacy_session(
         yield http, session
 
 
-async def test_a_session_s_plain_tools_call_is_answered_by_the_lane_as_the_sdk_answers_it(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, legacy_session(base) as (http, session):
+async def test_a_session_s_plain_tools_call_is_answered_by_the_lane_as_the_sdk_answers_it(kitchen_gateway: str) -> None:
+    async with legacy_session(kitchen_gateway) as (http, session):
         await http.post("/mcp", json=call("k.echo", {"text": "first"}), headers=session)  # bootstrap
         plain = await http.post("/mcp", json=call("k.echo", {"text": "hi"}), headers=session)
         # A progress token needs the SSE stream, so this one is served by the SDK.
@@ -62,9 +61,8 @@ async def test_a_session_s_plain_tools_call_is_answered_by_the_lane_as_the_sdk_a
     assert lane["result"] == {"content": [{"type": "text", "text": "hi"}], "isError": False}
 
 
-async def test_unknown_and_ended_sessions_get_the_sdk_s_404(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, legacy_session(base) as (http, session):
+async def test_unknown_and_ended_sessions_get_the_sdk_s_404(kitchen_gateway: str) -> None:
+    async with legacy_session(kitchen_gateway) as (http, session):
         unknown = await http.post(
             "/mcp", json=call("k.echo", {"text": "hi"}), headers={**session, "mcp-session-id": "f" * 32}
         )
@@ -93,9 +91,8 @@ async def test_a_session_s_calls_are_served_only_to_the_identity_that_opened_it(
     assert as_alice.status_code == 200 and as_alice.headers["content-type"] == "application/json"
 
 
-async def test_other_requests_of_a_session_still_reach_the_sdk(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, legacy_session(base) as (http, session):
+async def test_other_requests_of_a_session_still_reach_the_sdk(kitchen_gateway: str) -> None:
+    async with legacy_session(kitchen_gateway) as (http, session):
         listed = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=session)
         nameless = await http.post(
             "/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {}}, headers=session
