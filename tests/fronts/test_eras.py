@@ -15,7 +15,7 @@ from mcp import Client
 from gateway.fronts.eras import adapted, as_text
 from tests.fronts.lanes.test_http import answer
 from tests.fronts.test_stdio import Pipe, raw_gateway
-from tests.harness import PYTHON, ROOT, gateway_params, http_gateway, kitchen, write_config
+from tests.harness import PYTHON, ROOT, gateway_params, kitchen, write_config
 from tests.servers.conformance_content import AUDIO
 
 pytestmark = pytest.mark.anyio
@@ -167,14 +167,13 @@ def test_audio_told_as_text_gives_the_decoded_size_its_base64_padding_left_out()
 
 @pytest.mark.parametrize("path", ["lane", "sdk"])
 async def test_over_http_a_2025_03_26_session_gets_the_spill_link_as_text_on_either_path(
-    tmp_path: Path, path: str
+    kitchen_gateway: str, path: str
 ) -> None:
     version = "2025-03-26"
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     init = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
     meta = {"_meta": {"progressToken": "p"}} if path == "sdk" else {}  # a progress token: the SDK serves it
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with http_gateway(config) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+    async with httpx2.AsyncClient(base_url=kitchen_gateway, timeout=30) as http:
         opened = await http.post(
             "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=accept
         )

@@ -5,6 +5,7 @@ the unchanged file, the differing step once the file changed); another identity'
 import re
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -17,22 +18,41 @@ from tests.think.harness import FIXTURES
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-async def base(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
+@asynccontextmanager
+async def run_shown(folder: Path) -> AsyncIterator[tuple[str, Path]]:
     """Alice's loop_v1 run, driven to its foreach's first item; the workflow file a copy the test may change."""
-    flows = tmp_path / "workflows"
+    flows = folder / "workflows"
     shutil.copytree(FIXTURES, flows)
     tokens = [{"name": "alice", "token": ALICE, "groups": ["ops"]}, {"name": "bob", "token": BOB, "groups": ["dev"]}]
     config = write_config(
-        tmp_path,
+        folder,
         {"k": kitchen("k")},
         auth={"tokens": tokens, "admin_groups": ["ops"]},
-        think={"state_dir": str(tmp_path / "think"), "workflows_dirs": [str(flows)]},
+        think={"state_dir": str(folder / "think"), "workflows_dirs": [str(flows)]},
     )
     async with http_gateway(config) as url:
         async with http_client(url, headers={"authorization": f"Bearer {ALICE}"}) as client:
             await think_run(client)
         yield url, flows / "loop_v1.yaml"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-scoped: `base` is
+
+
+@pytest.fixture(scope="module")
+async def base(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[str, Path]]:
+    """`run_shown`, one gateway for the tests that only look."""
+    async with run_shown(tmp_path_factory.mktemp("think-page")) as shown:
+        yield shown
+
+
+@pytest.fixture
+async def own(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
+    """`run_shown` for a test that changes the workflow file: its own."""
+    async with run_shown(tmp_path) as shown:
+        yield shown
 
 
 def section(text: str, workflow: str) -> str:
@@ -79,8 +99,8 @@ async def test_a_run_opened_shows_its_captures_history_and_an_identical_replay(b
     assert (await get(url, f"/ui/think/loop_v1/{run_id}", token=None)).status_code == 401
 
 
-async def test_the_replay_check_names_the_step_that_differs_once_the_file_changed(base: tuple[str, Path]) -> None:
-    url, flow = base
+async def test_the_replay_check_names_the_step_that_differs_once_the_file_changed(own: tuple[str, Path]) -> None:
+    url, flow = own
     run_id = re.findall(r'data-run="([^"]+)"', (await get(url, "/ui/think")).text)[0]
     flow.write_text(flow.read_text().replace('text: "{{ item }}"', 'text: "file {{ item }}"'))
     page = (await get(url, f"/ui/think/loop_v1/{run_id}")).text
