@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -119,17 +119,42 @@ async def served(
 
 
 @asynccontextmanager
-async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
+async def _gateway_started(config: Path, env: dict[str, str] | None) -> AsyncIterator[Callable[[], Awaitable[str]]]:
+    """`gateway serve --http` started as a subprocess; yields what waits until /healthz answers (its base URL)."""
     base = f"http://127.0.0.1:{free_port()}"
-
-    async def ready() -> str | None:
-        return base if await _healthy(f"{base}/healthz") else None
-
     argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    async with served([*argv, "--log-level", "WARNING"], ready, "gateway", cwd=str(ROOT), env=environment) as url:
-        yield url
+    process = await anyio.open_process(
+        [*argv, "--log-level", "WARNING"], stdout=None, stderr=None, cwd=str(ROOT), env=environment
+    )
+
+    async def up() -> str:
+        with anyio.fail_after(30):
+            while not await _healthy(f"{base}/healthz"):  # another process's socket offers no event to wait on
+                if process.returncode is not None:
+                    raise RuntimeError(f"gateway exited with {process.returncode}")
+                await anyio.sleep(0.05)
+        return base
+
+    try:
+        yield up
+    finally:
+        await stop(process)
+
+
+@asynccontextmanager
+async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
+    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
+    async with _gateway_started(config, env) as up:
+        yield await up()
+
+
+@asynccontextmanager
+async def http_gateways(*configs: Path) -> AsyncIterator[list[str]]:
+    """`http_gateway` for each config, started together: their start-ups (a second or two of CPU each) overlap."""
+    async with AsyncExitStack() as stack:
+        ups = [await stack.enter_async_context(_gateway_started(config, None)) for config in configs]
+        yield [await up() for up in ups]
 
 
 @contextmanager

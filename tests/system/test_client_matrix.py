@@ -33,7 +33,7 @@ from tests.clients.matrix import (
     refused_clearly,
     through_gateway,
 )
-from tests.harness import KITCHEN, PYTHON, ROOT, http_gateway, served, stop, write_config
+from tests.harness import KITCHEN, PYTHON, ROOT, http_gateways, served, stop, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]  # the first row's test sets up the whole matrix
 
@@ -138,10 +138,10 @@ async def matrix(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
         stdio["args"] = ["-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"]
         outcomes = {row.id: Outcome(row) for row in ROWS}
         limiter = anyio.CapacityLimiter(AT_ONCE)
-        async with AsyncExitStack() as gateways:
+        async with http_gateways(*[config] * LANES) as gateway_urls:
             # Each HTTP gateway's rows take turns: its handshake-era server `c` cannot say which of two clients'
             # calls in flight its sampling request is for, and the gateway refuses to guess (relay.py).
-            lanes = [(await gateways.enter_async_context(http_gateway(config)), anyio.Lock()) for _ in range(LANES)]
+            lanes = [(url, anyio.Lock()) for url in gateway_urls]
             http_rows = [row for row in ROWS if row.transport != "stdio"]
 
             async def one(row: Row) -> None:

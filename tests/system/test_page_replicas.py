@@ -4,14 +4,13 @@ its spilled output too, and a replica publishes on its own (nobody looking at it
 
 import re
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.fronts.test_page import ALICE, BOB, RULES, bearer, get
-from tests.harness import http_client, http_gateway, kitchen, write_config
+from tests.harness import http_client, http_gateways, kitchen, write_config
 from tests.services import RedisServer, redis_server
 
 pytestmark = pytest.mark.anyio
@@ -35,8 +34,8 @@ async def replicas(tmp_path: Path, redis: RedisServer) -> AsyncIterator[list[str
         limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
         think={"state_dir": str(tmp_path / "think")},
     )
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(http_gateway(config)) for _ in range(2)]
+    async with http_gateways(config, config) as bases:
+        yield bases
 
 
 def rows(text: str) -> list[tuple[str, str]]:

@@ -7,14 +7,14 @@ replica; a task cancelled on B is cancelled for A too.
 """
 
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from mcp import Client, MCPError
 
 from tests.fronts.test_tasks import as_task, send, tasked
-from tests.harness import http_client, http_gateway, write_config
+from tests.harness import http_client, http_gateways, write_config
 from tests.services import redis_server
 
 pytestmark = pytest.mark.anyio
@@ -27,15 +27,13 @@ async def replicas(tmp_path: Path) -> AsyncIterator[list[str]]:
     with redis_server(tmp_path / "redis") as redis:
         auth = {"tokens": [{"name": name, "token": token} for name, token in TOKENS.items()]}
         store = {"backend": "redis", "url": redis.url, "prefix": "tasks:"}
-        urls = []
-        async with AsyncExitStack() as stack:
-            for n in range(2):
-                folder = tmp_path / f"replica{n}"
-                folder.mkdir()
-                config = write_config(
-                    folder, {"t": tasked()}, auth=auth, store=store, think={"state_dir": str(folder / "state")}
-                )
-                urls.append(await stack.enter_async_context(http_gateway(config)))
+        configs = []
+        for n in range(2):
+            folder = tmp_path / f"replica{n}"
+            folder.mkdir()
+            think = {"state_dir": str(folder / "state")}
+            configs.append(write_config(folder, {"t": tasked()}, auth=auth, store=store, think=think))
+        async with http_gateways(*configs) as urls:
             yield urls
 
 
