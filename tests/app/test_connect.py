@@ -62,6 +62,30 @@ def gateway(*args: str, home: Path | None = None) -> subprocess.CompletedProcess
     return subprocess.run(argv, cwd=home or ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
+def gateways(*runs: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """`gateway` with each argument list, the processes run at once (their start-ups overlap)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in runs
+    ]
+    try:
+        said = [process.communicate(timeout=60) for process in started]
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(started, said, strict=True)]
+
+
 def parsed(client: str, text: str) -> dict[str, Any]:
     document: dict[str, Any] = tomllib.loads(text) if client == "codex" else json.loads(text)
     assert list(document) == [TOP.get(client, "mcpServers")]
@@ -72,12 +96,11 @@ def parsed(client: str, text: str) -> dict[str, Any]:
 def test_each_clients_snippet_matches_its_documented_format_for_stdio_and_http(client: str, tmp_path: Path) -> None:
     stdio_schema, http_schema = SCHEMAS[client]
     config = write_config(tmp_path, {})
-    done = gateway("connect", client, "--config", str(config))
+    done, http = gateways(("connect", client, "--config", str(config)), ("connect", client, "--http", URL))
     assert done.returncode == 0, done.stderr
     server = parsed(client, done.stdout)[TOP.get(client, "mcpServers")]["gateway"]
     jsonschema.validate(server, stdio_schema)
     assert Path(server["command"]).is_absolute() and server["args"][-2:] == ["--config", str(config)]
-    http = gateway("connect", client, "--http", URL)
     if http_schema is None:
         assert http.returncode == 1 and f"{client} reads only stdio servers from its file" in http.stderr
         return
