@@ -1,5 +1,6 @@
 """Forwarding through a real stdio gateway: progress, cancellation, list_changed, 10 MB payloads, downstream errors."""
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -17,15 +18,34 @@ TEN_MB = 10_000_000
 PASS_THROUGH = {"max_inline_bytes": 64 * 1024 * 1024, "max_request_bytes": 64 * 1024 * 1024}
 
 
-async def test_progress_from_a_downstream_reaches_the_stdio_client(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-scoped: `plain` and `passing` are
+
+
+@pytest.fixture(scope="module")
+async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """A legacy client of one stdio gateway with the kitchen server, for the tests that only make calls."""
+    config = write_config(tmp_path_factory.mktemp("plain"), {"k": kitchen("k")})
+    async with Client(gateway_params(config), mode="legacy") as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+async def passing(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """`plain` with the size guard out of the way (`PASS_THROUGH`), for the tests that send big payloads."""
+    config = write_config(tmp_path_factory.mktemp("passing"), {"k": kitchen("k")}, limits=PASS_THROUGH)
+    async with Client(gateway_params(config), mode="legacy", read_timeout_seconds=120) as client:
+        yield client
+
+
+async def test_progress_from_a_downstream_reaches_the_stdio_client(plain: Client) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with Client(gateway_params(config), mode="legacy") as client:
-        result = await client.call_tool("k.slow", {"steps": 3, "delay_s": 0.01}, progress_callback=on_progress)
+    result = await plain.call_tool("k.slow", {"steps": 3, "delay_s": 0.01}, progress_callback=on_progress)
     assert text_of(result) == "slow done"
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
@@ -72,31 +92,25 @@ async def test_tools_list_changed_reaches_a_2026_stdio_client_through_listen(tmp
         assert "k.fresh" in {t.name for t in (await client.list_tools(cache_mode="bypass")).tools}
 
 
-async def test_10mb_result_and_10mb_request_pass_stdio_front_to_stdio_downstream_intact(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")}, limits=PASS_THROUGH)
-    async with Client(gateway_params(config), mode="legacy", read_timeout_seconds=120) as client:
-        blob = await client.call_tool("k.blob", {"n": TEN_MB})
-        assert not blob.is_error
-        payload = blob.content[0]
-        assert isinstance(payload, types.TextContent) and payload.text == "x" * TEN_MB
-        measured = await client.call_tool("k.measure", {"text": "y" * TEN_MB})
-        assert measured.content[0] == types.TextContent(text=f"received {TEN_MB} chars")
-        assert text_of(await client.call_tool("k.echo", {"text": "next"})) == "next"
+async def test_10mb_result_and_10mb_request_pass_stdio_front_to_stdio_downstream_intact(passing: Client) -> None:
+    blob = await passing.call_tool("k.blob", {"n": TEN_MB})
+    assert not blob.is_error
+    payload = blob.content[0]
+    assert isinstance(payload, types.TextContent) and payload.text == "x" * TEN_MB
+    measured = await passing.call_tool("k.measure", {"text": "y" * TEN_MB})
+    assert measured.content[0] == types.TextContent(text=f"received {TEN_MB} chars")
+    assert text_of(await passing.call_tool("k.echo", {"text": "next"})) == "next"
 
 
-async def test_a_downstream_handler_exception_is_an_error_result_naming_the_server(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k")})
-    async with Client(gateway_params(config), mode="legacy") as client:
-        result = await client.call_tool("k.boom", {})
-        assert result.is_error
-        assert "'k'" in text_of(result)
-        assert text_of(await client.call_tool("k.echo", {"text": "fine"})) == "fine"
+async def test_a_downstream_handler_exception_is_an_error_result_naming_the_server(plain: Client) -> None:
+    result = await plain.call_tool("k.boom", {})
+    assert result.is_error
+    assert "'k'" in text_of(result)
+    assert text_of(await plain.call_tool("k.echo", {"text": "fine"})) == "fine"
 
 
-async def test_a_big_non_ascii_result_is_streamed_out_intact(tmp_path: Path) -> None:
+async def test_a_big_non_ascii_result_is_streamed_out_intact(passing: Client) -> None:
     """Results over 1 MiB leave the stdio front piece by piece; escaping must keep every character."""
-    config = write_config(tmp_path, {"k": kitchen("k")}, limits=PASS_THROUGH)
-    async with Client(gateway_params(config), mode="legacy", read_timeout_seconds=120) as client:
-        blob = await client.call_tool("k.blob", {"n": 1_500_000, "char": 'é€😀\ud7ff"\\\n'})
-        assert text_of(blob) == ('é€😀\ud7ff"\\\n' * 1_500_000)[:1_500_000]
-        assert text_of(await client.call_tool("k.echo", {"text": "after"})) == "after"
+    blob = await passing.call_tool("k.blob", {"n": 1_500_000, "char": 'é€😀\ud7ff"\\\n'})
+    assert text_of(blob) == ('é€😀\ud7ff"\\\n' * 1_500_000)[:1_500_000]
+    assert text_of(await passing.call_tool("k.echo", {"text": "after"})) == "after"
