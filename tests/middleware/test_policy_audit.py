@@ -5,6 +5,7 @@ import getpass
 import hashlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,9 +90,16 @@ async def test_check_as_prints_what_an_identity_would_see_and_why_the_rest_is_hi
     path = config(tmp_path)
     argv = [sys.executable, "-m", "gateway", "check", "--config", str(path)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    said: dict[str, subprocess.CompletedProcess[bytes]] = {}
+
+    async def check_as(who: str, *groups: str) -> None:
+        said[who] = await anyio.run_process([*argv, "--as", who, *groups], cwd=str(ROOT), env=env)
+
     with anyio.fail_after(60):
-        bob = await anyio.run_process([*argv, "--as", "bob"], cwd=str(ROOT), env=env)
-        carol = await anyio.run_process([*argv, "--as", "carol", "--groups", "dev"], cwd=str(ROOT), env=env)
+        async with anyio.create_task_group() as both:  # two processes: their start-ups overlap
+            both.start_soon(check_as, "bob")
+            both.start_soon(check_as, "carol", "--groups", "dev")
+    bob, carol = said["bob"], said["carol"]
     bob_lines = bob.stdout.decode().splitlines()
     assert bob_lines[0].startswith("as bob (groups: interns): ")
     assert "  h.whoami" in bob_lines and "  think.next" in bob_lines
