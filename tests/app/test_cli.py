@@ -150,14 +150,21 @@ async def test_check_warns_about_each_broken_workflow_naming_file_and_path(tmp_p
 async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above_client_caps(tmp_path: Path) -> None:
     rules = [{"client": "cursor*", "mode": "all"}]
     path = write_config(tmp_path, {"k": kitchen("k", "--tools", "150")}, exposure={"clients": rules})
-    done = await gateway("tools", "--config", str(path))
+    said: dict[str, subprocess.CompletedProcess[bytes]] = {}
+
+    async def tools(label: str, *extra: str) -> None:
+        said[label] = await gateway("tools", "--config", str(path), *extra)
+
+    async with anyio.create_task_group() as both:  # two processes: their start-ups overlap
+        both.start_soon(tools, "listed")
+        both.start_soon(tools, "found", "--find", "synthetic catalog entry 042", "--limit", "2")
+    done, found = said["listed"], said["found"]
     assert done.returncode == 0, done.stderr.decode()
     lines = {line.split("  ")[0]: line for line in done.stdout.decode().splitlines()}
     assert "176 tools: VS Code / Copilot and OpenAI-based clients use at most 128" in lines["mode all"]
     assert lines["mode search"].split()[2] == "5"  # find, call, think.plan, think.next, think.workflows.list
     assert "(search: the rest through gateway.find_tools)" in lines["default (auto)"]
     assert "⚠ 176 tools" in lines["client cursor* (all)"]
-    found = await gateway("tools", "--config", str(path), "--find", "synthetic catalog entry 042", "--limit", "2")
     assert found.returncode == 0, found.stderr.decode()
     first, best, _second = found.stdout.decode().splitlines()
     assert first.startswith("2 of ") and "tools matching 'synthetic catalog entry 042'" in first
