@@ -14,7 +14,7 @@ from pydantic import Field
 from pydantic_core import to_json
 
 from gateway.hosted.contracts import Arguments, ArgumentsError, parse, tool
-from gateway.middleware.exposure.search import MAX_QUERY_CHARS, Hit, Matches, required
+from gateway.middleware.exposure.search import MAX_QUERY_CHARS, Hit, Matches
 
 A = TypeVar("A", bound=Arguments)
 DEFAULT_LIMIT = 5
@@ -132,7 +132,7 @@ def _hit(hit: Hit, name: str, detail: bool) -> dict[str, Any]:
         "name": name,
         "server": hit.server,
         "description": description,
-        "required": required(hit.tool),
+        "required": _required(hit.tool),
         "score": hit.score,
     }
     if detail:
@@ -177,3 +177,9 @@ def answer(
     if notes:
         text += "\n" + "\n".join(f"Note: {n}" for n in notes)
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
+
+
+def _required(tool: types.Tool) -> list[str]:
+    """The names of a tool's required arguments (a hit's one line says what to send)."""
+    req = tool.input_schema.get("required") if isinstance(tool.input_schema, dict) else None
+    return [str(r) for r in req] if isinstance(req, list) else []

@@ -2,8 +2,8 @@
 
 Why FTS5: it ships with Python's `sqlite3` (no new dependency, no hand-written scorer), its `bm25()` is
 Okapi BM25 with a weight per column, its `porter` tokenizer stems ("requests" finds "request"), and a
-query over 1,000 tools takes well under a millisecond. The index is rebuilt whole when the catalog
-changes (some 30 ms at 1,000 tools on a busy machine), never patched.
+query over 1,000 tools takes well under a millisecond. The index is rebuilt whole for a new catalog (some
+30 ms at 1,000 tools; the exposure builds it at that catalog's first search), never patched.
 
 Names are split before indexing (`_ . - /` and camelCase: `getMergeRequest` → `get merge request`), so
 a user's words meet a tool's name. Columns and weights: the name (with its server) counts most, then
@@ -17,11 +17,14 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from gateway.middleware.exposure.semantic import SemanticIndex, document, embedder
+from gateway.middleware.exposure.semantic import document, embedder
+
+if TYPE_CHECKING:
+    from gateway.middleware.exposure.vectors import SemanticIndex
 
 WEIGHTS = (10.0, 1.0, 1.0)
 """bm25() weights of the columns (name, description, params): the name is the strongest evidence."""
@@ -75,10 +78,8 @@ are expanded the same way when indexed."""
 ABBREVIATIONS = frozenset({"mr", "mrs", "pr", "prs", "repo", "ci"})
 RRF_K = 60
 """Reciprocal rank fusion: a tool scores the sum over rankers of 1 / (RRF_K + its rank). 60 is the published
-default (Cormack et al., 2009); 10 and 30 measured within one query of it on the tuning halves
-(bench/find_quality.py), so the default stays: nothing here is fitted to the labelled queries. Also measured
-there and dropped: lexical weight 1.5 and 2 (no better), a third list of tools whose whole name the query
-spells (worse: one-word names like git_log and jira_search win on any "log" or "search")."""
+default (Cormack et al., 2009), untuned: the alternatives measured on the tuning halves (other k, weights, score
+sums, a third list) are in docs/benchmarks.md, none better by more than one query."""
 
 
 def words(text: str) -> list[str]:
@@ -125,11 +126,6 @@ def _param_text(schema: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def required(tool: types.Tool) -> list[str]:
-    req = tool.input_schema.get("required") if isinstance(tool.input_schema, dict) else None
-    return [str(r) for r in req] if isinstance(req, list) else []
-
-
 @dataclass(frozen=True, slots=True)
 class Hit:
     name: str
@@ -171,8 +167,10 @@ class SearchIndex:
 
     @property
     def rankers(self) -> list[str]:
-        """The rankers that answer (`gateway tools --find` and gateway.status say them)."""
-        return ["lexical"] * self._lexical + ["semantic"] * (self._semantic is not None)
+        """The rankers that answer (`gateway tools --find` and gateway.status say them): the semantic one when it is
+        wanted and its model loads (asking loads it, once per process)."""
+        meaning = self._semantic is not None or (self._wants_semantic and embedder() is not None)
+        return ["lexical"] * self._lexical + ["semantic"] * meaning
 
     def build(self, entries: Iterable[tuple[str, str, types.Tool]]) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there."""
@@ -190,7 +188,7 @@ class SearchIndex:
                 ),
             )
         if self._wants_semantic and self._semantic is None and (model := embedder()) is not None:
-            self._semantic = SemanticIndex(model)  # loaded at the first build, once per process
+            self._semantic = model.index()  # loaded at the first build, once per process
         if self._semantic is not None:
             self._semantic.build([document(words(t.name), t.description or "") for _n, _s, t in self._rows])
 

@@ -8,61 +8,36 @@ sentence-transformers wheel (all-MiniLM-L6-v2) would pull torch (~700 MB) in.
 
 The files are loaded from the package folder directly: `WordLlama.load()` looks for the tokenizer in a
 folder the wheel does not have and then downloads it, which must never happen here. The model is loaded
-once per process (lazily, at the first index build) and shared; a missing or broken install leaves the
-lexical ranker alone and says why (`Embedder.problem`).
+once per process (lazily, at the first search or status) and shared; a missing or broken install leaves the
+lexical ranker alone and says why (`problem`). The numeric work (numpy) is `vectors.py`'s, imported with the model.
 """
 
 import logging
 import threading
-from importlib.util import find_spec
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    from gateway.middleware.exposure.vectors import Embedder
 
 log = logging.getLogger(__name__)
 
 MODEL = "wordllama l2_supercat 256d"
-_WEIGHTS = ("weights", "l2_supercat_256.safetensors")
-_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
-
-Vectors = npt.NDArray[np.float32]
-
-
-class Embedder:
-    """Sentences to unit vectors (rows), by mean-pooled static token embeddings."""
-
-    def __init__(self, table: npt.NDArray[np.float16], tokenizer: Any) -> None:
-        self._table = table
-        """float16 as shipped (16 MB): only the rows a text uses are widened, so RSS grows by the file's size."""
-        self._tokenizer = tokenizer
-
-    def embed(self, texts: list[str]) -> Vectors:
-        out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
-        for row, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = [i for i in encoding.ids if 0 <= i < self._table.shape[0]]
-            if ids:
-                vector = self._table[ids].astype(np.float32).mean(axis=0)
-                norm = float(np.linalg.norm(vector))
-                if norm > 0:
-                    out[row] = vector / norm
-        return out
-
 
 _lock = threading.Lock()
-_loaded: list[Embedder | None] = []
+_loaded: list["Embedder | None"] = []
 problem: str | None = None
 """Why the semantic ranker is off (None while it is on or not yet loaded)."""
 
 
-def embedder() -> Embedder | None:
+def embedder() -> "Embedder | None":
     """The process's one embedder, loaded at the first call; None (and `problem` set) when it cannot load."""
     global problem
     with _lock:
         if not _loaded:
             try:
-                _loaded.append(load())
+                from gateway.middleware.exposure import vectors  # numpy with it: only once a search needs it
+
+                _loaded.append(vectors.load())
             except Exception as exc:  # noqa: BLE001 - any failure to load means: rank lexically, and say why
                 problem = f"{MODEL} could not be loaded ({type(exc).__name__}: {exc}); ranking is lexical only"
                 log.warning("%s", problem)
@@ -70,32 +45,6 @@ def embedder() -> Embedder | None:
         return _loaded[0]
 
 
-def load() -> Embedder:
-    """The model from the installed package's own files (never a download).
-
-    Raises:
-        ModuleNotFoundError: wordllama is not installed; OSError or ValueError: its files are missing or broken.
-    """
-    spec = find_spec("wordllama")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("the wordllama package is not installed; reinstall the gateway")
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
-
-    root = Path(next(iter(spec.submodule_search_locations)))
-    with safe_open(str(root.joinpath(*_WEIGHTS)), framework="np") as weights:
-        table = np.ascontiguousarray(weights.get_tensor("embedding.weight"))
-    tokenizer = Tokenizer.from_file(str(root.joinpath(*_TOKENIZER)))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return Embedder(table, tokenizer)
-
-
-MIN_SIMILARITY = 0.15
-"""Cosine below which a tool is no semantic candidate: nonsense ("zyzzyvas", "quokka") peaks near 0.13 on
-the example catalogs, so a query no tool is about still finds nothing (measured: bench/find_quality.py)."""
-CANDIDATES = 50
-"""The semantic ranker's list is cut here: past it, its ranks add noise to the fusion, not recall."""
 DESCRIPTION_CHARS = 300
 """What of a description is embedded: the purpose comes first; long return-value prose dilutes the mean."""
 
@@ -103,33 +52,6 @@ DESCRIPTION_CHARS = 300
 def document(name_words: list[str], description: str) -> str:
     """The text a tool is embedded as: its name's words, then the start of its description."""
     return f"{' '.join(name_words)}. {description[:DESCRIPTION_CHARS]}"
-
-
-class SemanticIndex:
-    """The catalog's tool documents as unit vectors, one row per tool in the lexical index's row order."""
-
-    def __init__(self, model: Embedder) -> None:
-        self._model = model
-        self._vectors: Vectors = np.zeros((0, 0), dtype=np.float32)
-        self._known: dict[str, Vectors] = {}
-        """Document -> its vector, for the current catalog: a rebuild (one server's list changed) embeds only
-        the tools it has not seen (250 ms for 1,000 new tools, on the event loop)."""
-
-    def build(self, documents: list[str]) -> None:
-        """Embed the catalog's documents, once per catalog version and once per document."""
-        fresh = [d for d in dict.fromkeys(documents) if d not in self._known]
-        known = {d: self._known[d] for d in documents if d in self._known}
-        known.update(zip(fresh, self._model.embed(fresh), strict=True))
-        self._known = known
-        self._vectors = np.stack([known[d] for d in documents]) if documents else np.zeros((0, 0), np.float32)
-
-    def ranked(self, query: str) -> list[int]:
-        """Row numbers of the tools closest to `query`, best first, at most CANDIDATES, none below MIN_SIMILARITY."""
-        if not len(self._vectors):
-            return []
-        scores = self._vectors @ self._model.embed([query])[0]
-        top = np.argsort(-scores)[:CANDIDATES]
-        return [int(row) for row in top if scores[row] >= MIN_SIMILARITY]
 
 
 def describe(rankers: list[str]) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class Exposure:
         self._fits: dict[tuple[Rule, str | None], dict[str, int]] = {}
         """Chars of each tool's listed definition under a rule, in catalog order (what `auto` weighs and fills)."""
         self.index = SearchIndex()
+        self._indexed: Catalog | None = None
+        """The catalog `index` holds (built lazily, at the first search of a new catalog)."""
         self.settings = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
 
@@ -85,9 +87,15 @@ class Exposure:
     def _follow(self, catalog: Catalog) -> None:
         if catalog is not self._catalog:
             self._catalog, self._names, self._fits = catalog, {}, {}
+
+    def _searchable(self, catalog: Catalog) -> SearchIndex:
+        """The index of `catalog`, built at its first search (a gateway nobody searches never loads the model)."""
+        if self._indexed is not catalog:
             self.index.build(
                 (e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)
             )
+            self._indexed = catalog
+        return self.index
 
     def names(self, catalog: Catalog, separator: str) -> Names:
         self._follow(catalog)
@@ -209,10 +217,9 @@ class Exposure:
         Raises:
             ValueError: the query is over the length limit.
         """
-        self._follow(catalog)
         entries = catalog.tools
 
         def allowed(name: str, _server: str) -> bool:
             return self.visible(session, entries[name])
 
-        return self.index.search(query, limit=limit, server=server, visible=allowed)
+        return self._searchable(catalog).search(query, limit=limit, server=server, visible=allowed)

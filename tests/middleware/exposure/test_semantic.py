@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from gateway.middleware.exposure import semantic
+from gateway.middleware.exposure import semantic, vectors
 from gateway.middleware.exposure.search import SearchIndex
 from tests.harness import ROOT
 from tests.middleware.exposure.test_search import CATALOG, tool
@@ -30,10 +30,10 @@ def test_the_model_loads_from_the_installed_wheel_with_the_network_unreachable(m
         raise AssertionError("the model tried to reach the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    model = semantic.load()
-    vectors = model.embed(["delete the branch", "remove a branch", "current time in Paris"])
-    assert vectors.shape == (3, 256) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
-    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]  # meaning, not letters, decides
+    model = vectors.load()
+    embedded = model.embed(["delete the branch", "remove a branch", "current time in Paris"])
+    assert embedded.shape == (3, 256) and np.allclose(np.linalg.norm(embedded, axis=1), 1, atol=1e-5)
+    assert embedded[0] @ embedded[1] > embedded[0] @ embedded[2]  # meaning, not letters, decides
 
 
 def test_meaning_finds_a_tool_no_word_of_the_query_names() -> None:
@@ -91,7 +91,7 @@ def test_a_rebuild_embeds_only_the_tools_it_has_not_seen() -> None:
     assert model is not None
     original = model.embed
 
-    def counting(texts: list[str]) -> semantic.Vectors:
+    def counting(texts: list[str]) -> vectors.Vectors:
         embedded.append(texts)
         return original(texts)
 
@@ -103,3 +103,20 @@ def test_a_rebuild_embeds_only_the_tools_it_has_not_seen() -> None:
     assert embedded == [["frobnicate. Frobnicate widgets."]]
     assert index.search("clock in Paris", limit=1).hits == before
     assert index.search("frobnicate widgets", limit=1).hits[0].name == "k.frobnicate"
+
+
+def test_a_gateway_imports_no_numpy_until_a_search_needs_the_model() -> None:
+    """numpy takes 0.1 to 0.3 s to import: a gateway process nobody searches (most of them) never pays it."""
+    code = (
+        "import sys\n"
+        "import gateway.app.gateway, gateway.app.serve\n"
+        "from gateway.middleware.exposure.search import SearchIndex\n"
+        "print('numpy' in sys.modules)\n"
+        "from tests.middleware.exposure.test_semantic import WIDER\n"
+        "index = SearchIndex(); index.build(WIDER)\n"
+        "print('numpy' in sys.modules, index.rankers)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out == ["False", "True ['lexical', 'semantic']"]
