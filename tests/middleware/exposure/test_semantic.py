@@ -76,9 +76,7 @@ def test_without_the_model_the_lexical_ranker_answers_alone_and_says_why() -> No
         "print(index.rankers, index.search('delete a branch', limit=1).hits[0].name)\n"
         "print(semantic.problem)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
-    ).stdout.splitlines()
+    out = fresh_process(code)
     assert out[0] == "['lexical'] gitlab.delete_branch"
     assert out[1].startswith(f"{semantic.MODEL} could not be loaded") and out[1].endswith("ranking is lexical only")
 
@@ -116,7 +114,12 @@ def test_a_gateway_imports_no_numpy_until_a_search_needs_the_model() -> None:
         "index = SearchIndex(); index.build(WIDER)\n"
         "print('numpy' in sys.modules, index.rankers)\n"
     )
-    out = subprocess.run(
+    out = fresh_process(code)
+    assert out == ["False", "True ['lexical', 'semantic']"]
+
+
+def fresh_process(code: str) -> list[str]:
+    """The lines `code` prints in a new interpreter (what a process loads at its start, the model's cache empty)."""
+    return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
     ).stdout.splitlines()
-    assert out == ["False", "True ['lexical', 'semantic']"]
