@@ -13,7 +13,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench._harness import echo_once, kill_leftover_children, percentile, table, throughput
 from bench._processes import PASS_THROUGH_LIMITS, accepting
-from tests.harness import KITCHEN, PYTHON, ROOT, free_port, stop, write_config
+from tests.harness import KITCHEN, PYTHON, ROOT, free_port, served, write_config
 
 CONCURRENCY = 16
 MODES = ("legacy", "2026-07-28")
@@ -62,26 +62,13 @@ async def _http(checkout: Path, config: Path, mode: str) -> AsyncIterator[Client
     port = free_port()
     argv = [python, "-m", "gateway", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"]
     async with (
-        _started([*argv, "--log-level", "WARNING"], accepting(port), cwd=str(checkout)) as base,
+        served(
+            [*argv, "--log-level", "WARNING"], accepting(port), "gateway", within_s=START_S, cwd=str(checkout)
+        ) as base,
         httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
         Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
     ):
         yield client
-
-
-@asynccontextmanager
-async def _started(argv: list[str], ready: Callable[[], Awaitable[str | None]], cwd: str) -> AsyncIterator[str]:
-    """An HTTP gateway process, given `START_S` to come up (`tests.harness.served` gives the tests' 30 s)."""
-    process = await anyio.open_process(argv, stdout=None, stderr=None, cwd=cwd)
-    try:
-        with anyio.fail_after(START_S):
-            while (base := await ready()) is None:  # a socket offers no event to wait on
-                if process.returncode is not None:
-                    raise RuntimeError(f"gateway exited with {process.returncode}")
-                await anyio.sleep(0.05)
-        yield base
-    finally:
-        await stop(process)
 
 
 async def _compare(front: str, mode: str, before: Path, opts: argparse.Namespace, tmp: Path) -> list[Side]:

@@ -103,12 +103,19 @@ async def _healthy(url: str) -> bool:
 
 @asynccontextmanager
 async def served(
-    argv: list[str], ready: Callable[[], Awaitable[str | None]], what: str, *, quiet: bool = False, **popen: Any
+    argv: list[str],
+    ready: Callable[[], Awaitable[str | None]],
+    what: str,
+    *,
+    quiet: bool = False,
+    within_s: float = 30,
+    **popen: Any,
 ) -> AsyncIterator[str]:
-    """Run a server process; yields the base URL `ready()` gives once it is up (`quiet`: drop its log)."""
+    """Run a server process; yields the base URL `ready()` gives once it is up, within `within_s` (`quiet`: drop
+    its log)."""
     process = await anyio.open_process(argv, stdout=None, stderr=subprocess.DEVNULL if quiet else None, **popen)
     try:
-        with anyio.fail_after(30):
+        with anyio.fail_after(within_s):
             while (base := await ready()) is None:  # another process's files and sockets offer no event to wait on
                 if process.returncode is not None:
                     raise RuntimeError(f"{what} exited with {process.returncode}")

@@ -45,7 +45,7 @@ LANES = 3
 """HTTP gateways, each serving its share of the HTTP and SSE rows one row at a time."""
 REMOTE = str(CLIENTS / "node" / "node_modules" / "mcp-remote" / "dist" / "proxy.js")
 SERVERS: dict[str, list[str]] = {"k": [KITCHEN, "--name", "k"], "c": ["-m", "tests.servers.relaying"]}
-LOCAL = {"cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}}
+LOCAL: dict[str, Any] = {"cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}}
 
 
 @dataclass
