@@ -3,7 +3,8 @@ a real gateway process get the driver prompt once and keep the tools they found,
 sessions. The TypeScript client 2.x (2026 era) on a new connection per call, with parallel first calls, after a
 cancel; langchain-mcp-adapters' default (a 2025-era session per call), sequential and parallel; another identity or
 another `clientInfo.name` is another client. Each scenario is its own client (a token or a name of its own), so each
-starts at first contact. The clients are installed by `scripts/continuity-clients` (scripts/setup-lab)."""
+starts at first contact. The TypeScript client is the client matrix's (`scripts/client-matrix`, on its Node);
+langchain-mcp-adapters is installed by `scripts/continuity-clients` (both run by scripts/setup-lab)."""
 
 import json
 from collections.abc import AsyncIterator
@@ -13,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.clients.matrix import NODE
 from tests.harness import KITCHEN, PYTHON, ROOT, hints_of, http_client, http_gateway, write_config
-from tests.services import need
 
 pytestmark = pytest.mark.anyio
 
@@ -34,8 +35,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
-    if not (CLIENTS / "ts2-sdk" / "node_modules").is_dir() or not (CLIENTS / "langchain" / "bin").is_dir():
-        pytest.fail("the continuity clients are not installed: run ./scripts/continuity-clients (or scripts/setup-lab)")
+    if not (CLIENTS / "node" / "node_modules" / "client-2").is_dir() or not (CLIENTS / "langchain" / "bin").is_dir():
+        pytest.fail("the continuity clients are not installed: run ./scripts/setup-lab")
     folder = tmp_path_factory.mktemp("continuity")
     servers = {"kitchen": {"transport": "stdio", "command": PYTHON, "args": [KITCHEN, "--name", "kitchen"]}}
     tokens = [{"name": name, "token": secret(name)} for name in TOKENS]
@@ -55,8 +56,7 @@ async def lines_of(argv: list[str]) -> dict[str, dict[str, Any]]:
 
 
 async def ts2(url: str, scenario: str, name: str, token: str = "ts-a") -> dict[str, dict[str, Any]]:
-    node = need("node")
-    return await lines_of([node, str(HERE / "ts2_client.mjs"), str(CLIENTS), url, scenario, name, secret(token)])
+    return await lines_of([NODE, str(HERE / "ts2_client.mjs"), str(CLIENTS), url, scenario, name, secret(token)])
 
 
 async def langchain(url: str, token: str, calls: int, *, parallel: bool = False) -> dict[str, dict[str, Any]]:

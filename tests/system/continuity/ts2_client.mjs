@@ -1,5 +1,6 @@
-// The TypeScript MCP client 2.x (pinned in ./ts2/package.json, installed into .clients/ts2-sdk by
-// scripts/continuity-clients) driving the gateway over Streamable HTTP in the 2026 era, as an application would.
+// The TypeScript MCP client 2.x (the client matrix's: npm alias client-2 in tests/clients/package.json, installed
+// into .clients/node by scripts/client-matrix) driving the gateway over Streamable HTTP in the 2026 era, as an
+// application would.
 // Usage: node ts2_client.mjs <clients dir> <gateway /mcp url> <scenario> <clientInfo name> <bearer token>
 // Prints one JSON line per tool call (or listing): what the gateway answered, for the Python test to judge.
 import http from "node:http";
@@ -7,8 +8,8 @@ import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 
 const [clientsDir, url, scenario, name, token] = process.argv.slice(2);
-const require = createRequire(`${clientsDir}/ts2-sdk/package.json`);
-const { Client, StreamableHTTPClientTransport } = require("@modelcontextprotocol/client");
+const require = createRequire(`${clientsDir}/node/package.json`);
+const { Client, StreamableHTTPClientTransport } = require("client-2");
 
 // A fetch on a new TCP connection for every request (no keep-alive pool): what a client behind a proxy that
 // does not keep connections, or one that is idle past the server's keep-alive, does on every call.
