@@ -15,7 +15,7 @@ from typing import Any, ClassVar, NamedTuple
 import anyio
 import mcp.types as types
 
-from gateway import telemetry, tracecontext
+from gateway import telemetry
 from gateway.errors import DownstreamError, GatewayError
 from gateway.operations import Operations
 from gateway.pipeline import Call, Middleware
@@ -121,7 +121,7 @@ class Recorder(Middleware):
             original = None  # stored whole under call.spilled: the page links it
         elif original is not None and original is not result and original.__class__ is types.CallToolResult:
             held += result_bytes(original)  # rewritten (cut) without a spill: both shown
-        trace = telemetry.current_trace_id() if telemetry.traced or tracecontext.seen else None
+        trace = telemetry.current_trace_id()
         recent = self.recent
         recent.append(
             (

@@ -80,10 +80,11 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     where = redis_store.where(store.url, store.prefix)
     outputs = RedisOutputs(client, store.prefix, where, ttl_s=limits.outputs_ttl_s, max_bytes=store.outputs_max_bytes)
     runs, spills = RedisRuns(client, store.prefix, where), RedisSpills(client, store.prefix, where)
-    breaker = redis_store.Breaker(where)  # one Redis: a failure seen by sessions or clients pauses both
+    breaker = redis_store.Breaker(where)  # one Redis: a failure seen by sessions, clients or usage pauses all
     sessions = RedisSessions(client, store.prefix, where, breaker=breaker)
     clients = RedisClients(client, store.prefix, window_s, breaker=breaker) if window_s else None
-    usage, tasks = RedisUsage(client, store.prefix, where), RedisTasks(client, store.prefix, where)
+    usage = RedisUsage(client, store.prefix, where, breaker=breaker)
+    tasks = RedisTasks(client, store.prefix, where)
     loads = RedisLoads(client, store.prefix)
     calls = RedisCallLog(client, store.prefix, where)
     return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls)

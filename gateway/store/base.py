@@ -6,7 +6,7 @@ Backends store bytes under `(folder, name)` keys with a version counter; the typ
 """
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -126,6 +126,11 @@ USAGE_KEPT = 200
 """Tools counted per identity: past it the least used are forgotten (the `auto` fill needs at most `max_tools`)."""
 USAGE_IDLE_S = 30 * 86_400.0
 """An identity that called nothing for this long is forgotten (Redis: the key's expiry)."""
+
+
+def most_used(counts: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(tool, calls) most called first; equal counts by name, so every replica and every backend orders them alike."""
+    return sorted(counts, key=lambda item: (-item[1], item[0]))
 
 
 class Usage(Protocol):

@@ -4,6 +4,8 @@ call is cut to fit them."""
 import json
 from typing import Any
 
+from gateway import results
+
 ENTRY_BYTES = 16_000
 """A call as kept in Redis is at most this: past it, its notes and then its texts are cut (the page says so)."""
 TEXTS = ("before", "after")
@@ -26,11 +28,10 @@ def cut(text: str | None, chars: int) -> str | None:
 
 def _within(text: str | None, limit: int) -> str | None:
     """`text` in at most about `limit` UTF-8 bytes (cut on a character), saying how much was not kept."""
-    data = (text or "").encode()
-    if text is None or len(data) <= limit:
-        return text
-    kept = data[:limit].decode("utf-8", "ignore")
-    return kept + f"\n… ({len(text) - len(kept):,} more characters not kept)"
+    if text is None:
+        return None
+    kept = results.cut(text, limit)
+    return text if kept == text else kept + f"\n… ({len(text) - len(kept):,} more characters not kept)"
 
 
 def encoded(call: dict[str, Any]) -> bytes:

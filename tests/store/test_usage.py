@@ -8,6 +8,7 @@ import pytest
 from gateway.store.backends import open_stores
 from gateway.store.base import USAGE_IDLE_S, Usage
 from gateway.store.local.usage import LocalUsage
+from gateway.store.redis.client import Breaker
 from gateway.store.redis.usage import RedisUsage
 from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend
@@ -30,7 +31,11 @@ async def test_counts_add_up_per_owner_and_the_most_called_come_first(backend: B
 
 async def test_an_owner_keeps_only_its_most_called_tools(backend: Backend) -> None:
     stores = backend.open()
-    usage: Usage = LocalUsage(kept=3) if backend.name == "local" else RedisUsage(stores.redis, "k:", "", kept=3)
+    usage: Usage = (
+        LocalUsage(kept=3)
+        if backend.name == "local"
+        else RedisUsage(stores.redis, "k:", "", breaker=Breaker(""), kept=3)
+    )
     await usage.add("alice", {f"k.t{i}": i + 1 for i in range(6)})  # t5 called 6 times ... t0 once
     await usage.add("alice", {"k.t0": 1})  # a newcomer with too few calls does not stay either
     assert await usage.top("alice", 10) == ["k.t5", "k.t4", "k.t3"]

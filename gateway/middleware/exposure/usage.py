@@ -71,8 +71,16 @@ class UsageTally:
                     repeats.warning("tool usage: %s; these counts are dropped (they only order lists)", exc)
 
     async def top(self, owner: str, limit: int) -> list[str]:
-        """The owner's most used tools, most first, counting its calls so far; empty when the store fails."""
-        await self.flush()
+        """The owner's most used tools, most first, counting its calls so far (its own pending counts are written
+        first; other identities' wait for the background writer); empty when the store fails."""
+        async with self._lock:
+            mine = self._pending.pop(owner, None)
+            if mine:
+                self._size -= len(mine)
+                try:
+                    await self.store.add(owner, mine)
+                except StoreUnavailable as exc:
+                    repeats.warning("tool usage: %s; these counts are dropped (they only order lists)", exc)
         try:
             return await self.store.top(owner, limit)
         except StoreUnavailable as exc:

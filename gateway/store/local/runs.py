@@ -125,7 +125,6 @@ class LocalRuns:
     def _put(self, folder: str, name: str, data: bytes, expected: int) -> None:
         self._adopt(folder)
         path = self.path(folder, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
         with locked(path.parent):
             current = _version_on_disk(path)
             if current != expected:

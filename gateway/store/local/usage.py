@@ -7,7 +7,7 @@ each (the least called go).
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
 
-from gateway.store.base import USAGE_KEPT
+from gateway.store.base import USAGE_KEPT, most_used
 
 
 class LocalUsage:
@@ -22,14 +22,9 @@ class LocalUsage:
         self._counts.move_to_end(owner)
         mine.update(counts)
         if len(mine) > self._kept:
-            self._counts[owner] = Counter(dict(_ordered(mine)[: self._kept]))
+            self._counts[owner] = Counter(dict(most_used(mine.items())[: self._kept]))
         while len(self._counts) > self._owners:
             self._counts.popitem(last=False)
 
     async def top(self, owner: str, limit: int) -> list[str]:
-        return [name for name, _n in _ordered(self._counts.get(owner, Counter()))[:limit]]
-
-
-def _ordered(counts: Counter[str]) -> list[tuple[str, int]]:
-    """Most called first; equal counts by name, so every replica and every run orders them alike."""
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return [name for name, _n in most_used(self._counts.get(owner, Counter()).items())[:limit]]

@@ -35,14 +35,14 @@ return out
 
 class RedisSessions:
     def __init__(
-        self, client: Redis, prefix: str, where: str, *, idle_s: float = SESSION_IDLE_S, breaker: Breaker | None = None
+        self, client: Redis, prefix: str, where: str, *, idle_s: float = SESSION_IDLE_S, breaker: Breaker
     ) -> None:
         self._redis = client
         self._prefix = prefix
         self.where = where
         self.idle_s = int(idle_s)
         self._runs = client.register_script(_RUNS)
-        self._guarded = (breaker or Breaker(where)).guarded
+        self._guarded = breaker.guarded
 
     def _key(self, session: str) -> str:
         # A digest: session keys carry the identity's key, which has no business in Redis key names.

@@ -68,7 +68,7 @@ async def test_a_store_that_fails_costs_the_counts_and_one_warning_never_the_cal
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     down = redis_client.connect(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
-    tally = UsageTally(RedisUsage(down, "x:", "redis at nowhere"))
+    tally = UsageTally(RedisUsage(down, "x:", "redis at nowhere", breaker=redis_client.Breaker("redis at nowhere")))
     tally.note("alice", "k.a")
     with caplog.at_level(logging.WARNING, "gateway.middleware.exposure.usage"):
         assert await tally.top("alice", 5) == []
