@@ -204,7 +204,9 @@ class Downstream:
                 self._client = client
                 sdk.offer_per_request(client.session)  # a 2026-era call declares what its client can answer
                 modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-                self._caller = caller_for(client.session, lane, modern=modern)
+                caller = caller_for(client.session, lane, modern=modern)
+                # A 2026-era connection's calls: one the server makes a task is followed to its end (`tasks`).
+                self._caller = tasks.ModernTasks(caller, client.session) if modern else caller
                 self._lane = lane
                 self.protocol_version = client.protocol_version
                 self.state = State.UP
@@ -328,8 +330,8 @@ class Downstream:
         """Call a tool; `extra` adds wire params (`_meta`, `inputResponses`, `requestState` of a 2026 round)."""
         client, session = await self._session()
         task_only = name in self.task_only and tasks.offers_tasks(self.capabilities)
-        modern = self.protocol_version in MODERN_PROTOCOL_VERSIONS
-        caller = tasks.chosen(self._caller or SessionCaller(session), session, task_only=task_only, modern=modern)
+        # A tool the server runs only as a task goes through its 2025 tasks; any other, the connection's caller.
+        caller = tasks.TaskCaller(session) if task_only else self._caller or SessionCaller(session)
         limit = Deadline(self.timeout_s, self.max_timeout_s, progress)  # the server's progress extends it
         with self._calls.counted(), self._failures(client), limit.scope:
             result = await caller.call_tool(

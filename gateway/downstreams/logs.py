@@ -43,22 +43,21 @@ class Logs:
     def __init__(self, logger_name: Callable[[str, str | None], str]) -> None:
         self._logger_name = logger_name
         """(server, its logger) -> the logger a client is shown (the server named)."""
-        self._levels: dict[str, tuple[types.LoggingLevel, str | None]] = {}
-        """Per client session key: the level it set (`logging/setLevel`) and its identity's key."""
+        self._levels: dict[str, types.LoggingLevel] = {}
+        """Logging level per client session key (set by `logging/setLevel`)."""
         self._recent: dict[str, _Recent] = {}
         """Per downstream, the last call that ended there and when: its trailing logs are still its own."""
         self.throttle = Throttle()
         """Log notifications per client session and second, at most (a flood is dropped and counted)."""
 
-    def set_level(self, key: str, level: types.LoggingLevel, identity: str | None = None) -> types.LoggingLevel:
-        """Session `key` (of `identity`) asked for `level`; returns the most verbose level any session asked for
-        (what a server shared by all of them must send)."""
-        self._levels[key] = (level, identity)
-        return LEVELS[min(LEVELS.index(lv) for lv, _who in self._levels.values())]
+    def set_level(self, key: str, level: types.LoggingLevel) -> types.LoggingLevel:
+        """Session `key` asked for `level`; returns the most verbose level any session asked for (what a server
+        shared by all of them must send)."""
+        self._levels[key] = level
+        return LEVELS[min(LEVELS.index(lv) for lv in self._levels.values())]
 
     def level(self, key: str) -> types.LoggingLevel | None:
-        found = self._levels.get(key)
-        return None if found is None else found[0]
+        return self._levels.get(key)
 
     def ended(self, server: str, peer: Peer) -> None:
         """`peer`'s call on `server` ended: logs trailing it are still its session's for `TRAILING_S`."""
@@ -75,10 +74,12 @@ class Logs:
         params: types.LoggingMessageNotificationParams,
         inflight: list[Peer],
         connection: Callable[[str], Any | None],
+        identity_of: Callable[[str], str | None],
         audience: str | None = None,
     ) -> None:
-        """Deliver one log of `server`: `inflight` are the calls on it now, `connection` finds a session's;
-        `audience`: the identity whose own process of a per-user server it is (None: a shared server)."""
+        """Deliver one log of `server`: `inflight` are the calls on it now, `connection` finds a session's and
+        `identity_of` whose it is; `audience`: the identity whose own process of a per-user server it is (None: a
+        shared server)."""
         renamed = types.LoggingMessageNotification(
             params=params.model_copy(update={"logger": self._logger_name(server, params.logger)})
         )
@@ -101,8 +102,8 @@ class Logs:
                 for message in self._paced(recent.key, renamed):
                     await quietly(standalone, found, message)
             return
-        for key, (level, identity) in list(self._levels.items()):
-            if audience is not None and identity != audience:
+        for key, level in list(self._levels.items()):
+            if audience is not None and identity_of(key) != audience:
                 continue  # a user's own process: what it logs (its account, its token) is that user's alone
             found = connection(key)
             if found is not None and passes(params.level, level):

@@ -175,7 +175,7 @@ class Pool:
                     timeout_s=self.settings.timeout_s,
                     max_timeout_s=self.settings.max_timeout_s,
                     connect_timeout_s=self.settings.connect_timeout_s,
-                    on_list_changed=lambda _server, kind: self._changed(key, kind),
+                    on_list_changed=lambda _server, kind: self._changed(key, identity.key, kind),
                     on_elicitation_complete=self._on_elicitation_complete,
                     on_resource_updated=None if updated is None else partial(self._updated, identity.key),
                     prepare=self._prepare,
@@ -232,9 +232,9 @@ class Pool:
     def _lister(self) -> _Member | None:
         return next((m for m in self._members.values() if m.downstream.state is State.UP), None)
 
-    def _changed(self, key: str, kind: str) -> None:
-        if kind != "tools":  # that identity's own listing (a member's key is its identity's key, `#`, a digest)
-            self._on_list_changed(self.name, kind, key.rpartition("#")[0])
+    def _changed(self, key: str, identity: str, kind: str) -> None:
+        if kind != "tools":  # that identity's own listing
+            self._on_list_changed(self.name, kind, identity)
             return
         lister = self._lister()
         if lister is not None and lister.key == key:

@@ -161,7 +161,9 @@ class Relay:
             return await self._pushed(server, types.ListRootsRequest(), timeout_s)
 
         async def log(params: types.LoggingMessageNotificationParams) -> None:
-            await self.logs.route(server, params, self._inflight.get(server, []), self._connections.get, audience)
+            await self.logs.route(
+                server, params, self._inflight.get(server, []), self._connections.get, self.identity_of, audience
+            )
 
         return {
             "sampling_callback": sampling,

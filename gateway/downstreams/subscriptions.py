@@ -61,8 +61,8 @@ class Subscriptions:
             self._watches[uri] = await tg.start(changes.watch, client, self._server, uri, self._on_updated)
 
     async def leave(self, client: Client, uri: str, request: Request, tg: anyio.abc.TaskGroup | None) -> None:
-        """Stop a subscription nobody holds any more, in the background: a failure is logged, never raised."""
-        self.remember(uri, False)
+        """Stop a subscription nobody holds any more (already forgotten here), in the background: a failure is
+        logged, never raised."""
         try:
             await self.ask(client, uri, False, request, tg)
         except Exception as exc:  # noqa: BLE001 -- a server that cannot unsubscribe just sends updates nobody hears

@@ -49,15 +49,6 @@ def offers_tasks(capabilities: types.ServerCapabilities | None) -> bool:
     return tasks is not None and tasks.requests is not None and tasks.requests.tools is not None
 
 
-def chosen(caller: ToolCaller, session: ClientSession, *, task_only: bool, modern: bool) -> ToolCaller:
-    """How one call of a server is sent: through its 2025 tasks when the tool runs only as a task (`task_only`:
-    and the server offers tasks), else by `caller`, which a 2026-era connection wraps (a call the server then
-    makes a task is followed to its end)."""
-    if task_only:
-        return TaskCaller(session)
-    return ModernTasks(caller, session) if modern else caller
-
-
 class TaskCaller:
     """Calls a task-only tool through the server's tasks (a `ToolCaller`, `downstreams.callers`)."""
 

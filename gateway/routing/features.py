@@ -210,7 +210,7 @@ class Features:
 
     async def _set_level(self, call: Call) -> None:
         level: types.LoggingLevel = call.params["level"]
-        most = self.relay.logs.set_level(call.session.key, level, call.session.identity.key)
+        most = self.relay.logs.set_level(call.session.key, level)
         request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=most))
         for ds in self.downstreams.values():
             if isinstance(ds, Pool):

@@ -33,7 +33,7 @@ def test_a_session_the_relay_forgets_leaves_no_connection_behind() -> None:
     relay = Relay(logger_name=lambda server, logger: server)
     connection = Connection()
     relay.attach("ann|1", connection)
-    relay.logs.set_level("ann|1", "info", "ann")
+    relay.logs.set_level("ann|1", "info")
     relay.forget("ann|1")
     assert (relay.connection("ann|1"), relay.connected(), relay.logs.level("ann|1")) == (None, [], None)
 
@@ -58,8 +58,8 @@ async def test_a_client_that_stopped_reading_holds_up_neither_the_server_nor_the
     relay = Relay(logger_name=lambda server, logger: server)
     stalled, other = Stalled(), Recording()
     for key, connection in (("stalled|1", stalled), ("other|1", other)):
-        relay.attach(key, connection)
-        relay.logs.set_level(key, "info", key.split("|")[0])
+        relay.attach(key, connection, key.split("|")[0])
+        relay.logs.set_level(key, "info")
     log = relay.callbacks("shared", 5.0)["logging_callback"]  # called from the server connection's reader
     with anyio.fail_after(10):
         for _ in range(2):
