@@ -9,7 +9,7 @@ is wrapped so its in-place contract is written down once.
 """
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -149,12 +149,7 @@ async def send_unvalidated(session: ClientSession, request: Any, *, timeout_s: f
     Raises:
         MCPError: error response, read timeout, or connection closed (as `send_request`).
     """
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    opts: Any = {}
-    session._stamp(data, opts)
-    opts["timeout"] = timeout_s
-    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
-    return dict(raw)
+    return await _send_raw(session, request.model_dump(by_alias=True, mode="json", exclude_none=True), timeout_s)
 
 
 async def send_declaring(
@@ -166,16 +161,31 @@ async def send_declaring(
     Raises:
         MCPError: error response, read timeout, or connection closed (as `send_request`).
     """
-    data: dict[str, Any] = {"method": method, "params": params}
+
+    def declaring(data: dict[str, Any], opts: Any) -> None:
+        declared = data["params"].get("_meta", {}).get(CLIENT_CAPABILITIES_META_KEY)
+        if isinstance(declared, dict):
+            declared["extensions"] = {**declared.get("extensions", {}), extension: {}}
+        if name is not None:
+            opts.setdefault("headers", {})[MCP_NAME_HEADER] = encode_header_value(name)
+
+    return await _send_raw(session, {"method": method, "params": params}, timeout_s, declaring)
+
+
+async def _send_raw(
+    session: ClientSession,
+    data: dict[str, Any],
+    timeout_s: float,
+    amend: Callable[[dict[str, Any], Any], None] | None = None,
+) -> dict[str, Any]:
+    """Send a request dict as `send_request` does (the session's envelope stamp, its dispatcher), `amend`ed after
+    the stamp; the raw result."""
     opts: Any = {}
     session._stamp(data, opts)
-    declared = data["params"].get("_meta", {}).get(CLIENT_CAPABILITIES_META_KEY)
-    if isinstance(declared, dict):
-        declared["extensions"] = {**declared.get("extensions", {}), extension: {}}
-    if name is not None:
-        opts.setdefault("headers", {})[MCP_NAME_HEADER] = encode_header_value(name)
+    if amend is not None:
+        amend(data, opts)
     opts["timeout"] = timeout_s
-    raw = await session._dispatcher.send_raw_request(method, data["params"], opts)
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
     return dict(raw)
 
 
