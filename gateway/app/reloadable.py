@@ -26,6 +26,8 @@ RESTART_ONLY: dict[str, str] = {
     "limits.outputs_ttl_s": "the output store is opened when the gateway starts",
     "limits.startup_wait_s": "it bounds the wait for servers when the gateway starts, and only then",
     "limits.task_heartbeat_s": "the heartbeat of running tasks starts with the gateway",
+    "limits.task_after_s": "the front's task runner takes it when the gateway starts",
+    "limits.task_max_ttl_s": "the front's task runner takes it when the gateway starts",
 }
 POOLED = "a server with ${user:…} secrets runs one process per identity; those are not swapped live (yet)"
 
