@@ -53,6 +53,9 @@ class Env:
         self.root = home / kind / spec.replace("/", "+")
         self._failed: str | None = None
         """Why the last install failed: not tried again on every reconnect (a bad pin stays bad)."""
+        self._installing = anyio.Lock()
+        """One install per process: a per-user server's processes share this environment, and the file lock below
+        refuses a second taker even within one process (it is for other processes)."""
 
     @classmethod
     def of(cls, name: str, server: StdioServerConfig, home: Path) -> "Env | None":
@@ -134,14 +137,15 @@ class Env:
         """
         if self.ready():
             return
-        if self._failed is not None:
-            raise PrepareFailed(self._failed)
-        try:
-            await self.prepare()
-        except PrepareFailed as exc:
-            if not exc.busy:
-                self._failed = str(exc)
-            raise
+        async with self._installing:  # a second user's process waits for the first one's install
+            if self._failed is not None:
+                raise PrepareFailed(self._failed)
+            try:
+                await self.prepare()
+            except PrepareFailed as exc:
+                if not exc.busy:
+                    self._failed = str(exc)
+                raise
 
     async def prepare(self) -> Prepared:
         """Install the pinned package unless its environment is ready.

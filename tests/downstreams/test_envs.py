@@ -7,6 +7,7 @@ import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -103,6 +104,26 @@ async def test_a_failed_install_is_not_run_again_on_every_reconnect(tmp_path: Pa
     with pytest.raises(PrepareFailed, match="No matching distribution"):
         await env.ensure()
     assert not env.root.exists()
+
+
+async def test_two_users_processes_of_one_package_server_wait_for_one_install_not_refuse_each_other(
+    tmp_path: Path,
+) -> None:
+    """A per-user server's processes share its environment: the second waits for the first's install (here one that
+    fails fast), it is not told another process is installing."""
+    env = Env("bad", "pypi", BAD, None, tmp_path)
+    said: list[str] = []
+
+    async def ensure() -> None:
+        try:
+            await env.ensure()
+        except PrepareFailed as exc:
+            said.append(str(exc))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ensure)
+        tg.start_soon(ensure)
+    assert len(said) == 2 and all("No matching distribution" in why for why in said), said
 
 
 async def test_a_package_without_the_named_program_is_down_naming_the_programs_it_has(
