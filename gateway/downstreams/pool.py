@@ -89,6 +89,7 @@ class Pool:
         self.max_processes = settings.pool.max_processes
         self.idle_s = settings.pool.idle_s
         self.last_error: str | None = None
+        self.task_only: frozenset[str] = frozenset()  # tools run only as tasks, by the lister's last tool listing
         self.started = 0
         self._make_target = make_target
         self._on_list_changed: ListChangedFor = on_list_changed or (lambda server, kind, audience=None: None)
@@ -180,6 +181,7 @@ class Pool:
                     on_resource_updated=None if updated is None else partial(self._updated, identity.key),
                     prepare=self._prepare,
                 )
+                downstream.task_only = self.task_only  # its own listing is never asked for (`list_all`)
                 member = self._members[key] = _Member(key, identity.key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
                 await self._tg.start(self._run, member)
@@ -249,4 +251,9 @@ class Pool:
         lister = self._lister()
         if lister is None:
             raise DownstreamUnavailable(self.name, "idle", "no user's process is running yet to list its tools")
-        return await lister.downstream.list_all(kind)
+        items = await lister.downstream.list_all(kind)
+        if kind == "tools":  # every user's process calls what runs only as a task as one (known from this listing)
+            self.task_only = lister.downstream.task_only
+            for member in self._members.values():
+                member.downstream.task_only = self.task_only
+        return items

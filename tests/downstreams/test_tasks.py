@@ -4,10 +4,11 @@ task-capable client's task wraps the server's."""
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.fronts.test_tasks import as_task, send, tasked
-from tests.harness import connected, text_of, write_config
+from tests.harness import connected, http_client, http_gateway, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -67,3 +68,27 @@ async def test_a_2026_server_that_runs_a_call_only_as_a_task_is_answered_plainly
     assert text_of(result) == "job done after 2 steps" and text_of(plain) == "xx"
     assert told == ["working", "step 1 of 2", "step 2 of 2"]
     assert events.read_text().splitlines() == ["call job plain", "call job task", "call big plain"]  # refused, task
+
+
+async def test_every_users_process_of_a_per_user_server_calls_its_task_only_tool_as_a_task(tmp_path: Path) -> None:
+    """Only one user's process lists the tools; the others learn from it which run only as tasks."""
+    per_user = {**tasked(), "env": {"X": "${user:X}"}}
+    tokens = {"ann": "ann-token-0123456789", "bob": "bob-token-0123456789"}
+    config = write_config(
+        tmp_path,
+        {"t": per_user},
+        auth={"tokens": [{"name": n, "token": t} for n, t in tokens.items()]},
+        secrets={"sources": ["header"]},
+        think={"state_dir": str(tmp_path / "s")},
+    )
+
+    def who(name: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {tokens[name]}", "x-gateway-secret-x": name}
+
+    with anyio.fail_after(60):
+        async with http_gateway(config) as base:
+            async with http_client(base, mode="legacy", headers=who("ann")) as ann:
+                await ann.list_tools()  # ann's process lists the server's tools
+            async with http_client(base, mode="legacy", headers=who("bob")) as bob:
+                result = await bob.call_tool("t.job", {"steps": 1})  # bob's own process, never listed
+    assert text_of(result) == "job done after 1 steps"
