@@ -21,6 +21,14 @@ seen = False
 when recording it untraced (a contextvar read per call saved for everyone else)."""
 
 
+def note(meta: Mapping[str, Any] | None) -> None:
+    """A request came (on any path: the SDK's or a lane) with a trace context: from now on, untraced calls read it
+    and the downstream lanes pass it on, as the SDK's own client does."""
+    global seen
+    if not seen and meta and "traceparent" in meta:
+        seen = True
+
+
 @contextmanager
 def adopted(meta: Mapping[str, Any]) -> Iterator[None]:
     """The caller's trace context current while inside (nothing without a valid `traceparent`)."""
@@ -28,8 +36,7 @@ def adopted(meta: Mapping[str, Any]) -> Iterator[None]:
     if context is None:
         yield
         return
-    global seen
-    seen = True
+    note(meta)
     token = otel_context.attach(context)
     try:
         yield

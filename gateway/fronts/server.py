@@ -10,7 +10,7 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 
-from gateway import __version__, sdk, telemetry
+from gateway import __version__, sdk, telemetry, tracecontext
 from gateway.downstreams.peer import Peer, offerable
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import eras, relayed, tasks_offer
@@ -103,6 +103,7 @@ class Front:
         """Who is calling; the client's `clientInfo.name` (its handshake's, or a 2026-era request's envelope's) is
         noted on first sight: exposure rules match it, and with the identity it names the client (`Session.client`)."""
         caller = self.callers.of(ctx.request)
+        tracecontext.note(ctx.meta)
         session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
         if session.client is None and (params := ctx.session.client_params) is not None:
             session.client = params.client_info.name

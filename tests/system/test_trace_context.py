@@ -47,3 +47,20 @@ async def test_the_callers_trace_goes_on_to_the_downstream_in_both_eras_and_show
             ref = re.findall(r'<tr data-call="([0-9a-f]+-\d+)"', calls)[0]
             assert f"<code>{trace_id[:8]}</code>" in calls, mode
             assert f"trace <code>{trace_id}</code>" in (await get(base, f"/ui/calls/{ref}", token=None)).text
+
+
+async def test_a_first_call_on_the_sdks_path_passes_the_callers_trace_on_untraced(tmp_path: Path) -> None:
+    """A progress token takes a call past the lanes, through the SDK: its trace context reaches the downstream even
+    when no lane has seen one before (the downstream lane passes a context on once any request brought one)."""
+    events = tmp_path / "events.txt"
+    config = write_config(tmp_path, {"k": kitchen("k", events=events)}, telemetry={"exporter": "none"})
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    meta: Any = {"traceparent": f"00-{trace_id}-{parent}-01"}
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async with http_gateway(config) as base, http_client(base, mode="legacy") as client:
+        result = await client.call_tool("k.echo", {"text": "sdk"}, meta=meta, progress_callback=progress)
+    assert not result.is_error
+    assert dict(received(events)).get("traceparent") == f"00-{trace_id}-{parent}-01"
