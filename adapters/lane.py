@@ -27,7 +27,8 @@ from opentelemetry.propagate import inject
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, StatusCode, get_tracer
 from pydantic_core import to_json
 
-from gateway import telemetry, tracecontext
+from gateway import telemetry
+from gateway.telemetry import tracecontext
 
 logger = logging.getLogger(__name__)
 

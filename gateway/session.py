@@ -12,8 +12,8 @@ from typing import Any, Literal
 import mcp.types as types
 from cachetools import TTLCache
 
-from gateway.repeats import Repeating
 from gateway.store.base import SESSION_IDLE_S, ClientShare, SessionShare, StoreUnavailable
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)

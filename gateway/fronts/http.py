@@ -26,7 +26,7 @@ from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.lanes.http import HttpLane, replay
 from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
-from gateway.repeats import Repeating
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)

@@ -10,7 +10,7 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 
-from gateway import __version__, sdk, telemetry, tracecontext
+from gateway import __version__, sdk, telemetry
 from gateway.downstreams.peer import Peer, offerable
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import eras, relayed, tasks_offer
@@ -26,6 +26,7 @@ from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
 from gateway.routing.registry import Registry
 from gateway.session import Session, SessionStore, os_user
+from gateway.telemetry import tracecontext
 from gateway.types import ProgressFn, RequestCtx
 
 R = TypeVar("R", bound=types.Result)

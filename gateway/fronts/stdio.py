@@ -28,8 +28,8 @@ from adapters.pipe import Incoming, NdjsonPipe, Unreadable
 from gateway.errors import jsonrpc_error
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
-from gateway.repeats import Repeating
 from gateway.sdk import ReadStream, WriteStream
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)

@@ -8,9 +8,9 @@ import mcp.types as types
 from gateway import telemetry
 from gateway.config import GatewayConfig
 from gateway.pipeline import Call, Middleware
-from gateway.repeats import Repeating
 from gateway.results import Hint, result_view
 from gateway.store.base import StoreUnavailable
+from gateway.telemetry.repeats import Repeating
 from gateway.think.engine import Engine
 from gateway.think.errors import ThinkError
 

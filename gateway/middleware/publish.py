@@ -18,11 +18,11 @@ import mcp.types as types
 
 from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
-from gateway.operations import Histogram
-from gateway.repeats import Repeating
 from gateway.results import HINTS_META_KEY, render_hints
 from gateway.store.backends import Stores
 from gateway.store.base import CallLog
+from gateway.telemetry.operations import Histogram
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 _warn = Repeating(logger)

@@ -17,10 +17,10 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.errors import DownstreamError, GatewayError
-from gateway.operations import Operations
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes
 from gateway.session import Identity
+from gateway.telemetry.operations import Operations
 
 METHODS = frozenset(
     {

@@ -11,10 +11,10 @@ from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
-from gateway.repeats import Repeating
 from gateway.results import Hint, cut, text_view, utf8_len
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)

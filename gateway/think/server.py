@@ -13,9 +13,9 @@ from gateway.hosted import inprocess
 from gateway.hosted.contracts import Arguments, ArgumentsError
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptNotFound
-from gateway.repeats import Repeating
 from gateway.session import Origin
 from gateway.store.base import StoreUnavailable
+from gateway.telemetry.repeats import Repeating
 from gateway.think import resources, tools
 from gateway.think.driven import DrivenRuns
 from gateway.think.engine import Engine

@@ -16,10 +16,10 @@ from gateway.middleware import size_guard
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call
-from gateway.repeats import Repeating
 from gateway.results import text_view
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.outputs import Page, Spilled
+from gateway.telemetry.repeats import Repeating
 from tests import harness
 from tests.harness import hints_of, text_of
 from tests.think.harness import think_client

@@ -11,11 +11,11 @@ import pytest
 
 from gateway import session as session_module
 from gateway.config import ClientsConfig
-from gateway.repeats import Repeating
 from gateway.session import Identity, Session, SessionStore
 from gateway.store.backends import open_stores
 from gateway.store.base import ClientShare
 from gateway.store.local.clients import LocalClients
+from gateway.telemetry.repeats import Repeating
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend

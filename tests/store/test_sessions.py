@@ -11,11 +11,11 @@ import anyio
 import pytest
 
 from gateway import session as session_module
-from gateway.repeats import Repeating
 from gateway.session import Identity, SessionStore
 from gateway.store.backends import open_stores
 from gateway.store.base import SESSION_IDLE_S, StoreUnavailable, owned
 from gateway.store.redis.sessions import RedisSessions
+from gateway.telemetry.repeats import Repeating
 from tests.harness import free_port
 from tests.services import RedisServer, store_config
 from tests.store.conftest import Backend

@@ -1,5 +1,5 @@
 """The tests mirror the source tree: `tests/<package>/test_<module>[_<aspect>].py` tests `gateway/<package>/<module>`
-(`tests/adapters/` tests `adapters/`), and a test folder may mirror one module (`tests/downstreams/relay/`). Only
+(`tests/adapters/` tests `adapters/`; `tests/<package>/test_<package>.py` its `__init__`), and a test folder may mirror one module (`tests/downstreams/relay/`). Only
 `tests/system/` holds cases of the whole gateway (processes, deployments, acceptance) that no one module owns."""
 
 from pathlib import Path
@@ -16,7 +16,8 @@ def source_of(root: Path, folder: tuple[str, ...]) -> Path:
 
 
 def names_under(package: Path) -> set[str]:
-    return {p.stem for p in package.rglob("*.py")} | {d.name for d in package.rglob("*") if d.is_dir()}
+    """The modules and folders below `package`, and the package itself (its `__init__`)."""
+    return {p.stem for p in package.rglob("*.py")} | {d.name for d in package.rglob("*") if d.is_dir()} | {package.name}
 
 
 def unmirrored(root: Path) -> list[str]:

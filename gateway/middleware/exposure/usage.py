@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 import anyio
 from anyio.abc import TaskGroup
 
-from gateway.repeats import Repeating
 from gateway.store.base import StoreUnavailable, Usage
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
 repeats = Repeating(logger)

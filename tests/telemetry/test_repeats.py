@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from gateway.repeats import Repeating
+from gateway.telemetry.repeats import Repeating
 
 
 def test_a_repeated_warning_is_logged_once_per_interval_with_how_often_it_recurred(

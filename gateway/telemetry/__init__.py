@@ -22,10 +22,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, ProxyTracerProvider, Span, SpanKind, StatusCode
 
-from gateway import tracecontext
 from gateway.config import TelemetryConfig
-from gateway.operations import BUCKETS
 from gateway.sdk import extract_trace_context
+from gateway.telemetry import tracecontext
+from gateway.telemetry.operations import BUCKETS
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 
 from opentelemetry import trace
 
-from gateway import tracecontext
+from gateway.telemetry import tracecontext
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
