@@ -25,8 +25,8 @@ from gateway.downstreams.inflight import InFlight
 from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError
 from gateway.results import Hint, result_bytes
+from gateway.sdk import JsonObject, ProgressFn
 from gateway.session import Session
-from gateway.types import JsonObject, ProgressFn
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The one module that reaches into the mcp SDK's private names.
+"""The one module that reaches into the mcp SDK's private names, and the vocabulary every module shares.
 
 The gateway's lanes and transports need a few things the SDK keeps private: its transport and stream
 protocols, its HTTP client factory and origin checks, its trace-context helpers, and the per-era
@@ -6,16 +6,21 @@ envelope a client session stamps on each request (and the capabilities it declar
 else imports them from here, so an SDK upgrade that moves or changes one fails in this file and in
 `tests/test_sdk.py`, not in eight places. The names are re-exported unchanged; the envelope stamp
 is wrapped so its in-place contract is written down once.
+
+The shared vocabulary (`ProgressFn`, `JsonObject`, `CallTool`, `RequestCtx`) lives here too: aliases of the SDK's
+types and protocols every module may import, from a leaf that imports only the SDK.
 """
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import anyio
+import mcp.types as types
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.session import ClientSession
+from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
@@ -26,6 +31,7 @@ from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream,
 from mcp.shared._httpx_utils import create_mcp_http_client, redirect_note, request_within_origin, sse_within_origin
 from mcp.shared._otel import extract_trace_context
 from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
@@ -52,6 +58,19 @@ __all__ = [
     "sse_within_origin",
     "stamp_envelope",
 ]
+
+
+ProgressFn = ProgressFnT
+"""Relays a downstream's progress (progress, total, message) to the client that asked for it."""
+
+JsonObject = dict[str, Any]
+"""A JSON object as parsed: tool arguments, params, structured content."""
+
+CallTool = Callable[[str, JsonObject], Awaitable[types.CallToolResult]]
+"""Calls a catalog tool by its exposed name through the gateway (hosted tools and version sources use it)."""
+
+RequestCtx = ServerRequestContext[Any]
+"""What an SDK request handler receives (the session, the request's meta, the HTTP request if any)."""
 
 
 OFFER_META_KEY = "gateway/offer"

@@ -18,8 +18,8 @@ import anyio
 from gateway import __version__
 from gateway.app import prepare as packages
 from gateway.app.connect import CLIENTS
-from gateway.bundled import default_config
 from gateway.config import GatewayConfig, StdioServerConfig, load_config
+from gateway.config.bundled import default_config
 from gateway.errors import ConfigError
 
 logger = logging.getLogger("gateway")

@@ -8,7 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from gateway.bundled import default_config, shipped
+from gateway.config.bundled import default_config, shipped
 
 _ANCHOR = "think:\n  enabled: true\n"
 _WORKFLOWS = "  workflows_dirs: [workflows]    # the copies beside this file: edit them, add your own\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import anyio
 
-from gateway.bundled import envs_home
 from gateway.config import GatewayConfig, StdioServerConfig
+from gateway.config.bundled import envs_home
 from gateway.downstreams.envs import Env
 from gateway.errors import PrepareFailed
 

@@ -13,8 +13,8 @@ from typing import Any
 import mcp.types as types
 
 import adapters
-from gateway.bundled import envs_home
 from gateway.config import ServerConfig, StdioServerConfig
+from gateway.config.bundled import envs_home
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.envs import Env

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from gateway.bundled import data_home
+from gateway.config.bundled import data_home
 from gateway.config.reading import decode, parse_yaml, read_bytes
 from gateway.config.root import GatewayConfig
 from gateway.config.servers import HttpServerConfig, SseServerConfig, StdioServerConfig

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from adapters.lane import Lane
 from gateway import sdk
-from gateway.types import ProgressFn
+from gateway.sdk import ProgressFn
 
 ToolAnswer = types.CallToolResult | types.InputRequiredResult
 CALL_RESULT: TypeAdapter[ToolAnswer] = TypeAdapter(ToolAnswer)

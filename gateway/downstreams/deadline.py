@@ -8,7 +8,7 @@ so the limit can follow the work; the client still hears progress only when it a
 import anyio
 
 from gateway.downstreams.throttle import Throttle
-from gateway.types import ProgressFn
+from gateway.sdk import ProgressFn
 
 PROGRESS_PER_S = 20
 """Progress notifications relayed to the client per call and second, at most (the rest are counted and said)."""

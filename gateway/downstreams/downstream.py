@@ -24,7 +24,7 @@ from gateway.downstreams.deadline import Deadline
 from gateway.downstreams.inflight import InFlight
 from gateway.downstreams.subscriptions import Subscriptions
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
-from gateway.types import ProgressFn
+from gateway.sdk import ProgressFn
 
 logger = logging.getLogger(__name__)
 

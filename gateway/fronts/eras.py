@@ -22,7 +22,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from gateway.results import HINT_PREFIX
-from gateway.types import ProgressFn
+from gateway.sdk import ProgressFn
 
 T = TypeVar("T")
 

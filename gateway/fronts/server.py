@@ -25,9 +25,9 @@ from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
 from gateway.results import Hint, render_hints
 from gateway.routing.registry import Registry
+from gateway.sdk import ProgressFn, RequestCtx
 from gateway.session import Session, SessionStore, os_user
 from gateway.telemetry import tracecontext
-from gateway.types import ProgressFn, RequestCtx
 
 R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)

@@ -31,8 +31,8 @@ from gateway.fronts.eras import adapted
 from gateway.fronts.server import Front
 from gateway.fronts.tasks import TaskRunner, wire
 from gateway.fronts.tasks_offer import declares
+from gateway.sdk import RequestCtx
 from gateway.store.base import TaskRecords
-from gateway.types import RequestCtx
 
 
 def runner(front: Front, records: TaskRecords, max_ttl_s: float, heartbeat_s: float) -> TaskRunner:

@@ -14,8 +14,8 @@ from mcp.server import Server
 
 from gateway import __version__
 from gateway.hosted.contracts import Arguments, ArgumentsError, parse
+from gateway.sdk import RequestCtx
 from gateway.session import Origin
-from gateway.types import RequestCtx
 
 Handler = Callable[[Origin, Any], Awaitable[types.CallToolResult]]
 """Takes whose call it is (`Origin`: the owner's and the session's keys, None when the call did not come through

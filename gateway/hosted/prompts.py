@@ -4,7 +4,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.bundled import shipped
+from gateway.config.bundled import shipped
 from gateway.config.reading import FastLoader, read_yaml
 from gateway.errors import GatewayError
 

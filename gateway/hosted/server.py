@@ -21,10 +21,10 @@ from gateway.hosted.contracts import Arguments, tool
 from gateway.hosted.inprocess import Hosted, Refusals
 from gateway.hosted.prompts import PromptLibrary, PromptNotFound
 from gateway.results import text_result
+from gateway.sdk import RequestCtx
 from gateway.session import Origin, owner_in
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
-from gateway.types import RequestCtx
 
 StatusFn = Callable[[], dict[str, dict[str, Any]]]
 UNOWNED = "This call carries no caller identity: stored outputs are read through the gateway's front only."

@@ -34,10 +34,10 @@ from gateway.middleware.versions import VersionChecks
 from gateway.middleware.wake import Wake, WakePools
 from gateway.pipeline import Middleware
 from gateway.routing.catalog import Catalog
+from gateway.sdk import CallTool
 from gateway.store.base import Outputs, SharedLoads
 from gateway.store.cache import SharedCache
 from gateway.think.engine import Engine
-from gateway.types import CallTool
 
 
 @dataclass(frozen=True, slots=True)

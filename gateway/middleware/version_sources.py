@@ -10,7 +10,7 @@ import anyio
 import httpx2
 import mcp.types as types
 
-from gateway.types import CallTool
+from gateway.sdk import CallTool
 
 logger = logging.getLogger(__name__)
 

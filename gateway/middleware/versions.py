@@ -22,9 +22,9 @@ from gateway.middleware.version_sources import (
 )
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, text_view
+from gateway.sdk import CallTool
 from gateway.store.base import SharedLoads
 from gateway.store.cache import SharedCache
-from gateway.types import CallTool
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 import jsonschema
 
-from gateway.bundled import shipped
+from gateway.config.bundled import shipped
 from gateway.think import aliases
 from gateway.think.errors import Diagnostic, ThinkError
 from gateway.think.format import VALIDATOR

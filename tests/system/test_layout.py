@@ -1,6 +1,7 @@
 """The tests mirror the source tree: `tests/<package>/test_<module>[_<aspect>].py` tests `gateway/<package>/<module>`
-(`tests/adapters/` tests `adapters/`; `tests/<package>/test_<package>.py` its `__init__`), and a test folder may mirror one module (`tests/downstreams/relay/`). Only
-`tests/system/` holds cases of the whole gateway (processes, deployments, acceptance) that no one module owns."""
+(`tests/adapters/` tests `adapters/`; `tests/<package>/test_<package>.py` tests its `__init__`), and a test folder
+may mirror one module (`tests/downstreams/relay/`). Only `tests/system/` holds cases of the whole gateway (processes,
+deployments, acceptance) that no one module owns."""
 
 from pathlib import Path
 

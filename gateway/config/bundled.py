@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # the `gateway` package
 
 
 def shipped(name: Literal["workflows", "prompts", "config"]) -> Path:
