@@ -1,5 +1,5 @@
 """The pipeline is one list: `default_chain` returns every middleware in order, and the tables that describe it
-(the package docstring, the README) say the same order."""
+(the package docstring, docs/results.md) say the same order."""
 
 import re
 from pathlib import Path
@@ -42,8 +42,8 @@ def test_the_whole_chain_is_built_in_one_list_in_the_documented_order(tmp_path: 
     ]
 
 
-def test_the_readme_lists_the_pipeline_as_default_chain_builds_it() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_list_the_pipeline_as_default_chain_builds_it() -> None:
+    readme = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     section = readme.split("<!-- pipeline -->")[1]
     assert table(section) == table(gateway.middleware.__doc__ or "")
 
