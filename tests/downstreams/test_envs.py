@@ -3,6 +3,8 @@ from its cache) into a temporary `$GATEWAY_ENVS`: prepared on first use by the s
 a bad pin leaves that one server down with an error naming the package, the tool and the fix."""
 
 import fcntl
+import logging
+import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -182,3 +184,54 @@ async def test_a_spec_another_process_is_installing_leaves_that_server_starting_
             assert time.state in (State.DOWN, State.RESTARTING)
             assert f"server 'time': package {TIME} is being installed by another process now" in (time.last_error or "")
     assert not (tmp_path / "envs" / "pypi" / TIME).exists()  # it left the other's install alone
+
+
+async def test_a_prepared_environment_missing_its_program_is_called_broken_with_the_command_that_repairs_it(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path
+) -> None:
+    """Not "set command to one of them": the package declares that program, the folder lost it."""
+    copy = tmp_path / "pypi" / TIME
+    shutil.copytree(time_env(home).root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    (copy / "bin" / "mcp-server-time").unlink()  # its stamp kept
+    env = Env.of("time", StdioServerConfig(transport="stdio", package=TIME), tmp_path)
+    assert env is not None and env.ready()
+    with pytest.raises(PrepareFailed) as caught:
+        env.command()
+    assert str(caught.value) == (
+        f"server 'time': package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)); "
+        "run `gateway prepare time` (with the same --config), which reinstalls it"
+    )
+
+
+async def test_an_environments_folder_that_cannot_be_written_is_one_error_naming_it_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("")  # a folder under a file: unwritable even for root
+    home = tmp_path / "file" / "envs"
+    env = Env("time", "pypi", TIME, None, home)
+    with pytest.raises(PrepareFailed) as caught:
+        await env.prepare()
+    message = str(caught.value)
+    assert message.startswith(f"server 'time': cannot install package {TIME}: the environments folder {home} ")
+    assert f"cannot be written (Not a directory: {home / 'pypi'})" in message
+    assert message.endswith(
+        "set GATEWAY_ENVS to a folder this user can write, or give this user write permission on it"
+    )
+
+
+async def test_a_server_whose_program_was_deleted_is_reinstalled_when_it_starts_and_the_log_says_what_was_broken(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Last in this module: it reinstalls the environment the others share (and leaves it intact)."""
+    env = time_env(home)
+    (env.root / "bin" / "mcp-server-time").unlink()  # its stamp kept
+    config = write_config(tmp_path, {"again": {"package": TIME}}, limits=SLOW_START)
+    with caplog.at_level(logging.WARNING, logger="gateway.downstreams.envs"):
+        async with connected(config, within_s=300) as (gateway, client):
+            result = await client.call_tool("again.get_current_time", {"timezone": "UTC"})
+            assert not result.is_error, (text_of(result), gateway.registry.downstreams["again"].last_error)
+    assert (
+        f"server again: package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)); "
+        "reinstalling it"
+    ) in caplog.text
+    assert env.check().problems == [] and env.ready()
