@@ -8,12 +8,14 @@ RECORDs list. Sizes, not hashes: deletion and truncation are what happens to a f
 read every byte (0.8 s for mcp-atlassian's 94 MB) while a hand that rewrites files can rewrite RECORD beside them.
 Compiled `.pyc` files are skipped: a cache Python rewrites. npm keeps no per-file record: the pinned package's
 package.json at the pinned version, its bins, and every package npm's hidden lockfile
-(`node_modules/.package-lock.json`) says it installed, at that version.
+(`node_modules/.package-lock.json`) says it installed, at that version. A venv's programs must also start a Python
+that is there (a folder moved elsewhere names the old one).
 """
 
 import csv
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from email.parser import HeaderParser
 from importlib.metadata import PathDistribution
@@ -83,7 +85,34 @@ def pypi(root: Path, pin: Requirement) -> Checked:
             if _selected(needed.marker, extras, first):
                 wanted.append((needed, label))
     checked.programs.sort()
+    checked.problems.extend(_moved(root / "bin", checked.programs))
     return checked
+
+
+def _moved(folder: Path, programs: list[str]) -> list[str]:
+    """A venv's scripts start its Python by absolute path: a folder moved elsewhere runs one that is not there."""
+    for program in programs:
+        try:
+            with (folder / program).open("rb") as handle:
+                python = _interpreter(handle.read(512))
+        except OSError:
+            continue  # missing: the record check names it
+        if python is not None and not os.path.exists(python):
+            return [f"bin/{program} starts {python}, which is not there (was the folder moved?)"]
+    return []
+
+
+def _interpreter(head: bytes) -> str | None:
+    """The absolute path a script's first line starts, also in pip's form for long paths or ones with spaces
+    (`#!/bin/sh`, then `'''exec' "/path/python" "$0" "$@"`); None for anything else."""
+    first, _, rest = head.partition(b"\n")
+    if not first.startswith(b"#!/"):
+        return None
+    words = first[2:].split()
+    if words and words[0] == b"/bin/sh":
+        launcher = re.match(rb"'''exec' (\"[^\"]+\"|\S+)", rest)
+        words = [launcher.group(1).strip(b'"')] if launcher else []
+    return words[0].decode(errors="replace") if words else None
 
 
 def _metadata(dist: PathDistribution) -> tuple[str | None, list[str]]:

@@ -179,3 +179,16 @@ async def test_the_pinned_npm_package_at_another_version_is_named(everything_roo
     assert check_everything(root).problems == [
         "@modelcontextprotocol/server-everything is at '1.0.0', not the pinned 2026.8.31"
     ]
+
+
+async def test_a_folder_moved_from_where_it_was_installed_is_broken_its_programs_start_a_python_not_there(
+    time_root: Path, tmp_path: Path
+) -> None:
+    moved = tmp_path / time_root.name
+    os.rename(time_root, moved)  # a real move (and back): the scripts pip wrote still name the old folder's python
+    try:
+        problems = check_time(moved).problems
+    finally:
+        os.rename(moved, time_root)
+    assert len(problems) == 1 and problems[0].startswith("bin/"), problems
+    assert problems[0].endswith(f" starts {time_root / 'bin' / 'python'}, which is not there (was the folder moved?)")
