@@ -185,7 +185,12 @@ class Env:
             return Prepared(reused=True, tool="", seconds=0.0, checked=self._checked.count if self._checked else 0)
         broken = self.broken() if self.ready() and not force else ""
         if missing := self.missing_tool():
-            raise PrepareFailed(f"server {self.server!r}: cannot install {self.label}: {missing}; then {self._fix}")
+            what = (
+                f"{self.label} is broken ({broken}) and cannot be reinstalled"
+                if broken
+                else f"cannot install {self.label}"
+            )
+            raise PrepareFailed(f"server {self.server!r}: {what}: {missing}; then {self._fix}")
         started = anyio.current_time()
         try:
             tool = await self._reinstall(broken, force)

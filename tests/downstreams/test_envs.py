@@ -27,6 +27,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 TIME = "mcp-server-time==2026.10.19"
 BAD = "mcp-server-time==0.0.999"
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+NEEDS_NPM = pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None, reason="npm and node are not on PATH here"
+)
 # Installs take tens of seconds on a busy machine: start-up waits for them rather than serving without them.
 SLOW_START = {"startup_wait_s": 240}
 
@@ -141,9 +144,7 @@ async def test_a_package_without_the_named_program_is_down_naming_the_programs_i
     assert "mcp-server-time" in error and "Set servers.wrong.command to one of them" in error
 
 
-@pytest.mark.skipif(
-    shutil.which("npm") is None or shutil.which("node") is None, reason="npm and node are not on PATH here"
-)
+@NEEDS_NPM
 async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gateway(home: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ev": {"npm": EVERYTHING}}, limits=SLOW_START)
     async with connected(config, within_s=300) as (gateway, client):
@@ -152,6 +153,43 @@ async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gatewa
         assert "5" in text_of(result)
     root = home / "npm" / "@modelcontextprotocol+server-everything@2026.8.31"
     assert (root / ".prepared").is_file() and (root / "node_modules" / ".bin" / "mcp-server-everything").exists()
+
+
+def everything_env(home: Path) -> Env:
+    env = Env.of("ev", StdioServerConfig(transport="stdio", npm=EVERYTHING), home)
+    assert env is not None
+    return env
+
+
+@NEEDS_NPM
+async def test_a_broken_npm_folder_is_reinstalled_by_prepare_saying_what_was_broken(home: Path) -> None:
+    env = everything_env(home)
+    await env.prepare()  # installed by the test above (or now, when run alone)
+    shutil.rmtree(env.root / "node_modules" / "zod")
+    done = await env.prepare()
+    assert (done.reused, done.tool) == (False, "npm")
+    assert done.repaired.startswith("1 of the ") and done.repaired.endswith(" (e.g. node_modules/zod)")
+    assert env.check().problems == []
+
+
+@NEEDS_NPM
+async def test_a_broken_folder_that_cannot_be_reinstalled_here_says_what_is_broken_and_what_is_missing(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepared = everything_env(home)
+    await prepared.prepare()
+    copy = tmp_path / "npm" / prepared.root.name
+    shutil.copytree(prepared.root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    shutil.rmtree(copy / "node_modules" / "zod")
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no npm, no node
+    with pytest.raises(PrepareFailed) as caught:
+        await everything_env(tmp_path).prepare()
+    message = str(caught.value)
+    assert message.startswith(f"server 'ev': npm {EVERYTHING} is broken (1 of the ")
+    assert message.endswith(
+        " (e.g. node_modules/zod)) and cannot be reinstalled: npm and node not on PATH; install Node.js (18 or newer) "
+        "with npm; then run `gateway prepare ev` (with the same --config), or restart the gateway"
+    )
 
 
 async def test_a_per_user_package_server_installs_on_its_first_user_s_call(
