@@ -8,6 +8,7 @@ import anyio
 
 from gateway.config import GatewayConfig, StdioServerConfig
 from gateway.config.bundled import envs_home
+from gateway.downstreams import installers
 from gateway.downstreams.envs import Env, Prepared
 from gateway.errors import PrepareFailed
 
@@ -82,7 +83,7 @@ def check(config: GatewayConfig, path: Path) -> None:
     """Per `package`/`npm` server: prepared, or what is missing and the command that fixes it."""
     for name, env in environments(config).items():
         fix = f"gateway prepare --config {path} {name}"
-        missing = env.missing_tool()
+        missing = installers.missing_tool(env.kind)
         if missing is not None:
             _say(f"{path}: servers.{name}: warning: {env.label}: {missing}; then run: {fix}", error=True)
         elif env.ready() and not env.check().problems:

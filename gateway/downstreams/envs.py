@@ -1,22 +1,18 @@
 """A `package:` (PyPI) or `npm:` server's own environment: installed once per pinned spec, then reused.
 
-Each spec gets a folder under `bundled.envs_home()` (`pypi/mcp-gitlab==0.21.2`, `npm/@scope+server@1.2.3`): a
-venv made by `uv` when it is on PATH, else by `python -m venv` and pip (the gateway's own, else the venv's); or
-an `npm install --prefix` folder. A stamp written after the last step marks it ready, so an install cut short is
-redone, never half used; a changed pin is another folder. Before each start of its server, and on each
+Each spec gets a folder under `bundled.envs_home()` (`pypi/mcp-gitlab==0.21.2`, `npm/@scope+server@1.2.3`), a venv
+or an npm folder (`downstreams.installers`). A stamp written after the last step marks it ready, so an install cut
+short is redone, never half used; a changed pin is another folder. Before each start of its server, and on each
 `gateway prepare`, the folder is checked against the installers' own records (`downstreams.installed`): a file,
-program or dependency gone or cut short makes it reinstalled, and the log or the command's output says what was
-broken. An flock keeps two gateways (or `gateway prepare`
-beside a running one) from installing one spec at once: the second is told to retry, which a downstream's
-backoff does by itself.
+program or dependency gone or cut short gets it reinstalled, and the log or the command's output says what was
+broken. An flock keeps two gateways (or `gateway prepare` beside a running one) from installing one spec at once:
+the second is told to retry, which a downstream's backoff does by itself.
 """
 
 import fcntl
-import importlib.util
 import json
 import logging
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,13 +25,12 @@ import anyio
 
 from gateway.config import StdioServerConfig
 from gateway.config.packages import npm_pin, pypi_requirement
-from gateway.downstreams import installed
+from gateway.downstreams import installed, installers
 from gateway.errors import PrepareFailed
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _STAMP = ".prepared"
-_TAIL_LINES = 12
 _SHOWN = 3
 """Problems named in one message; the rest are counted."""
 
@@ -110,18 +105,6 @@ class Env:
         """Prepared for this spec and found intact (the check runs in a worker thread)."""
         return self.ready() and not (await anyio.to_thread.run_sync(self.check)).problems
 
-    def missing_tool(self) -> str | None:
-        """What this machine lacks to install (or run) the package, and how to get it; None when nothing."""
-        if self.kind == "npm":
-            absent = [tool for tool in ("npm", "node") if shutil.which(tool) is None]
-            if absent:
-                return f"{' and '.join(absent)} not on PATH; install Node.js (18 or newer) with npm"
-        elif shutil.which("uv") is None and not any(map(importlib.util.find_spec, ("pip", "ensurepip"))):
-            return (
-                "neither uv, nor pip or ensurepip for this Python; install uv, or Python's venv (Debian: python3-venv)"
-            )
-        return None
-
     def command(self) -> str:
         """The program to run, inside the environment.
 
@@ -184,13 +167,13 @@ class Env:
         if not force and await self._intact():
             return Prepared(reused=True, tool="", seconds=0.0, checked=self._checked.count if self._checked else 0)
         broken = self.broken() if self.ready() and not force else ""
-        if missing := self.missing_tool():
+        if missing := installers.missing_tool(self.kind):
             what = (
                 f"{self.label} is broken ({broken}) and cannot be reinstalled"
                 if broken
                 else f"cannot install {self.label}"
             )
-            raise PrepareFailed(f"server {self.server!r}: {what}: {missing}; then {self._fix}")
+            raise PrepareFailed(f"server {self.server!r}: {what}: {missing}; then {self.fix}")
         started = anyio.current_time()
         try:
             tool = await self._reinstall(broken, force)
@@ -220,12 +203,12 @@ class Env:
             else:
                 logger.info("server %s: installing %s into %s", self.server, self.label, self.root)
             await anyio.to_thread.run_sync(partial(shutil.rmtree, self.root, ignore_errors=True))  # a cut-short one
-            tool = await self._install()
+            tool = await installers.install(self)
             if (await anyio.to_thread.run_sync(self.check)).problems:
                 raise PrepareFailed(
                     f"server {self.server!r}: {self.label} was installed with {tool} into {self.root}, but its own "
                     f"records disagree with what is there ({self.broken()}); check the disk and the folder's "
-                    f"permissions, then {self._fix}"
+                    f"permissions, then {self.fix}"
                 )
             # Stamped even when the program the config names is not there: `command()` says which ones are,
             # and a corrected `command` needs no new install.
@@ -234,7 +217,7 @@ class Env:
         return tool
 
     @property
-    def _fix(self) -> str:
+    def fix(self) -> str:
         return f"run `gateway prepare {self.server}` (with the same --config), or restart the gateway"
 
     @property
@@ -257,49 +240,3 @@ class Env:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
-
-    async def _install(self) -> str:
-        """Run the install steps; returns the tool that installed."""
-        if self.kind == "npm":
-            npm = shutil.which("npm") or "npm"
-            self.root.mkdir(parents=True)
-            (self.root / "package.json").write_text('{"private": true}\n')
-            quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--save-exact"]
-            await self._run("npm", [npm, "install", "--prefix", str(self.root), *quiet, self.spec])
-            return "npm"
-        python = str(self.root / "bin" / "python")
-        if uv := shutil.which("uv"):
-            await self._run("uv venv", [uv, "venv", "--quiet", "--python", sys.executable, str(self.root)])
-            await self._run("uv pip", [uv, "pip", "install", "--quiet", "--python", python, self.spec])
-            return "uv"
-        install = ["install", "--quiet", "--disable-pip-version-check", "--no-input", self.spec]
-        if importlib.util.find_spec("pip") is not None:
-            # The gateway's own pip installs into the new venv (`--python`): no pip bootstrapped into each.
-            await self._run("python -m venv", [sys.executable, "-m", "venv", "--without-pip", str(self.root)])
-            await self._run("pip", [sys.executable, "-m", "pip", "--python", python, *install])
-        else:
-            await self._run("python -m venv", [sys.executable, "-m", "venv", str(self.root)])
-            await self._run("pip", [python, "-m", "pip", *install])
-        return "pip"
-
-    async def _run(self, tool: str, argv: list[str]) -> None:
-        try:
-            done = await anyio.run_process(argv, check=False, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        except OSError as exc:
-            raise PrepareFailed(
-                f"server {self.server!r}: installing {self.label} failed: cannot run {tool} ({argv[0]}): "
-                f"{exc.strerror}; then {self._fix}"
-            ) from exc
-        if done.returncode == 0:
-            return
-        lines = [line for line in done.stdout.decode(errors="replace").splitlines() if line.strip()]
-        # From the first line that reports an error: index warnings before it would crowd it out of the tail.
-        first = next((i for i, line in enumerate(lines) if "error" in line.lower()), 0)
-        tail = "\n".join(lines[first:][-_TAIL_LINES:])[-2000:]
-        where = "the npm registry" if self.kind == "npm" else "the package index"
-        look = f"npm view {self.name} versions" if self.kind == "npm" else f"pip index versions {self.name}"
-        raise PrepareFailed(
-            f"server {self.server!r}: installing {self.label} failed: {tool} exited with {done.returncode}:\n{tail}\n"
-            f"Check that the pinned version exists ({look}) and that this machine reaches {where}; fix the pin "
-            f"in the config, then {self._fix}"
-        )
