@@ -167,12 +167,10 @@ class Env:
         if not force and await self._intact():
             return Prepared(reused=True, tool="", seconds=0.0, checked=self._checked.count if self._checked else 0)
         broken = self.broken() if self.ready() and not force else ""
+        what = (
+            f"{self.label} is broken ({broken}) and cannot be reinstalled" if broken else f"cannot install {self.label}"
+        )
         if missing := installers.missing_tool(self.kind):
-            what = (
-                f"{self.label} is broken ({broken}) and cannot be reinstalled"
-                if broken
-                else f"cannot install {self.label}"
-            )
             raise PrepareFailed(f"server {self.server!r}: {what}: {missing}; then {self.fix}")
         started = anyio.current_time()
         try:
@@ -180,7 +178,7 @@ class Env:
         except OSError as exc:
             home, where = self.root.parent.parent, f": {exc.filename}" if exc.filename else ""
             raise PrepareFailed(
-                f"server {self.server!r}: cannot install {self.label}: the environments folder {home} cannot be "
+                f"server {self.server!r}: {what}: the environments folder {home} cannot be "
                 f"written ({exc.strerror or exc}{where}); set GATEWAY_ENVS to a folder this user can write, or give "
                 "this user write permission on it"
             ) from exc

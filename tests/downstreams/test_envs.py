@@ -257,6 +257,23 @@ async def test_an_environments_folder_that_cannot_be_written_is_one_error_naming
     )
 
 
+async def test_a_broken_environment_in_a_folder_that_cannot_be_written_says_what_is_broken_and_why_it_stays(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "pypi" / TIME
+    shutil.copytree(time_env(home).root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    (copy / "bin" / "mcp-server-time").unlink()
+    (tmp_path / "pypi" / f"{TIME}.lock").mkdir()  # its lock file cannot be made: as in a folder this user cannot write
+    with pytest.raises(PrepareFailed) as caught:
+        await Env("time", "pypi", TIME, None, tmp_path).prepare()
+    assert str(caught.value) == (
+        f"server 'time': package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)) "
+        f"and cannot be reinstalled: the environments folder {tmp_path} cannot be written (Is a directory: "
+        f"{tmp_path / 'pypi' / (TIME + '.lock')}); set GATEWAY_ENVS to a folder this user can write, or give this "
+        "user write permission on it"
+    )
+
+
 async def test_a_server_whose_program_was_deleted_is_reinstalled_when_it_starts_and_the_log_says_what_was_broken(
     served: tuple[Gateway, Client], home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
