@@ -111,6 +111,16 @@ async def test_a_dependency_removed_with_its_metadata_is_found_through_the_requi
     assert check_time(root).problems == ["tzlocal (required by mcp-server-time 2026.10.19) is not installed"]
 
 
+async def test_the_pinned_distribution_removed_with_its_metadata_is_named_as_the_pin(
+    time_root: Path, tmp_path: Path
+) -> None:
+    root = copy(time_root, tmp_path)
+    site = site_packages(root)
+    for gone in [site / "mcp_server_time", *site.glob("mcp_server_time-*.dist-info")]:
+        shutil.rmtree(gone)
+    assert check_time(root).problems == ["mcp-server-time (the pin) is not installed"]
+
+
 async def test_a_dependency_at_a_version_its_dependant_refuses_is_named_with_both(
     time_root: Path, tmp_path: Path
 ) -> None:
