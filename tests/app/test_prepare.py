@@ -117,6 +117,16 @@ async def test_prepare_of_a_server_without_a_package_exits_2_naming_those_with_o
     assert not (tmp_path / "envs").exists()
 
 
+async def test_prepare_refuses_a_spec_outside_pep_508_before_anything_runs(tmp_path: Path) -> None:
+    config = str(write_config(tmp_path, {"p": {"package": "name[a\n-e .]==1.0"}}))
+    done = await gateway("prepare", "--config", config, envs=tmp_path / "envs")
+    assert done.returncode == 1
+    assert done.stderr.decode().startswith(
+        f"{config}: servers.p.package: 'name[a\\n-e .]==1.0' is not a PEP 508 requirement (Expected matching "
+    )
+    assert not (tmp_path / "envs").exists()  # no folder made, no pip run
+
+
 async def test_check_says_per_server_what_is_missing_and_the_command_that_fixes_it(tmp_path: Path) -> None:
     config = str(write_config(tmp_path, {"time": {"package": TIME}, "ev": {"npm": EVERYTHING}}))
     empty = tmp_path / "bin"
