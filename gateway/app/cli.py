@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     prepare = sub.add_parser("prepare", help="install the package: and npm: servers' environments now")
     prepare.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     prepare.add_argument("servers", nargs="*", metavar="SERVER", help="only these servers (default: all)")
+    prepare.add_argument("--force", action="store_true", help="rebuild them even when intact")
     reload = sub.add_parser("reload", help="make a running HTTP gateway reload its config file")
     reload.add_argument("--url", required=True, help="the gateway's base URL, e.g. http://127.0.0.1:8765")
     reload.add_argument("--token-env", default="GATEWAY_TOKEN", help="variable holding a bearer token, if it needs one")
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         case "check":
             return _check(config, args.config)
         case "prepare":
-            return anyio.run(packages.prepare, config, args.config, args.servers)
+            return anyio.run(packages.prepare, config, args.config, args.servers, args.force)
         case "tools":
             return anyio.run(_tools, config, args.json, args.find, args.limit)
         case _:

@@ -8,7 +8,8 @@ import anyio
 
 from gateway.config import GatewayConfig, StdioServerConfig
 from gateway.config.bundled import envs_home
-from gateway.downstreams.envs import Env
+from gateway.downstreams import installers
+from gateway.downstreams.envs import Env, Prepared
 from gateway.errors import PrepareFailed
 
 
@@ -28,9 +29,10 @@ def _say(line: str, *, error: bool = False) -> None:
     print(line, file=sys.stderr if error else sys.stdout, flush=True)
 
 
-async def prepare(config: GatewayConfig, path: Path, names: list[str]) -> int:
-    """Install the environments of the servers `names` (default: all that have one); prints what it did.
-    Returns 1 when one failed (the others are still installed), 2 when a name is not such a server."""
+async def prepare(config: GatewayConfig, path: Path, names: list[str], force: bool = False) -> int:
+    """Install the environments of the servers `names` (default: all that have one), check the prepared ones and
+    reinstall the broken ones (all of them with `force`); prints what it did. Returns 1 when one failed (the others
+    are still installed), 2 when a name is not such a server."""
     every = environments(config)
     unknown = [name for name in names if name not in every]
     if unknown:
@@ -51,15 +53,11 @@ async def prepare(config: GatewayConfig, path: Path, names: list[str]) -> int:
     failed: list[str] = []
 
     async def one(envs: list[Env]) -> None:
-        for env in envs:
+        for number, env in enumerate(envs):
             try:
-                done = await env.prepare()
-                what = (
-                    "already prepared, nothing installed"
-                    if done.reused
-                    else f"installed with {done.tool} in {done.seconds:.1f} s"
-                )
-                _say(f"{path}: servers.{env.server}: {env.label} {what}: {env.command()}")
+                done = await env.prepare(force=force and number == 0)  # one rebuild per shared folder
+                unit = "files" if env.kind == "pypi" else "npm packages"
+                _say(f"{path}: servers.{env.server}: {env.label} {_what(done, unit)}: {env.command()}")
             except PrepareFailed as exc:
                 failed.append(env.server)
                 _say(f"{path}: servers.{env.server}: error: {exc}", error=True)
@@ -70,14 +68,27 @@ async def prepare(config: GatewayConfig, path: Path, names: list[str]) -> int:
     return 1 if failed else 0
 
 
+def _what(done: Prepared, unit: str) -> str:
+    took = f"with {done.tool} in {done.seconds:.1f} s"
+    if done.reused:
+        return f"already prepared and intact ({done.checked} {unit} checked), nothing installed"
+    if done.forced:
+        return f"rebuilt (--force) {took}"
+    if done.repaired:
+        return f"was broken ({done.repaired}); reinstalled {took}"
+    return f"installed {took}"
+
+
 def check(config: GatewayConfig, path: Path) -> None:
     """Per `package`/`npm` server: prepared, or what is missing and the command that fixes it."""
     for name, env in environments(config).items():
         fix = f"gateway prepare --config {path} {name}"
-        missing = env.missing_tool()
+        missing = installers.missing_tool(env.kind)
         if missing is not None:
             _say(f"{path}: servers.{name}: warning: {env.label}: {missing}; then run: {fix}", error=True)
-        elif env.ready():
+        elif env.ready() and not env.check().problems:
             _say(f"{path}: servers.{name}: {env.label} prepared in {env.root}")
+        elif env.ready():
+            _say(f"{path}: servers.{name}: warning: {env.label} is broken ({env.broken()}); now: {fix}", error=True)
         else:
             _say(f"{path}: servers.{name}: {env.label} not prepared (serve installs it on first use); now: {fix}")

@@ -1,19 +1,18 @@
 """A `package:` (PyPI) or `npm:` server's own environment: installed once per pinned spec, then reused.
 
-Each spec gets a folder under `bundled.envs_home()` (`pypi/mcp-gitlab==0.21.2`, `npm/@scope+server@1.2.3`): a
-venv made by `uv` when it is on PATH, else by `python -m venv` and pip (the gateway's own, else the venv's); or
-an `npm install --prefix` folder. A stamp written after the last step marks it ready, so an install cut short is
-redone, never half used; a changed pin is another folder. An flock keeps two gateways (or `gateway prepare`
-beside a running one) from installing one spec at once: the second is told to retry, which a downstream's
-backoff does by itself.
+Each spec gets a folder under `bundled.envs_home()` (`pypi/mcp-gitlab==0.21.2`, `npm/@scope+server@1.2.3`), a venv
+or an npm folder (`downstreams.installers`). A stamp written after the last step marks it ready, so an install cut
+short is redone, never half used; a changed pin is another folder. Before each start of its server, and on each
+`gateway prepare`, the folder is checked against the installers' own records (`downstreams.installed`): a file,
+program or dependency gone or cut short gets it reinstalled, and the log or the command's output says what was
+broken. An flock keeps two gateways (or `gateway prepare` beside a running one) from installing one spec at once:
+the second is told to retry, which a downstream's backoff does by itself.
 """
 
 import fcntl
-import importlib.util
 import json
 import logging
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,23 +24,29 @@ from typing import Literal, TypeVar
 import anyio
 
 from gateway.config import StdioServerConfig
-from gateway.config.packages import npm_name, pypi_name
+from gateway.config.packages import npm_pin, pypi_requirement
+from gateway.downstreams import installed, installers
 from gateway.errors import PrepareFailed
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _STAMP = ".prepared"
-_TAIL_LINES = 12
-_NOT_PROGRAMS = ("python", "pip", "activate", "Activate", "deactivate")
+_SHOWN = 3
+"""Problems named in one message; the rest are counted."""
 
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """What `Env.prepare` did: `tool` ran for `seconds`, or nothing ran (`reused`)."""
+    """What `Env.prepare` did: `tool` ran for `seconds`, or nothing ran (`reused`, after `checked` files or npm
+    packages were found intact); `repaired` says what was broken before it reinstalled, `forced` that it was asked to
+    rebuild."""
 
     reused: bool
     tool: str
     seconds: float
+    checked: int = 0
+    repaired: str = ""
+    forced: bool = False
 
 
 class Env:
@@ -49,8 +54,11 @@ class Env:
 
     def __init__(self, server: str, kind: Literal["pypi", "npm"], spec: str, program: str | None, home: Path) -> None:
         self.server, self.kind, self.spec, self.program = server, kind, spec, program
-        self.name = pypi_name(spec) if kind == "pypi" else npm_name(spec)
-        self.root = home / kind / spec.replace("/", "+")
+        self._pin = pypi_requirement(spec) if kind == "pypi" else None
+        self.name = self._pin.name if self._pin is not None else npm_pin(spec)[0]
+        self.root = home.absolute() / kind / spec.replace("/", "+")  # absolute: the venv's scripts name its python
+        self._checked: installed.Checked | None = None
+        """The last check's findings: `command()` reads the programs the records declare from it."""
         self._failed: str | None = None
         """Why the last install failed: not tried again on every reconnect (a bad pin stays bad)."""
         self._installing = anyio.Lock()
@@ -71,38 +79,46 @@ class Env:
         return f"{'package' if self.kind == 'pypi' else 'npm'} {self.spec}"
 
     def ready(self) -> bool:
-        """Installed completely for this spec (and, for PyPI, its interpreter still there)."""
+        """Installed completely for this spec (stamped, and for PyPI its interpreter still there); whether it is still
+        intact is `check`'s to say."""
         try:
             stamp = json.loads((self.root / _STAMP).read_text())
         except (OSError, ValueError):
             return False
         return stamp.get("spec") == self.spec and (self.kind == "npm" or (self.root / "bin" / "python").exists())
 
-    def missing_tool(self) -> str | None:
-        """What this machine lacks to install (or run) the package, and how to get it; None when nothing."""
-        if self.kind == "npm":
-            absent = [tool for tool in ("npm", "node") if shutil.which(tool) is None]
-            if absent:
-                return f"{' and '.join(absent)} not on PATH; install Node.js (18 or newer) with npm"
-        elif shutil.which("uv") is None and not any(map(importlib.util.find_spec, ("pip", "ensurepip"))):
-            return (
-                "neither uv, nor pip or ensurepip for this Python; install uv, or Python's venv (Debian: python3-venv)"
-            )
-        return None
+    def check(self) -> installed.Checked:
+        """The prepared folder against the installers' own records (a blocking walk of its files: tens of ms)."""
+        if self._pin is not None:
+            self._checked = installed.pypi(self.root, self._pin)
+        else:
+            self._checked = installed.npm(self.root, self.name, npm_pin(self.spec)[1])
+        return self._checked
+
+    def broken(self) -> str:
+        """What the last check found wrong, in one line ("" when intact)."""
+        problems = self._checked.problems if self._checked is not None else []
+        more = f"; and {len(problems) - _SHOWN} more" if len(problems) > _SHOWN else ""
+        return "; ".join(problems[:_SHOWN]) + more
+
+    async def _intact(self) -> bool:
+        """Prepared for this spec and found intact (the check runs in a worker thread)."""
+        return self.ready() and not (await anyio.to_thread.run_sync(self.check)).problems
 
     def command(self) -> str:
         """The program to run, inside the environment.
 
         Raises:
-            PrepareFailed: the package has no such program (the message lists the ones it has).
+            PrepareFailed: the environment is broken (what is, and the command that repairs it), or the package
+                declares no such program (the message lists the ones it has).
         """
+        names = (self._checked or self.check()).programs  # those its records declare, there or not
+        if broken := self.broken():
+            raise PrepareFailed(f"server {self.server!r}: {self.label} is broken ({broken}); {self._repair}")
         if self.kind == "pypi":
             folder, found = self.root / "bin", self.program or self.name
-            names = (
-                [p.name for p in folder.iterdir() if not p.name.startswith(_NOT_PROGRAMS)] if folder.is_dir() else []
-            )
         else:
-            folder, names = self.root / "node_modules" / ".bin", self._npm_bins()
+            folder = self.root / "node_modules" / ".bin"
             found = self.program or (names[0] if len(names) == 1 else self.name.rpartition("/")[2])
         if found in names:
             return str(folder / found)
@@ -111,14 +127,6 @@ class Env:
             f"server {self.server!r}: {self.label} has no program {found!r}{default}; it has "
             f"{', '.join(sorted(names)) or 'none'}. Set servers.{self.server}.command to one of them."
         )
-
-    def _npm_bins(self) -> list[str]:
-        try:
-            manifest = json.loads((self.root / "node_modules" / self.name / "package.json").read_text())
-        except (OSError, ValueError):
-            return []
-        bins = manifest.get("bin") or {}
-        return [self.name.rpartition("/")[2]] if isinstance(bins, str) else sorted(bins)
 
     def configured(self, server: StdioServerConfig) -> StdioServerConfig:
         """`server` with its command found inside the environment (call after `ensure`)."""
@@ -129,13 +137,14 @@ class Env:
         return lambda server: make(self.configured(server))
 
     async def ensure(self) -> None:
-        """Ready the environment before a connection attempt: at once when prepared, else install it (first use).
+        """Ready the environment before a connection attempt: at once when prepared and intact, else install it
+        (first use) or reinstall it (broken: the log says what was).
 
         Raises:
             PrepareFailed: the install failed (again: a failed spec is not retried until a reload or restart, or
                 until `gateway prepare` succeeds beside it), or another process is installing it now.
         """
-        if self.ready():
+        if await self._intact():
             return
         async with self._installing:  # a second user's process waits for the first one's install
             if self._failed is not None:
@@ -147,36 +156,71 @@ class Env:
                     self._failed = str(exc)
                 raise
 
-    async def prepare(self) -> Prepared:
-        """Install the pinned package unless its environment is ready.
+    async def prepare(self, *, force: bool = False) -> Prepared:
+        """Install the pinned package unless its environment is prepared and intact; reinstall it when broken, or
+        when `force`d.
 
         Raises:
-            PrepareFailed: a tool is missing or failed (named, with the tail of its output), or it is busy.
+            PrepareFailed: a tool is missing or failed (named, with the tail of its output), the folder cannot be
+                written, the result is still broken, or another process is installing it now.
         """
-        if self.ready():
-            return Prepared(reused=True, tool="", seconds=0.0)
-        if missing := self.missing_tool():
-            raise PrepareFailed(f"server {self.server!r}: cannot install {self.label}: {missing}; then {self._fix}")
+        if not force and await self._intact():
+            return Prepared(reused=True, tool="", seconds=0.0, checked=self._checked.count if self._checked else 0)
+        broken = self.broken() if self.ready() and not force else ""
+        what = (
+            f"{self.label} is broken ({broken}) and cannot be reinstalled" if broken else f"cannot install {self.label}"
+        )
+        if missing := installers.missing_tool(self.kind):
+            raise PrepareFailed(f"server {self.server!r}: {what}: {missing}; then {self.fix}")
         started = anyio.current_time()
+        try:
+            tool = await self._reinstall(broken, force)
+        except OSError as exc:
+            home, where = self.root.parent.parent, f": {exc.filename}" if exc.filename else ""
+            raise PrepareFailed(
+                f"server {self.server!r}: {what}: the environments folder {home} cannot be "
+                f"written ({exc.strerror or exc}{where}); set GATEWAY_ENVS to a folder this user can write, or give "
+                "this user write permission on it"
+            ) from exc
+        if tool is None:  # another process made it intact while this one checked
+            return Prepared(reused=True, tool="", seconds=0.0, checked=self._checked.count if self._checked else 0)
+        self._failed = None
+        seconds = anyio.current_time() - started
+        logger.info("server %s: %s installed with %s in %.1f s", self.server, self.label, tool, seconds)
+        return Prepared(reused=False, tool=tool, seconds=seconds, repaired=broken, forced=force)
+
+    async def _reinstall(self, broken: str, force: bool) -> str | None:
+        """Install into an emptied folder under the lock, check the result, stamp it; the tool that installed, or
+        None when the folder was found intact under the lock."""
         self.root.parent.mkdir(parents=True, exist_ok=True)
         with self._locked():
-            if self.ready():  # another process finished it while this one waited for the lock
-                return Prepared(reused=True, tool="", seconds=0.0)
-            logger.info("server %s: installing %s into %s (first use)", self.server, self.label, self.root)
+            if not force and await self._intact():
+                return None
+            if broken:
+                logger.warning("server %s: %s is broken (%s); reinstalling it", self.server, self.label, broken)
+            else:
+                logger.info("server %s: installing %s into %s", self.server, self.label, self.root)
             await anyio.to_thread.run_sync(partial(shutil.rmtree, self.root, ignore_errors=True))  # a cut-short one
-            tool = await self._install()
+            tool = await installers.install(self)
+            if (await anyio.to_thread.run_sync(self.check)).problems:
+                raise PrepareFailed(
+                    f"server {self.server!r}: {self.label} was installed with {tool} into {self.root}, but its own "
+                    f"records disagree with what is there ({self.broken()}); check the disk and the folder's "
+                    f"permissions, then {self.fix}"
+                )
             # Stamped even when the program the config names is not there: `command()` says which ones are,
             # and a corrected `command` needs no new install.
             stamp = {"spec": self.spec, "tool": tool, "python": sys.version.split()[0]}
             (self.root / _STAMP).write_text(json.dumps(stamp))
-        self._failed = None
-        seconds = anyio.current_time() - started
-        logger.info("server %s: %s installed with %s in %.1f s", self.server, self.label, tool, seconds)
-        return Prepared(reused=False, tool=tool, seconds=seconds)
+        return tool
 
     @property
-    def _fix(self) -> str:
+    def fix(self) -> str:
         return f"run `gateway prepare {self.server}` (with the same --config), or restart the gateway"
+
+    @property
+    def _repair(self) -> str:
+        return f"run `gateway prepare {self.server}` (with the same --config), which reinstalls it"
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -194,49 +238,3 @@ class Env:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
-
-    async def _install(self) -> str:
-        """Run the install steps; returns the tool that installed."""
-        if self.kind == "npm":
-            npm = shutil.which("npm") or "npm"
-            self.root.mkdir(parents=True)
-            (self.root / "package.json").write_text('{"private": true}\n')
-            quiet = ["--no-audit", "--no-fund", "--loglevel=error", "--save-exact"]
-            await self._run("npm", [npm, "install", "--prefix", str(self.root), *quiet, self.spec])
-            return "npm"
-        python = str(self.root / "bin" / "python")
-        if uv := shutil.which("uv"):
-            await self._run("uv venv", [uv, "venv", "--quiet", "--python", sys.executable, str(self.root)])
-            await self._run("uv pip", [uv, "pip", "install", "--quiet", "--python", python, self.spec])
-            return "uv"
-        install = ["install", "--quiet", "--disable-pip-version-check", "--no-input", self.spec]
-        if importlib.util.find_spec("pip") is not None:
-            # The gateway's own pip installs into the new venv (`--python`): no pip bootstrapped into each.
-            await self._run("python -m venv", [sys.executable, "-m", "venv", "--without-pip", str(self.root)])
-            await self._run("pip", [sys.executable, "-m", "pip", "--python", python, *install])
-        else:
-            await self._run("python -m venv", [sys.executable, "-m", "venv", str(self.root)])
-            await self._run("pip", [python, "-m", "pip", *install])
-        return "pip"
-
-    async def _run(self, tool: str, argv: list[str]) -> None:
-        try:
-            done = await anyio.run_process(argv, check=False, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        except OSError as exc:
-            raise PrepareFailed(
-                f"server {self.server!r}: installing {self.label} failed: cannot run {tool} ({argv[0]}): "
-                f"{exc.strerror}; then {self._fix}"
-            ) from exc
-        if done.returncode == 0:
-            return
-        lines = [line for line in done.stdout.decode(errors="replace").splitlines() if line.strip()]
-        # From the first line that reports an error: index warnings before it would crowd it out of the tail.
-        first = next((i for i, line in enumerate(lines) if "error" in line.lower()), 0)
-        tail = "\n".join(lines[first:][-_TAIL_LINES:])[-2000:]
-        where = "the npm registry" if self.kind == "npm" else "the package index"
-        look = f"npm view {self.name} versions" if self.kind == "npm" else f"pip index versions {self.name}"
-        raise PrepareFailed(
-            f"server {self.server!r}: installing {self.label} failed: {tool} exited with {done.returncode}:\n{tail}\n"
-            f"Check that the pinned version exists ({look}) and that this machine reaches {where}; fix the pin "
-            f"in the config, then {self._fix}"
-        )

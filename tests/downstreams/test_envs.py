@@ -3,6 +3,8 @@ from its cache) into a temporary `$GATEWAY_ENVS`: prepared on first use by the s
 a bad pin leaves that one server down with an error naming the package, the tool and the fix."""
 
 import fcntl
+import logging
+import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,6 +27,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 TIME = "mcp-server-time==2026.10.19"
 BAD = "mcp-server-time==0.0.999"
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+NEEDS_NPM = pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None, reason="npm and node are not on PATH here"
+)
 # Installs take tens of seconds on a busy machine: start-up waits for them rather than serving without them.
 SLOW_START = {"startup_wait_s": 240}
 
@@ -139,9 +144,7 @@ async def test_a_package_without_the_named_program_is_down_naming_the_programs_i
     assert "mcp-server-time" in error and "Set servers.wrong.command to one of them" in error
 
 
-@pytest.mark.skipif(
-    shutil.which("npm") is None or shutil.which("node") is None, reason="npm and node are not on PATH here"
-)
+@NEEDS_NPM
 async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gateway(home: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ev": {"npm": EVERYTHING}}, limits=SLOW_START)
     async with connected(config, within_s=300) as (gateway, client):
@@ -150,6 +153,43 @@ async def test_an_npm_server_is_installed_with_npm_and_served_through_the_gatewa
         assert "5" in text_of(result)
     root = home / "npm" / "@modelcontextprotocol+server-everything@2026.8.31"
     assert (root / ".prepared").is_file() and (root / "node_modules" / ".bin" / "mcp-server-everything").exists()
+
+
+def everything_env(home: Path) -> Env:
+    env = Env.of("ev", StdioServerConfig(transport="stdio", npm=EVERYTHING), home)
+    assert env is not None
+    return env
+
+
+@NEEDS_NPM
+async def test_a_broken_npm_folder_is_reinstalled_by_prepare_saying_what_was_broken(home: Path) -> None:
+    env = everything_env(home)
+    await env.prepare()  # installed by the test above (or now, when run alone)
+    shutil.rmtree(env.root / "node_modules" / "zod")
+    done = await env.prepare()
+    assert (done.reused, done.tool) == (False, "npm")
+    assert done.repaired.startswith("1 of the ") and done.repaired.endswith(" (e.g. node_modules/zod)")
+    assert env.check().problems == []
+
+
+@NEEDS_NPM
+async def test_a_broken_folder_that_cannot_be_reinstalled_here_says_what_is_broken_and_what_is_missing(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepared = everything_env(home)
+    await prepared.prepare()
+    copy = tmp_path / "npm" / prepared.root.name
+    shutil.copytree(prepared.root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    shutil.rmtree(copy / "node_modules" / "zod")
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no npm, no node
+    with pytest.raises(PrepareFailed) as caught:
+        await everything_env(tmp_path).prepare()
+    message = str(caught.value)
+    assert message.startswith(f"server 'ev': npm {EVERYTHING} is broken (1 of the ")
+    assert message.endswith(
+        " (e.g. node_modules/zod)) and cannot be reinstalled: npm and node not on PATH; install Node.js (18 or newer) "
+        "with npm; then run `gateway prepare ev` (with the same --config), or restart the gateway"
+    )
 
 
 async def test_a_per_user_package_server_installs_on_its_first_user_s_call(
@@ -182,3 +222,71 @@ async def test_a_spec_another_process_is_installing_leaves_that_server_starting_
             assert time.state in (State.DOWN, State.RESTARTING)
             assert f"server 'time': package {TIME} is being installed by another process now" in (time.last_error or "")
     assert not (tmp_path / "envs" / "pypi" / TIME).exists()  # it left the other's install alone
+
+
+async def test_a_prepared_environment_missing_its_program_is_called_broken_with_the_command_that_repairs_it(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path
+) -> None:
+    """Not "set command to one of them": the package declares that program, the folder lost it."""
+    copy = tmp_path / "pypi" / TIME
+    shutil.copytree(time_env(home).root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    (copy / "bin" / "mcp-server-time").unlink()  # its stamp kept
+    env = Env.of("time", StdioServerConfig(transport="stdio", package=TIME), tmp_path)
+    assert env is not None and env.ready()
+    with pytest.raises(PrepareFailed) as caught:
+        env.command()
+    assert str(caught.value) == (
+        f"server 'time': package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)); "
+        "run `gateway prepare time` (with the same --config), which reinstalls it"
+    )
+
+
+async def test_an_environments_folder_that_cannot_be_written_is_one_error_naming_it_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("")  # a folder under a file: unwritable even for root
+    home = tmp_path / "file" / "envs"
+    env = Env("time", "pypi", TIME, None, home)
+    with pytest.raises(PrepareFailed) as caught:
+        await env.prepare()
+    message = str(caught.value)
+    assert message.startswith(f"server 'time': cannot install package {TIME}: the environments folder {home} ")
+    assert f"cannot be written (Not a directory: {home / 'pypi'})" in message
+    assert message.endswith(
+        "set GATEWAY_ENVS to a folder this user can write, or give this user write permission on it"
+    )
+
+
+async def test_a_broken_environment_in_a_folder_that_cannot_be_written_says_what_is_broken_and_why_it_stays(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "pypi" / TIME
+    shutil.copytree(time_env(home).root, copy, symlinks=True, copy_function=os.link)  # hard links: instant
+    (copy / "bin" / "mcp-server-time").unlink()
+    (tmp_path / "pypi" / f"{TIME}.lock").mkdir()  # its lock file cannot be made: as in a folder this user cannot write
+    with pytest.raises(PrepareFailed) as caught:
+        await Env("time", "pypi", TIME, None, tmp_path).prepare()
+    assert str(caught.value) == (
+        f"server 'time': package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)) "
+        f"and cannot be reinstalled: the environments folder {tmp_path} cannot be written (Is a directory: "
+        f"{tmp_path / 'pypi' / (TIME + '.lock')}); set GATEWAY_ENVS to a folder this user can write, or give this "
+        "user write permission on it"
+    )
+
+
+async def test_a_server_whose_program_was_deleted_is_reinstalled_when_it_starts_and_the_log_says_what_was_broken(
+    served: tuple[Gateway, Client], home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Last in this module: it reinstalls the environment the others share (and leaves it intact)."""
+    env = time_env(home)
+    (env.root / "bin" / "mcp-server-time").unlink()  # its stamp kept
+    config = write_config(tmp_path, {"again": {"package": TIME}}, limits=SLOW_START)
+    with caplog.at_level(logging.WARNING, logger="gateway.downstreams.envs"):
+        async with connected(config, within_s=300) as (gateway, client):
+            result = await client.call_tool("again.get_current_time", {"timezone": "UTC"})
+            assert not result.is_error, (text_of(result), gateway.registry.downstreams["again"].last_error)
+    assert (
+        f"server again: package {TIME} is broken (mcp-server-time 2026.10.19: files missing (bin/mcp-server-time)); "
+        "reinstalling it"
+    ) in caplog.text
+    assert env.check().problems == [] and env.ready()
