@@ -5,6 +5,7 @@
     ├── PrepareFailed          a `package:`/`npm:` server's environment could not be installed
     ├── UnknownName            a tool, resource or prompt the catalog does not hold
     ├── RequestRejected        the gateway refuses to forward a request (e.g. too large)
+    │   └── TaskCapReached     an identity has as many tasks running (or kept) as `limits` allows
     └── DownstreamError        a downstream could not answer
         ├── DownstreamUnavailable   not connected (starting, restarting, down)
         ├── DownstreamTimeout       no answer within the server's `timeout_s`
@@ -56,13 +57,39 @@ class RequestRejected(GatewayError):
     code = types.INVALID_PARAMS
 
 
+class TaskCapReached(RequestRejected):
+    """An identity asked for a task with as many running (`kind` "running") or kept ("kept") as `limits` allows;
+    nothing was started. `next_s`: when the owner's soonest kept task expires (kept only; None: unknown)."""
+
+    def __init__(self, kind: str, cap: int, count: int, next_s: float | None = None) -> None:
+        self.kind, self.cap, self.count = kind, cap, count
+        if kind == "running":
+            what = (
+                f"{count} tasks running, the most one identity may (limits.task_max_running: {cap}). Wait for one to "
+                "finish (tasks/get, tasks/result) or cancel one you no longer need (tasks/cancel), then call again"
+            )
+        else:
+            soonest = f" (the next one goes in {next_s:.0f} s)" if next_s is not None else ""
+            what = (
+                f"{count} tasks kept, the most one identity may (limits.task_max_kept: {cap}). A task is kept until "
+                f"its ttl passes, finished or not{soonest}: cancel the ones still running that you no longer need "
+                "(tasks/cancel), ask for a shorter task ttl from now on, or wait"
+            )
+        super().__init__(f"The call was not started as a task: this identity already has {what}.")
+
+
+def _shown_id(task_id: str) -> str:
+    """A client's task id as a message shows it: it may be any size (one of 5,000 characters is cut)."""
+    return repr(task_id) if len(task_id) <= 64 else f"{task_id[:64]!r}… ({len(task_id):,} characters)"
+
+
 class TaskNotFound(GatewayError):
     code = types.INVALID_PARAMS
 
     def __init__(self, task_id: str) -> None:
         super().__init__(
-            f"No task {task_id!r}: it never existed for this identity, or its ttl passed and it was forgotten. "
-            "Call tasks/list for the tasks you have, or run the call again."
+            f"No task {_shown_id(task_id)}: it never existed for this identity, or its ttl passed and it was "
+            "forgotten. Call tasks/list for the tasks you have, or run the call again."
         )
 
 

@@ -9,6 +9,9 @@ mark has passed. Several gateway processes may share one state folder (a stdio g
 one), so every read-check-write (`settle`, `beat`, `reap`) holds the folder's lock (`locks.py`): a beat in one
 process and a reap in another never interleave. Expired records are removed when read or listed, and an owner's
 when it creates one (so the folder holds about the live tasks, even of owners who never fetch theirs).
+
+`create` counts the owner's records under the same lock (`TaskCaps`): exact for every process on the folder. It
+reads each of them (at most `caps.kept`), as the sweep of expired ones did before the caps.
 """
 
 import json
@@ -20,7 +23,8 @@ from typing import Any
 
 import anyio
 
-from gateway.store.base import OWNED, TERMINAL, owned
+from gateway.errors import TaskCapReached
+from gateway.store.base import OWNED, TERMINAL, TaskCaps, minted, owned
 from gateway.store.local.locks import locked
 from gateway.store.local.spills import _read, _write
 
@@ -86,15 +90,35 @@ class LocalTasks:
         self.where = str(root)
 
     def _path(self, owner: str, task_id: str) -> Path:
+        assert minted(task_id)  # a client's id is checked before it comes here: it never reaches a file name
         return self.root / f"{owned(owner, task_id)}.json"
 
-    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float) -> None:
-        now = time.time()
-        stored = {**record, "expires": now + ttl_s, "alive_until": now + alive_s}
-        await anyio.to_thread.run_sync(_store, self._path(owner, task_id), stored)
-        await self.list(owner)  # drops the owner's expired records
+    def _scan(self, owner: str) -> list[dict[str, Any]]:
+        """The owner's live records (expired ones are removed on the way)."""
+        assert OWNED not in owner  # `owned` refuses it too: the glob cannot reach another owner's files
+        found = (_load(p) for p in self.root.glob(f"{owned(owner, '')}*.json")) if self.root.is_dir() else ()
+        return [r for r in found if r is not None]
+
+    async def create(
+        self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float, caps: TaskCaps
+    ) -> None:
+        def create() -> None:
+            with locked(self.root):  # counted and written as one step for every process on this folder
+                now = time.time()
+                kept = self._scan(owner)
+                if len(kept) >= caps.kept:
+                    soonest = min(r.get("expires", now) for r in kept) - now
+                    raise TaskCapReached("kept", caps.kept, len(kept), max(soonest, 0.0))
+                running = sum(r.get("status") not in TERMINAL and r.get("alive_until", 0) >= now for r in kept)
+                if running >= caps.running:
+                    raise TaskCapReached("running", caps.running, running)
+                _store(self._path(owner, task_id), {**record, "expires": now + ttl_s, "alive_until": now + alive_s})
+
+        await anyio.to_thread.run_sync(create)
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        if not minted(task_id):
+            return None
         return await anyio.to_thread.run_sync(_load, self._path(owner, task_id))
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
@@ -107,6 +131,8 @@ class LocalTasks:
                 _store(path, stored)
                 return stored
 
+        if not minted(task_id):
+            return None
         path = self._path(owner, task_id)
         return await anyio.to_thread.run_sync(settle)
 
@@ -133,13 +159,10 @@ class LocalTasks:
                 _store(path, stored)
                 return stored
 
+        if not minted(task_id):
+            return None
         path = self._path(owner, task_id)
         return await anyio.to_thread.run_sync(reap)
 
     async def list(self, owner: str) -> list[dict[str, Any]]:
-        def scan() -> list[dict[str, Any]]:
-            found = (_load(p) for p in self.root.glob(f"{owned(owner, '')}*.json")) if self.root.is_dir() else ()
-            return [r for r in found if r is not None]
-
-        assert OWNED not in owner  # `owned` refuses it too: the glob cannot reach another owner's files
-        return await anyio.to_thread.run_sync(scan)
+        return await anyio.to_thread.run_sync(self._scan, owner)
