@@ -22,6 +22,12 @@ import mcp.types as types
 from mcp import MCPError
 
 
+def shown(value: str, keep: int = 64) -> str:
+    """A name or id a client sent, as a message shows it: quoted, and cut when long (a client's id may be any size:
+    one of 5,000 characters is shown by its first `keep` and its length)."""
+    return repr(value) if len(value) <= keep else f"{value[:keep]!r}… ({len(value):,} characters)"
+
+
 class GatewayError(Exception):
     """Base class; `str(exc)` is written for the model: what happened, the value, what to do next."""
 
@@ -50,7 +56,7 @@ class UnknownName(GatewayError):
     def __init__(self, kind: str, name: str, closest: list[str]) -> None:
         self.kind, self.name, self.closest = kind, name, closest
         hint = f" Closest known {kind}s: {', '.join(closest)}." if closest else ""
-        super().__init__(f"Unknown {kind} {name!r}.{hint} List {kind}s again to see what is available.")
+        super().__init__(f"Unknown {kind} {shown(name, 200)}.{hint} List {kind}s again to see what is available.")
 
 
 class RequestRejected(GatewayError):
@@ -78,17 +84,12 @@ class TaskCapReached(RequestRejected):
         super().__init__(f"The call was not started as a task: this identity already has {what}.")
 
 
-def _shown_id(task_id: str) -> str:
-    """A client's task id as a message shows it: it may be any size (one of 5,000 characters is cut)."""
-    return repr(task_id) if len(task_id) <= 64 else f"{task_id[:64]!r}… ({len(task_id):,} characters)"
-
-
 class TaskNotFound(GatewayError):
     code = types.INVALID_PARAMS
 
     def __init__(self, task_id: str) -> None:
         super().__init__(
-            f"No task {_shown_id(task_id)}: it never existed for this identity, or its ttl passed and it was "
+            f"No task {shown(task_id)}: it never existed for this identity, or its ttl passed and it was "
             "forgotten. Call tasks/list for the tasks you have, or run the call again."
         )
 
