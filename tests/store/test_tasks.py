@@ -1,6 +1,6 @@
 """Durable tasks on both backends: a record is its owner's alone, the first terminal status wins (a completion after
-a cancellation changes nothing, across replicas), listing shows the owner's live tasks, and a task is forgotten
-when its ttl has passed."""
+a cancellation changes nothing, across replicas), listing shows the owner's live tasks, a task is forgotten
+when its ttl has passed, and an id the gateway never mints reaches no file and no key."""
 
 import json
 import time
