@@ -33,13 +33,19 @@ def owned(owner: str, name: str) -> str:
 
 
 class StoreUnavailable(GatewayError):
-    """The store cannot be reached or refused the operation; nothing was changed by the failed call."""
+    """The store cannot be reached or refused the operation; nothing was changed by the failed call. `check`: what
+    an operator looks at if it persists (Redis's by default)."""
 
-    def __init__(self, where: str, detail: str) -> None:
+    def __init__(
+        self,
+        where: str,
+        detail: str,
+        check: str = "that the store is running and `store.url` in the config points at it",
+    ) -> None:
         self.where = where
         super().__init__(
             f"The gateway's store ({where}) is unavailable: {detail}. Nothing was changed. Retry in a few "
-            "seconds; if it persists, check that the store is running and `store.url` in the config points at it."
+            f"seconds; if it persists, check {check}."
         )
 
 

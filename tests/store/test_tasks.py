@@ -3,8 +3,9 @@ a cancellation changes nothing, across replicas), listing shows the owner's live
 when its ttl has passed, and an id the gateway never mints reaches no file and no key."""
 
 import json
+import shutil
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.store.base import TaskCaps, TaskRecords
+from gateway.store.base import StoreUnavailable, TaskCaps, TaskRecords
 from tests.store.conftest import Backend
 
 pytestmark = pytest.mark.anyio
@@ -150,3 +151,23 @@ async def test_an_id_the_gateway_never_mints_is_unknown_and_reaches_no_file_or_k
         assert [r["status"] for r in await tasks.list("alice")] == ["working"]
     finally:
         await stores.aclose()
+
+
+async def test_a_local_task_folder_that_fails_is_the_store_unavailable_without_its_path(tmp_path: Path) -> None:
+    backend = Backend("local", "", "t:", tmp_path)
+    async with opened(backend) as tasks:
+        await tasks.create("alice", "t1", task("t1"), 60, alive_s=60, caps=ROOMY)
+        folder = tmp_path / "state" / ".tasks"
+        shutil.rmtree(folder)
+        folder.write_text("not a folder")  # what a broken state folder, a full disk or a lost permission give: OSError
+        attempts: list[Callable[[], Awaitable[Any]]] = [
+            lambda: tasks.get("alice", "t1"),
+            lambda: tasks.settle("alice", "t1", task("t1", "cancelled")),
+            lambda: tasks.reap("alice", "t1", failed(task("t1"))),
+            lambda: tasks.create("alice", "t2", task("t2"), 60, alive_s=60, caps=ROOMY),
+        ]
+        for attempt in attempts:
+            with pytest.raises(StoreUnavailable) as refused:
+                await attempt()
+            message = str(refused.value)
+            assert "task records" in message and "think.state_dir" in message and str(tmp_path) not in message
