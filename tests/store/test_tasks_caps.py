@@ -2,6 +2,8 @@
 (`TaskCaps`), counted and stored as one step, so replicas creating at once never pass a cap; a task that finished,
 or whose runner is gone, no longer counts as running; another owner's tasks never count."""
 
+import re
+
 import anyio
 import pytest
 
@@ -52,7 +54,8 @@ async def test_an_owner_at_its_kept_cap_is_refused_saying_when_the_next_one_goes
         assert (refused.value.kind, refused.value.count, refused.value.cap) == ("kept", 2, 2)
         message = str(refused.value)
         assert "2 tasks kept" in message and "limits.task_max_kept: 2" in message
-        assert "the next one goes in 300 s" in message or "the next one goes in 299 s" in message
+        soonest = re.search(r"the next one goes in (\d+) s", message)
+        assert soonest is not None and 240 <= int(soonest.group(1)) <= 300, message  # k2's 300 s, less time passed
 
 
 async def test_replicas_creating_at_once_never_pass_the_cap(backend: Backend) -> None:
