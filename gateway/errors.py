@@ -5,6 +5,7 @@
     ├── PrepareFailed          a `package:`/`npm:` server's environment could not be installed
     ├── UnknownName            a tool, resource or prompt the catalog does not hold
     ├── RequestRejected        the gateway refuses to forward a request (e.g. too large)
+    │   └── TaskCapReached     an identity has as many tasks running (or kept) as `limits` allows
     └── DownstreamError        a downstream could not answer
         ├── DownstreamUnavailable   not connected (starting, restarting, down)
         ├── DownstreamTimeout       no answer within the server's `timeout_s`
@@ -19,6 +20,12 @@ from typing import Any
 
 import mcp.types as types
 from mcp import MCPError
+
+
+def shown(value: str, keep: int = 64) -> str:
+    """A name or id a client sent, as a message shows it: quoted, and cut when long (a client's id may be any size:
+    one of 5,000 characters is shown by its first `keep` and its length)."""
+    return repr(value) if len(value) <= keep else f"{value[:keep]!r}… ({len(value):,} characters)"
 
 
 class GatewayError(Exception):
@@ -49,11 +56,32 @@ class UnknownName(GatewayError):
     def __init__(self, kind: str, name: str, closest: list[str]) -> None:
         self.kind, self.name, self.closest = kind, name, closest
         hint = f" Closest known {kind}s: {', '.join(closest)}." if closest else ""
-        super().__init__(f"Unknown {kind} {name!r}.{hint} List {kind}s again to see what is available.")
+        super().__init__(f"Unknown {kind} {shown(name, 200)}.{hint} List {kind}s again to see what is available.")
 
 
 class RequestRejected(GatewayError):
     code = types.INVALID_PARAMS
+
+
+class TaskCapReached(RequestRejected):
+    """An identity asked for a task with as many running (`kind` "running") or kept ("kept") as `limits` allows;
+    nothing was started. `next_s`: when the owner's soonest kept task expires (kept only; None: unknown)."""
+
+    def __init__(self, kind: str, cap: int, count: int, next_s: float | None = None) -> None:
+        self.kind, self.cap, self.count = kind, cap, count
+        if kind == "running":
+            what = (
+                f"{count} tasks running, the most one identity may (limits.task_max_running: {cap}). Wait for one to "
+                "finish (tasks/get, tasks/result) or cancel one you no longer need (tasks/cancel), then call again"
+            )
+        else:
+            soonest = f" (the next one goes in {next_s:.0f} s)" if next_s is not None else ""
+            what = (
+                f"{count} tasks kept, the most one identity may (limits.task_max_kept: {cap}). A task is kept until "
+                f"its ttl passes, finished or not{soonest}: cancel the ones still running that you no longer need "
+                "(tasks/cancel), ask for a shorter task ttl from now on, or wait"
+            )
+        super().__init__(f"The call was not started as a task: this identity already has {what}.")
 
 
 class TaskNotFound(GatewayError):
@@ -61,8 +89,8 @@ class TaskNotFound(GatewayError):
 
     def __init__(self, task_id: str) -> None:
         super().__init__(
-            f"No task {task_id!r}: it never existed for this identity, or its ttl passed and it was forgotten. "
-            "Call tasks/list for the tasks you have, or run the call again."
+            f"No task {shown(task_id)}: it never existed for this identity, or its ttl passed and it was "
+            "forgotten. Call tasks/list for the tasks you have, or run the call again."
         )
 
 

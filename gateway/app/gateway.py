@@ -165,8 +165,7 @@ class Gateway:
             exposure=self.exposure,
             denial=self._denial,
         )
-        limits = config.limits
-        self.tasks = tasks_wire.runner(self.front, self.stores.tasks, limits.task_max_ttl_s, limits.task_heartbeat_s)
+        self.tasks = tasks_wire.runner(self.front, self.stores.tasks, lambda: self.config.limits)
         tasks_wire.install(self.front, self.tasks, after_s=config.limits.task_after_s)
 
     def _driver_full_text(self, config: GatewayConfig) -> str:

@@ -2,7 +2,8 @@
 
 Applied live: `servers` (only those whose definition changed restart), and everything the request pipeline is
 built from: `limits` (size limits, hint budget, inline budget), `steering`, `versions`, `bootstrap`, `policy`,
-`audit`, `exposure`. The pipeline is rebuilt from the new config for calls that start after the reload; calls in
+`audit`, `exposure`; and the caps on each identity's tasks (`limits.task_max_running`, `task_max_kept`: read as
+each task starts). The pipeline is rebuilt from the new config for calls that start after the reload; calls in
 flight keep the one they started with. The keys below need a restart; a reload that changes one names it and
 says why, and the running value stays (so the next reload names it again until the gateway restarts).
 """

@@ -57,6 +57,14 @@ class LimitsConfig(ConfigModel):
     (the call goes on in the background; shorter calls are answered as usual)."""
     task_max_ttl_s: float = Field(default=86_400.0, gt=0)
     """The longest a task is kept in the store, whatever ttl its client asks for."""
+    task_max_running: int = Field(default=32, ge=1)
+    """Tasks one identity may have running at once, on all replicas together; past it a task-augmented call is
+    refused, saying so (a 2026-era call that outlasts `task_after_s` then stays a plain call). Each is a downstream
+    call the client no longer waits for: without a cap one token could start a thousand."""
+    task_max_kept: int = Field(default=1000, ge=1)
+    """Tasks one identity may have in the store at once, finished or not (each is kept until its ttl passes); past
+    it a task-augmented call is refused, saying when the next one goes. Bounds the store per identity (a record
+    holds at most a preview of its result: about `max_inline_bytes`)."""
     task_heartbeat_s: float = Field(default=TASK_HEARTBEAT_S, gt=0)
     """How often the gateway process running a task marks it alive in the store; a task whose mark is older than
     `fronts.tasks_alive.LAPSE_BEATS` of these is reported failed (its process stopped). Lower only in tests."""

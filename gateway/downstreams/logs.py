@@ -10,7 +10,9 @@ One downstream connection is shared by every client session, so a server's log i
   sessions of the identity it runs for.
 
 Each session gets at most `throttle.per_s` a second; past it the rest of the second is dropped, and the
-session is told when dropping starts and how many were dropped when messages pass again.
+session is told when dropping starts and how many were dropped when messages pass again: at `warning`, or at the
+session's own level when it asked for a higher one (`logging/setLevel` error: what was dropped was that severe,
+and nothing reaches it below the level it asked for).
 """
 
 import time
@@ -89,7 +91,7 @@ class Logs:
                 wanted = passes(params.level, peer.log_level) and not (peer.modern and peer.log_level is None)
                 if not wanted or peer.session is None:
                     continue
-                for message in self._paced(peer.key, renamed):
+                for message in self._paced(peer.key, renamed, peer.log_level):
                     if peer.request_id is None:  # a lane's call: the connection's standalone stream
                         await quietly(standalone, peer.session, message)
                     else:
@@ -99,7 +101,7 @@ class Logs:
         if recent is not None and time.monotonic() - recent.ended < TRAILING_S:
             found = connection(recent.key)
             if found is not None and passes(params.level, recent.log_level) and not recent.modern:
-                for message in self._paced(recent.key, renamed):
+                for message in self._paced(recent.key, renamed, recent.log_level):
                     await quietly(standalone, found, message)
             return
         for key, level in list(self._levels.items()):
@@ -107,23 +109,28 @@ class Logs:
                 continue  # a user's own process: what it logs (its account, its token) is that user's alone
             found = connection(key)
             if found is not None and passes(params.level, level):
-                for message in self._paced(key, renamed):
+                for message in self._paced(key, renamed, level):
                     await quietly(standalone, found, message)
 
-    def _paced(self, key: str, message: types.LoggingMessageNotification) -> list[types.LoggingMessageNotification]:
-        """What session `key` gets of a log `message` under the rate limit: it, nothing, or first a notice of the
-        limit (when dropping starts) or of how many were dropped (with the first that passes again)."""
+    def _paced(
+        self, key: str, message: types.LoggingMessageNotification, threshold: types.LoggingLevel | None
+    ) -> list[types.LoggingMessageNotification]:
+        """What session `key` (asking for `threshold` and above) gets of a log `message` under the rate limit: it,
+        nothing, or first a notice of the limit (when dropping starts) or of how many were dropped (with the first
+        that passes again)."""
         passed, dropped = self.throttle.admit(key)
         said = None
         if dropped < 0:
             said = f"over {self.throttle.per_s} log messages a second: the gateway drops the rest of this second's"
         elif dropped:
             said = f"the gateway dropped {dropped:,} log messages (over {self.throttle.per_s} a second)"
-        notices = [] if said is None else [_gateway_log(said)]
+        notices = [] if said is None else [_gateway_log(said, threshold)]
         return [*notices, message] if passed else notices
 
 
-def _gateway_log(text: str) -> types.LoggingMessageNotification:
+def _gateway_log(text: str, threshold: types.LoggingLevel | None) -> types.LoggingMessageNotification:
+    """The gateway's notice at `warning`, or at `threshold` when that is higher (never below what was asked)."""
+    level = "warning" if threshold is None or passes("warning", threshold) else threshold
     return types.LoggingMessageNotification(
-        params=types.LoggingMessageNotificationParams(level="warning", logger="gateway", data=text)
+        params=types.LoggingMessageNotificationParams(level=level, logger="gateway", data=text)
     )

@@ -21,6 +21,12 @@ Translation rules chosen where the spec leaves room:
   (2026-era clients cannot ask for one). The record is created before the task is answered (the extension's
   MUST: a `tasks/get` on any replica finds it).
 * In the 2026 era nothing is stored for a call that ends within `limits.task_after_s`: it is answered as usual.
+* Each identity has at most `limits.task_max_running` tasks running and `limits.task_max_kept` kept, counted by the
+  store as it creates the record (exact across replicas; read per task, so a reload applies to the next). Past
+  either, a task-augmented call is refused, naming the cap, the count and what to do; a 2026-era call that outlasts
+  `task_after_s` stays a plain call instead (its client's request still waits, as for any call: no work is lost).
+* A task id from a client that the gateway could not have minted (`store.base.minted`) is "not found" before it
+  reaches a file name or a key.
 * The call runs without a client to ask: a downstream's sampling, elicitation or roots request during it is
   refused, and its progress and logs reach nobody. `notifications/tasks/status` goes to the creating
   connection when the task ends, if that connection is still open on this replica.
@@ -41,10 +47,10 @@ import anyio.abc
 import mcp.types as types
 
 from gateway.config.pipeline import TASK_HEARTBEAT_S
-from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskFailed, TaskNotFound
+from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskCapReached, TaskFailed, TaskNotFound
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.tasks_alive import LAPSE_BEATS, beating, lapsed, settled
-from gateway.store.base import TERMINAL, TaskRecords
+from gateway.store.base import TERMINAL, TaskCaps, TaskRecords
 
 logger = logging.getLogger(__name__)
 
@@ -103,10 +109,13 @@ class TaskRunner:
         run: RunCall,
         tell: Tell,
         *,
+        caps: Callable[[], TaskCaps],
         max_ttl_ms: int = MAX_TTL_MS,
         heartbeat_s: float = TASK_HEARTBEAT_S,
     ) -> None:
         self.records = records
+        self.caps = caps
+        """The caps of each owner's tasks, read as each task starts (a reload's apply to the next)."""
         self.max_ttl_ms = max_ttl_ms
         self.heartbeat_s = heartbeat_s
         self._alive_s = heartbeat_s * LAPSE_BEATS
@@ -144,9 +153,9 @@ class TaskRunner:
         now, task_id, owner = _now(), secrets.token_urlsafe(18), caller.identity.owner
         record: dict[str, Any] = {"taskId": task_id, "status": "working", "createdAt": now, "lastUpdatedAt": now}
         record |= {"ttl": granted, "pollInterval": POLL_MS}
-        running = _Running(record, stored=after_s is None)
+        running, caps = _Running(record, stored=after_s is None), self.caps()
         if running.stored:
-            await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s)
+            await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s, caps=caps)
         self._running[(owner, task_id)] = running
         self._tg.start_soon(self._run, caller, name, arguments, running)
         if after_s is None:
@@ -154,11 +163,16 @@ class TaskRunner:
         try:
             with anyio.move_on_after(after_s):
                 await running.done.wait()
+            if not running.done.is_set():
+                try:
+                    await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s, caps=caps)
+                except TaskCapReached as capped:  # the client's request still waits: it gets the result, no task
+                    logger.info("a call of %r stays a plain call, not a task: %s", name, capped)
+                    await running.done.wait()
             if running.result is not None:
-                return running.result  # a short call: no task
+                return running.result  # a short call (or one the caps kept plain): no task
             if running.done.is_set():  # `_run` logged why
                 raise GatewayError(f"the call of {name!r} failed inside the gateway (see its log); call it again.")
-            await self.records.create(owner, task_id, record, granted / 1000, alive_s=self._alive_s)
         except BaseException:  # the client's request ended before its call became a task: the call ends too
             running.scope.cancel()
             raise

@@ -16,6 +16,7 @@ The calls are taken by a server middleware, before the SDK's per-version result 
 handlers, each answering the era of its request.
 """
 
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
@@ -24,6 +25,7 @@ from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from gateway.config.pipeline import LimitsConfig
 from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.auth.callers import Caller
@@ -32,12 +34,13 @@ from gateway.fronts.server import Front
 from gateway.fronts.tasks import TaskRunner, wire
 from gateway.fronts.tasks_offer import declares
 from gateway.sdk import RequestCtx
-from gateway.store.base import TaskRecords
+from gateway.store.base import TaskCaps, TaskRecords
 
 
-def runner(front: Front, records: TaskRecords, max_ttl_s: float, heartbeat_s: float) -> TaskRunner:
-    """A task runner whose calls go through `front`'s pipeline and whose status notices reach its clients
-    (`heartbeat_s`: how often it marks its running tasks alive)."""
+def runner(front: Front, records: TaskRecords, limits: Callable[[], LimitsConfig]) -> TaskRunner:
+    """A task runner whose calls go through `front`'s pipeline and whose status notices reach its clients, on the
+    `limits` of the config in force: the caps per identity as each task starts (they apply on reload), the longest
+    ttl and the heartbeat as the gateway starts (restart-only: `app.reloadable`)."""
 
     async def run(caller: Caller, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         nobody = Peer(caller.key, None, None, None, modern=False)  # the client may be gone: no one to ask
@@ -51,7 +54,14 @@ def runner(front: Front, records: TaskRecords, max_ttl_s: float, heartbeat_s: fl
             with suppress(Exception):  # a connection closing meanwhile: the notice is optional
                 await connection.notify("notifications/tasks/status", task)
 
-    return TaskRunner(records, run, tell, max_ttl_ms=int(max_ttl_s * 1000), heartbeat_s=heartbeat_s)
+    def caps() -> TaskCaps:
+        now = limits()
+        return TaskCaps(running=now.task_max_running, kept=now.task_max_kept)
+
+    first = limits()
+    return TaskRunner(
+        records, run, tell, caps=caps, max_ttl_ms=int(first.task_max_ttl_s * 1000), heartbeat_s=first.task_heartbeat_s
+    )
 
 
 def _modern(ctx: RequestCtx) -> bool:

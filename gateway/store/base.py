@@ -8,6 +8,7 @@ Backends store bytes under `(folder, name)` keys with a version counter; the typ
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import GatewayError
@@ -32,13 +33,19 @@ def owned(owner: str, name: str) -> str:
 
 
 class StoreUnavailable(GatewayError):
-    """The store cannot be reached or refused the operation; nothing was changed by the failed call."""
+    """The store cannot be reached or refused the operation; nothing was changed by the failed call. `check`: what
+    an operator looks at if it persists (Redis's by default)."""
 
-    def __init__(self, where: str, detail: str) -> None:
+    def __init__(
+        self,
+        where: str,
+        detail: str,
+        check: str = "that the store is running and `store.url` in the config points at it",
+    ) -> None:
         self.where = where
         super().__init__(
             f"The gateway's store ({where}) is unavailable: {detail}. Nothing was changed. Retry in a few "
-            "seconds; if it persists, check that the store is running and `store.url` in the config points at it."
+            f"seconds; if it persists, check {check}."
         )
 
 
@@ -215,6 +222,24 @@ class SharedLoads(Protocol):
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 """Task statuses that never change again (2025-11-25 tasks)."""
+_TASK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def minted(task_id: str) -> bool:
+    """Whether `task_id` can be a task's: the gateway mints them (`secrets.token_urlsafe`, this alphabet). A
+    client's id that is not one (5,000 characters, `<id>.json/x`, `../`) is no task's, on every backend: it reaches
+    no file name and no key."""
+    return _TASK_ID.fullmatch(task_id) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCaps:
+    """The most tasks one owner may have at once (`limits.task_max_running`, `limits.task_max_kept`)."""
+
+    running: int
+    """Not terminal and marked alive: a call running somewhere."""
+    kept: int
+    """Stored, finished or not, until their ttl passes."""
 
 
 class TaskRecords(Protocol):
@@ -223,15 +248,27 @@ class TaskRecords(Protocol):
     `ttl_s` after it was created, whatever happens to it meanwhile.
 
     A task still running carries a liveness mark that the process running it renews (`beat`): a reader that finds
-    the mark lapsed knows that process is gone, and `reap` settles the task so, once for every replica."""
+    the mark lapsed knows that process is gone, and `reap` settles the task so, once for every replica. An owner's
+    running tasks (for `TaskCaps.running`) are those not terminal whose mark has not lapsed.
+
+    A task id that is not `minted` is unknown to every method: nothing is read, written or keyed with it."""
 
     where: str
 
-    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float) -> None:
-        """Store a new record, marked alive for `alive_s` (its runner beats before that runs out)."""
+    async def create(
+        self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float, caps: TaskCaps
+    ) -> None:
+        """Store a new record, marked alive for `alive_s` (its runner beats before that runs out), unless the owner
+        has `caps.running` tasks running or `caps.kept` kept: counted and stored as one step, on every replica.
+
+        Raises:
+            TaskCapReached: nothing was stored.
+        """
         ...
 
-    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None: ...
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """The record (None: expired, unknown, another owner's, or an id that is not `minted`)."""
+        ...
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Replace the record while it is not terminal (the first of completion and cancellation wins, across

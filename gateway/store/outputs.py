@@ -5,7 +5,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, shown
 
 ID = re.compile(r"[0-9a-f]{24}")
 ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
@@ -83,4 +83,4 @@ def missing(output_id: str, note: str = "") -> OutputError:
 
 def check_id(output_id: str) -> None:
     if not ID.fullmatch(output_id):
-        raise OutputError(f"{output_id!r} is not an output id (24 hex characters, as given in the spill notice).")
+        raise OutputError(f"{shown(output_id)} is not an output id (24 hex characters, as given in the spill notice).")

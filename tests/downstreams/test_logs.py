@@ -1,6 +1,7 @@
 """The levels sessions ask for: a server shared by all of them is asked for the most verbose, and a session
-that ended stops counting; a client that stopped reading holds nobody up (routing and pace are proven end to end
-in tests/downstreams/relay and tests/downstreams/test_throttle.py)."""
+that ended stops counting; a client that stopped reading holds nobody up; the notice that a flood is being
+dropped never arrives below the level a session asked for (routing and pace are proven end to end in
+tests/downstreams/relay and tests/downstreams/test_throttle.py)."""
 
 from typing import Any
 
@@ -65,3 +66,27 @@ async def test_a_client_that_stopped_reading_holds_up_neither_the_server_nor_the
         for _ in range(2):
             await log(types.LoggingMessageNotificationParams(level="info", data="hello"))
     assert other.got == ["notifications/message"] * 2
+
+
+class Kept(Connection):
+    """Keeps the (level, logger) of every log notification it is sent."""
+
+    def __init__(self) -> None:
+        self.logs: set[tuple[str, str]] = set()
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        assert method == "notifications/message" and params is not None
+        self.logs.add((params["level"], params["logger"]))
+
+
+async def test_the_notice_of_dropped_logs_respects_the_level_each_session_asked_for() -> None:
+    logs = Logs(lambda server, logger: f"{server}.{logger}")
+    levels: list[types.LoggingLevel] = ["debug", "info", "error"]
+    sessions: dict[str, Kept] = {level: Kept() for level in levels}  # each keyed by the level it asked for
+    for level in levels:
+        logs.set_level(level, level)
+    for _ in range(logs.throttle.per_s + 5):  # a flood of errors outside any call: to every session that set a level
+        message = types.LoggingMessageNotificationParams(level="error", logger="db", data="x")
+        await logs.route("f", message, [], sessions.get, lambda key: None)
+    assert sessions["debug"].logs == sessions["info"].logs == {("error", "f.db"), ("warning", "gateway")}
+    assert sessions["error"].logs == {("error", "f.db"), ("error", "gateway")}  # told, never below its level

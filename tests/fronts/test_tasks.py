@@ -2,8 +2,10 @@
 no tasks for the tools called (tests/servers/tasked.py): a task-augmented `tools/call` is answered with a task at
 once, runs on in the background, and its status and result are fetched with `tasks/get`, `tasks/result`,
 `tasks/list`; `tasks/cancel` stops it; its result went through the pipeline (the size guard spilled it); the
-connection that made it is told when it ends."""
+connection that made it is told when it ends; a state folder that fails is the store unavailable, not a crash."""
 
+import logging
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -161,3 +163,24 @@ async def test_a_task_augmented_call_over_stdio_becomes_a_task_not_a_lane_call(t
             await c.call_tool("t.release", {"key": "s"})
             result = await send(c, "tasks/result", {"taskId": task["taskId"]})
     assert result["content"][0]["text"] == "held s released"
+
+
+async def test_a_state_folder_that_fails_is_answered_as_the_store_unavailable_without_a_path_or_traceback(
+    client: tuple[Gateway, Client], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, c = client
+    task = await as_task(c, "t.big", {"n": 1})
+    await send(c, "tasks/result", {"taskId": task["taskId"]})
+    folder = tmp_path / "s" / ".tasks"
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")  # a broken state folder (a full disk, a lost permission: an OSError alike)
+    caplog.clear()
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        with pytest.raises(MCPError) as raised:
+            await send(c, method, {"taskId": task["taskId"]})
+        error = raised.value.error
+        assert error.code == types.INTERNAL_ERROR and "store (the task records) is unavailable" in error.message
+        assert str(tmp_path) not in error.message and "think.state_dir" in error.message
+    with pytest.raises(MCPError, match="is unavailable"):
+        await as_task(c, "t.big", {"n": 1})
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []

@@ -70,6 +70,23 @@ async def test_bad_reads_say_what_is_wrong(stores: Stores) -> None:
         await stores.outputs.read(OWNER, spilled.id, 0, MAX_PAGE_BYTES + 1)
 
 
+def listed(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*"))
+
+
+async def test_an_id_no_spill_makes_is_refused_naming_it_cut_before_it_reaches_a_file_or_key(
+    stores: Stores, tmp_path: Path
+) -> None:
+    files = listed(tmp_path)
+    for odd in ("x" * 5000, f"{'0' * 24}.json/x", f"../{'0' * 24}", "0" * 23 + "\x00"):
+        for read in (stores.outputs.read, stores.outputs.read_whole):
+            with pytest.raises(OutputError) as refused:
+                await read(OWNER, odd)
+            message = str(refused.value)
+            assert message.startswith(f"{odd[:64]!r}") and "is not an output id" in message and len(message) < 200
+    assert listed(tmp_path) == files
+
+
 async def test_an_empty_text_is_one_empty_page(stores: Stores) -> None:
     spilled = await stores.outputs.spill(OWNER, {"content": []}, "")
     page = await stores.outputs.read(OWNER, spilled.id)

@@ -206,3 +206,22 @@ async def test_validate_with_a_schema_answers_valid_and_errors_never_an_error(tm
         assert "Known schemas: broken, rows" in unknown["errors"][0]["guidance"]
         broken = await check(schema="broken")
         assert broken["valid"] is False and "broken.json: not valid JSON" in broken["errors"][0]["message"]
+
+
+async def test_the_known_schemas_are_those_the_reader_reads_not_a_symlink_out_of_the_folder(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"typo_v1": TYPO}) as client:
+        schemas = tmp_path / "workflows" / "schemas"
+        schemas.mkdir()
+        (schemas / "ok.json").write_text('{"type": "object"}')
+        (tmp_path / "outside.json").write_text('{"type": "object"}')
+        (schemas / "link.json").symlink_to(tmp_path / "outside.json")
+        (schemas / "not a name.json").write_text('{"type": "object"}')
+
+        async def check(schema: str) -> dict[str, Any]:
+            return body_of(await client.call_tool("think.validate", {"schema": schema, "response": {}}))
+
+        assert await check("ok") == {"valid": True, "errors": []}
+        for refused in ("link", "nosuch"):
+            error = (await check(refused))["errors"][0]
+            assert error["message"] == f"no success schema {refused!r}"
+            assert error["guidance"] == "Known schemas: ok."

@@ -9,22 +9,30 @@ mark has passed. Several gateway processes may share one state folder (a stdio g
 one), so every read-check-write (`settle`, `beat`, `reap`) holds the folder's lock (`locks.py`): a beat in one
 process and a reap in another never interleave. Expired records are removed when read or listed, and an owner's
 when it creates one (so the folder holds about the live tasks, even of owners who never fetch theirs).
+
+`create` counts the owner's records under the same lock (`TaskCaps`): exact for every process on the folder. It
+reads each of them (at most `caps.kept`), as the sweep of expired ones did before the caps.
+
+A failing folder (a full disk, `.tasks` not a folder, no permission) is `StoreUnavailable`, as a Redis that is
+down: the client is told without the path, which is logged for the operator.
 """
 
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
-from gateway.store.base import OWNED, TERMINAL, owned
+from gateway.errors import TaskCapReached
+from gateway.store.base import OWNED, TERMINAL, StoreUnavailable, TaskCaps, minted, owned
 from gateway.store.local.locks import locked
 from gateway.store.local.spills import _read, _write
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FOLDER = ".tasks"
 """The task records' folder in the state folder (a leading dot: never a workflow's)."""
@@ -85,17 +93,47 @@ class LocalTasks:
         self.root = root
         self.where = str(root)
 
+    async def _done(self, work: Callable[[], T]) -> T:
+        """`work` in a worker thread (the event loop never waits on the disk), its OS errors the store's."""
+        try:
+            return await anyio.to_thread.run_sync(work)
+        except OSError as exc:
+            logger.warning("the task records in %s failed: %s", self.root, exc)
+            check = "that the `.tasks` folder in `think.state_dir` is a writable folder with room on its disk"
+            raise StoreUnavailable("the task records", exc.strerror or type(exc).__name__, check) from exc
+
     def _path(self, owner: str, task_id: str) -> Path:
+        assert minted(task_id)  # a client's id is checked before it comes here: it never reaches a file name
         return self.root / f"{owned(owner, task_id)}.json"
 
-    async def create(self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float) -> None:
-        now = time.time()
-        stored = {**record, "expires": now + ttl_s, "alive_until": now + alive_s}
-        await anyio.to_thread.run_sync(_store, self._path(owner, task_id), stored)
-        await self.list(owner)  # drops the owner's expired records
+    def _scan(self, owner: str) -> list[dict[str, Any]]:
+        """The owner's live records (expired ones are removed on the way)."""
+        assert OWNED not in owner  # `owned` refuses it too: the glob cannot reach another owner's files
+        found = (_load(p) for p in self.root.glob(f"{owned(owner, '')}*.json")) if self.root.is_dir() else ()
+        return [r for r in found if r is not None]
+
+    async def create(
+        self, owner: str, task_id: str, record: dict[str, Any], ttl_s: float, *, alive_s: float, caps: TaskCaps
+    ) -> None:
+        def create() -> None:
+            with locked(self.root):  # counted and written as one step for every process on this folder
+                now = time.time()
+                kept = self._scan(owner)
+                if len(kept) >= caps.kept:
+                    soonest = min(r.get("expires", now) for r in kept) - now
+                    raise TaskCapReached("kept", caps.kept, len(kept), max(soonest, 0.0))
+                running = sum(r.get("status") not in TERMINAL and r.get("alive_until", 0) >= now for r in kept)
+                if running >= caps.running:
+                    raise TaskCapReached("running", caps.running, running)
+                _store(self._path(owner, task_id), {**record, "expires": now + ttl_s, "alive_until": now + alive_s})
+
+        await self._done(create)
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
-        return await anyio.to_thread.run_sync(_load, self._path(owner, task_id))
+        if not minted(task_id):
+            return None
+        path = self._path(owner, task_id)
+        return await self._done(lambda: _load(path))
 
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         def settle() -> dict[str, Any] | None:
@@ -107,8 +145,10 @@ class LocalTasks:
                 _store(path, stored)
                 return stored
 
+        if not minted(task_id):
+            return None
         path = self._path(owner, task_id)
-        return await anyio.to_thread.run_sync(settle)
+        return await self._done(settle)
 
     async def beat(self, tasks: Sequence[tuple[str, str]], alive_s: float) -> None:
         def beat() -> None:
@@ -119,7 +159,7 @@ class LocalTasks:
                     if current is not None and current.get("status") not in TERMINAL:
                         _store(path, {**current, "alive_until": time.time() + alive_s})
 
-        await anyio.to_thread.run_sync(beat)
+        await self._done(beat)
 
     async def reap(self, owner: str, task_id: str, failed: dict[str, Any]) -> dict[str, Any] | None:
         def reap() -> dict[str, Any] | None:
@@ -133,13 +173,10 @@ class LocalTasks:
                 _store(path, stored)
                 return stored
 
+        if not minted(task_id):
+            return None
         path = self._path(owner, task_id)
-        return await anyio.to_thread.run_sync(reap)
+        return await self._done(reap)
 
     async def list(self, owner: str) -> list[dict[str, Any]]:
-        def scan() -> list[dict[str, Any]]:
-            found = (_load(p) for p in self.root.glob(f"{owned(owner, '')}*.json")) if self.root.is_dir() else ()
-            return [r for r in found if r is not None]
-
-        assert OWNED not in owner  # `owned` refuses it too: the glob cannot reach another owner's files
-        return await anyio.to_thread.run_sync(scan)
+        return await self._done(lambda: self._scan(owner))
