@@ -148,6 +148,26 @@ async def test_a_tool_result_naming_its_ui_resource_names_the_uri_the_gateway_se
     }
 
 
+def _gated() -> Server[Any]:
+    """An Apps server that lists its UI tool only to a client declaring the extension, as the spec says it SHOULD."""
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        declared = (ctx.session.client_capabilities or types.ClientCapabilities()).extensions or {}
+        ui = declared.get("io.modelcontextprotocol/ui") or {}
+        meta = {"ui": {"resourceUri": "ui://gated/app.html"}} if APP_MIME in ui.get("mimeTypes", []) else None
+        return types.ListToolsResult(tools=[types.Tool(name="show", input_schema={"type": "object"}, _meta=meta)])
+
+    return Server("gated", version="1.0", on_list_tools=list_tools)
+
+
+async def test_servers_that_check_the_clients_apps_support_see_the_gateway_declare_it(tmp_path: Path) -> None:
+    # The gateway relays Apps whole, so it declares the extension to its servers; a client that renders no UI gets
+    # the text every Apps tool must also return.
+    async with connected(write_config(tmp_path, {}), in_process={"gated": _gated}) as (_gateway, client):
+        tool = _tool(await client.list_tools(), "gated.show")
+    assert tool.meta == {"ui": {"resourceUri": "ui://gated+gated/app.html"}}
+
+
 # -- the rewriting and the own names, in process ---------------------------------------------------------------
 
 URIS = Uris({"sysmon", "other"})
