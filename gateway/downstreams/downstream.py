@@ -9,6 +9,7 @@ from typing import Any, Self, TypeVar
 import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError
+from mcp.client import advertise
 from mcp.server import Server
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import SERVER_INFO_META_KEY
@@ -27,6 +28,9 @@ from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavai
 from gateway.sdk import ProgressFn
 
 logger = logging.getLogger(__name__)
+MCP_APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})
+"""MCP Apps, declared to every server: the gateway relays them whole (gateway.routing.apps), and a server SHOULD list
+its UI tools only to a client that declares them; a client that renders no UI gets the text every such tool returns."""
 
 Target = Connector | Server[Any]
 ListChanged = Callable[[str, str], None]
@@ -195,6 +199,7 @@ class Downstream:
             "cache": None,
             "message_handler": self._on_message,
             "client_info": types.Implementation(name="mcp-gateway", version=__version__),
+            "extensions": [MCP_APPS],
             **self._callbacks,
         }
 

@@ -22,6 +22,7 @@ from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import url_refusal
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
 from gateway.pipeline import Call
+from gateway.routing import apps
 from gateway.routing.uris import Uris
 from gateway.session import OWNER_META_KEY, SESSION_META_KEY, Identity
 
@@ -87,7 +88,10 @@ class Features:
         async def send(extra: dict[str, Any]) -> types.CallToolResult | types.InputRequiredResult:
             return await ds.call_tool(name, arguments, call.progress, extra)
 
-        return await self.relayed(ds, f"tool {name!r}", call, send)
+        result = await self.relayed(ds, f"tool {name!r}", call, send)
+        if isinstance(result, types.InputRequiredResult):
+            return result
+        return apps.exposed(call.server or ds.name, result, self.uris)  # a per-user process is named for its user
 
     async def request(
         self, ds: Downstream, what: str, call: Call, kind: Kind[R], fields: dict[str, Any]

@@ -16,7 +16,7 @@ from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, UnknownName
 from gateway.pipeline import Call
-from gateway.routing import names
+from gateway.routing import apps, names
 from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.features import PROMPT, READ, Features, Owners
 from gateway.routing.personal import Personal
@@ -161,7 +161,8 @@ class Registry:
         catalog = Catalog()
         for server, tool in tools:
             exposed = tool_names[server, tool.name]
-            catalog.tools[exposed] = Entry(exposed, server, tool.name, sanitize_tool(tool, exposed))
+            listed = apps.exposed(server, tool, self.uris)  # an MCP App's UI resource as the client reads it
+            catalog.tools[exposed] = Entry(exposed, server, tool.name, sanitize_tool(listed, exposed))
         for server, prompt in prompts:
             exposed = prompt_names[server, prompt.name]
             catalog.prompts[exposed] = Entry(exposed, server, prompt.name, prompt.model_copy(update={"name": exposed}))

@@ -4,11 +4,12 @@ The gateway's own text (hints, spill notices, the driver prompt, Think instructi
 descriptions of its own tools) names tools by their *reference* name `<server>.<tool>`: the original tool
 name after the namespace and a dot. A client sees *exposed* names, which depend on the separator in force
 for its session (`namespace.separator` or a client rule's) and on shortening. `Names` maps between the
-three (reference, canonical = the registry's, session) and rewrites text from reference to session names.
+three (reference, canonical = the registry's, session) and rewrites text from reference to session names, and
+resolves the names an MCP App calls its own server's tools by (`gateway.routing.apps.own_names`).
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gateway.routing import names
@@ -30,6 +31,7 @@ class Names:
         separator: str,
         max_length: int,
         bare: frozenset[str] = frozenset(),
+        apps: Mapping[str, str] | None = None,
     ) -> None:
         triples = list(entries)
         assigned = names.assign(((s, o) for s, o, _c in triples), separator, max_length, bare)
@@ -42,6 +44,8 @@ class Names:
         """(server, original) -> canonical name."""
         self.references = {reference(s, o): canonical for s, o, canonical in triples}
         """reference name -> canonical name."""
+        self.apps = apps or {}
+        """An app's own name of a tool of its server -> canonical name."""
         renamed = {reference(s, o): assigned[s, o] for s, o, _c in triples if reference(s, o) != assigned[s, o]}
         if separator != ".":
             renamed[PLACEHOLDER] = f"<server>{separator}<tool>"
@@ -65,8 +69,9 @@ class Names:
         return self.session.get(canonical, canonical)
 
     def resolve(self, name: str) -> str:
-        """The canonical name a client's name stands for: its session name, or a reference name; else itself."""
-        return self.canonical.get(name) or self.references.get(name) or name
+        """The canonical name a client's name stands for: its session name, a reference name, or an app's own name
+        of a tool of its server; else itself."""
+        return self.canonical.get(name) or self.references.get(name) or self.apps.get(name) or name
 
     def text(self, text: str) -> str:
         """`text` with every reference name replaced by this session's name (unchanged when they coincide)."""

@@ -25,6 +25,7 @@ from gateway.errors import GatewayError
 from gateway.middleware.exposure.listed import ENTRY_POINTS, OWN_SERVERS, WORKFLOWS_ENTRY, as_listed, definition_chars
 from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
+from gateway.routing import apps
 from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import Session
@@ -102,7 +103,8 @@ class Exposure:
         found = self._names.get(separator)
         if found is None:
             triples = ((e.server, e.original, e.exposed) for e in catalog.tools.values())
-            found = self._names[separator] = Names(triples, separator, self.namespace.max_name_length, self.bare)
+            own = apps.own_names(catalog.tools.values())  # an MCP App calls its server's tools by their own names
+            found = self._names[separator] = Names(triples, separator, self.namespace.max_name_length, self.bare, own)
         return found
 
     def session_names(self, catalog: Catalog, session: Session) -> Names:
