@@ -4,8 +4,9 @@ buffer the page reads (what the server answered beside what the client received)
 Last in the chain, after audit: it sees every decision. Off the hot path: per call it counts two histogram
 buckets and appends one tuple of references to a deque; the outcome, numbering, rows, hints and texts are
 worked out by the reader (`gateway.middleware.publish`, when someone looks or, on Redis, in the background).
-The buffer is capped by count and by bytes (a result held is measured once, as the front measures it anyway);
-a spilled result's original is not kept, the stored output is linked instead.
+The buffer is capped by count and by bytes of what it keeps alive: the results (each measured once, as the front
+measures it anyway), never the arguments it does not keep; a spilled result's original is not kept, the stored
+output is linked instead.
 """
 
 import time
@@ -116,7 +117,9 @@ class Recorder(Middleware):
         # What the page needs, copied as one tuple; the outcome, numbering and rows are the reader's to work out.
         size = call.response_bytes()
         result, original = call.result, call.downstream
-        held = (call.request_bytes or 0) + (size or 0)
+        # Only what this entry keeps alive counts against `max_bytes`: its results. The arguments are measured
+        # (shown as a size) but never kept; counted, 2 MB of them per call left 16 of 240 calls in 32 MiB.
+        held = size or 0
         if call.spilled is not None:
             original = None  # stored whole under call.spilled: the page links it
         elif original is not None and original is not result and original.__class__ is types.CallToolResult:
