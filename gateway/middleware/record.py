@@ -21,7 +21,7 @@ from gateway.errors import DownstreamError, GatewayError
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes
 from gateway.session import Identity
-from gateway.telemetry.operations import Operations
+from gateway.telemetry.operations import Operations, subject
 
 METHODS = frozenset(
     {
@@ -107,11 +107,14 @@ class Recorder(Middleware):
         seconds = ended - call.started
         error = error_type(call)
         method, name = call.method, call.name or None
-        self.operations.server.record(seconds, (method, name, error))
+        label = subject(method, name, error)  # bounded: what a caller names is no label of its own
+        self.operations.server.record(seconds, (method, label, error))
         if call.forward_s is not None and call.server is not None:
-            self.operations.client.record(call.forward_s, (method, call.tool, call.server, error))
+            self.operations.client.record(
+                call.forward_s, (method, subject(method, call.tool, error), call.server, error)
+            )
         if telemetry.metering:
-            telemetry.operation(seconds, call.forward_s, method, name, call.server, error)
+            telemetry.operation(seconds, call.forward_s, method, label, call.server, error)
         if method != "tools/call":
             return
         # What the page needs, copied as one tuple; the outcome, numbering and rows are the reader's to work out.

@@ -2,6 +2,7 @@
 shows, the Prometheus text, and who may see and change what (auth, Origin, admins)."""
 
 import re
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -232,3 +233,20 @@ async def test_metrics_tab_shows_calls_errors_and_percentiles_per_tool_and_serve
     assert int(row("server", "k")[2]) >= 5
     bob = (await get(base, "/ui/metrics", token=BOB)).text
     assert 'data-tool="k.echo"' not in bob  # alice's calls are not bob's figures
+
+
+async def test_metrics_and_the_calls_tab_stay_bounded_whatever_names_callers_send(tmp_path: Path) -> None:
+    async with http_gateway(write_config(tmp_path, {"k": kitchen("k")})) as url:
+        async with http_client(url) as client:
+            await client.call_tool("k.echo", {"text": "x"})
+            await client.call_tool("k.nosuch_first", {})
+            before = len((await get(url, "/metrics", token=None)).content)
+            for _ in range(100):
+                assert (await client.call_tool(f"k.nosuch_{uuid.uuid4()}", {})).is_error
+            for _ in range(2):
+                assert (await client.call_tool("k." + "y" * 1_000_000, {})).is_error
+        after = (await get(url, "/metrics", token=None)).text
+        calls = (await get(url, "/ui/calls", token=None)).text
+    assert len(after.encode()) <= before + 200  # the same series, bigger counts (before: +1 MB a name, +3 KB a uuid)
+    assert 'gen_ai_tool_name="_OTHER",error_type="UnknownName",le="+Inf"} 103' in after
+    assert len(calls) < 200_000 and "k." + "y" * 125 + "…<" in calls  # the page shows the names cut
