@@ -29,15 +29,22 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.local import Locality
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.respond import respond_json
 from gateway.session import Identity
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
+_strangers = Repeating(logger)
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = frozenset({"/healthz", "/ui/login"})
 """Paths served without credentials (they answer less without them; the page's sign-in form)."""
+PUBLIC_TO_ALL = frozenset({"/healthz"})
+"""Of those, what a caller from elsewhere gets without auth: the bare liveness a balancer probes."""
+MCP_PATHS = ("/mcp", "/sse", "/messages")
+"""The MCP endpoints: without auth they answer whoever the listen address lets reach them (the operator's choice)."""
 PUBLIC_PREFIX = "/ui/static/"
 """The page's stylesheet, script and icon: the same for everyone, holding no data."""
 PAGE_COOKIE = "gateway_page"
@@ -59,15 +66,29 @@ def access_token(identity: Identity) -> AccessToken:
 
 
 class Authenticate:
-    def __init__(self, app: ASGIApp, authenticator: Authenticator, *, resource_url: str | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        *,
+        resource_url: str | None = None,
+        locality: Locality | None = None,
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.metadata_url = None if resource_url is None else str(build_resource_metadata_url(AnyHttpUrl(resource_url)))
+        self.locality = locality or Locality()
+        """Without auth: who is on this machine, the only callers of everything but MCP and the bare health."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return
+        if not self.authenticator.required and not _mcp(scope["path"]):
+            who = self.locality.stranger(scope)
+            if who is not None:
+                await self._stranger(scope, receive, send, who)
+                return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
         if header is None and scope["path"].startswith("/ui"):
             header = _page_cookie(scope)
@@ -85,6 +106,21 @@ class Authenticate:
             scope["user"] = AuthenticatedUser(access_token(identity))
         await self.app(scope, receive, send)
 
+    async def _stranger(self, scope: Scope, receive: Receive, send: Send, who: str) -> None:
+        """Without auth, a caller not on this machine: the bare health answer, else 403 saying what would open it."""
+        if scope["path"] in PUBLIC_TO_ALL:
+            await self.app(scope, receive, send)  # without an identity: the public answer
+            return
+        path = scope["path"] if len(scope["path"]) <= 100 else scope["path"][:97] + "..."
+        message = (
+            f"{scope['method']} {path} refused for {who}: this gateway has no auth configured, so the page, /metrics, "
+            "/reload and /healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt "
+            "to open them to others; a proxy on this machine that forwards local callers goes in "
+            "listen.trusted_proxies."
+        )
+        _strangers.warning("refused callers not on this machine (no auth configured); the latest: %s", message)
+        await respond_json(send, jsonrpc_error(None, -32001, message), 403)
+
     async def _refuse(self, send: Send, refused: Refused) -> None:
         challenge = ['realm="mcp-gateway"']
         if self.metadata_url is not None:
@@ -99,6 +135,10 @@ class Authenticate:
         if refused.retry_after_s is not None:
             headers.append((b"retry-after", str(refused.retry_after_s).encode()))
         await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
+
+
+def _mcp(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in MCP_PATHS)
 
 
 def _page_cookie(scope: Scope) -> bytes | None:
