@@ -23,6 +23,7 @@ from gateway.fronts.auth.asgi import Authenticate
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.configured import authenticator
 from gateway.fronts.auth.local import Locality
+from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.http import Nosniff, build_app
 from gateway.fronts.page import routes as page_routes
 from gateway.fronts.stdio import serve_stdio
@@ -78,8 +79,9 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     locality = Locality.of(config.listen)
     admins = Admins(frozenset(config.auth.admin_groups), locality)
     auth = authenticator(config.auth, config.listen)
-    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, authenticator=auth)
-    app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality))
+    signins = page_signins(gateway, auth)
+    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, signins=signins)
+    app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality, signins=signins))
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.
     settings = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", proxy_headers=False)
@@ -100,6 +102,7 @@ async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
 def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
     """The HTTP front of `gateway` as an ASGI app (what `serve --http` runs under uvicorn)."""
     config = gateway.config
+    signins = page_signins(gateway, auth)
     return build_app(
         gateway.front,
         listen=config.listen,
@@ -109,10 +112,14 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         authenticator=auth,
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
-        page=None
-        if gateway.publisher is None
-        else partial(page_routes, gateway, gateway.publisher, authenticator=auth),
+        page=None if gateway.publisher is None else partial(page_routes, gateway, gateway.publisher, signins=signins),
+        signins=signins,
     )
+
+
+def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
+    """The page's sign-ins, kept in the gateway's store (shared by replicas on Redis)."""
+    return PageSignIns(gateway.stores.signins, auth, ttl_s=gateway.config.auth.page_session_s)
 
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:

@@ -24,6 +24,7 @@ from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.local import Locality
+from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.lanes.http import HttpLane, replay
 from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
@@ -141,9 +142,11 @@ def build_app(
     auth: AuthConfig | None = None,
     reload: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     page: Callable[[TransportSecurityMiddleware, Admins], list[BaseRoute]] | None = None,
+    signins: PageSignIns | None = None,
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager. `page`: the
-    routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins."""
+    routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins;
+    `signins`: the page's sign-ins, read from its cookie."""
     server = front.server
     security = TransportSecuritySettings(allowed_hosts=listen.allowed_hosts, allowed_origins=listen.allowed_origins)
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
@@ -189,4 +192,4 @@ def build_app(
     lane = HttpLane(app, front, security, manager)
     resource_url = auth.resource_url if auth.jwt is not None else None
     limited = BodyLimit(lane, max_body_bytes=max_body_bytes)
-    return Nosniff(Authenticate(limited, authenticator, resource_url=resource_url, locality=locality))
+    return Nosniff(Authenticate(limited, authenticator, resource_url=resource_url, locality=locality, signins=signins))

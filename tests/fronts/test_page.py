@@ -1,6 +1,7 @@
 """The page and /metrics on a real `gateway serve --http` with a real downstream, after real calls: what each tab
 shows, the Prometheus text, and who may see and change what (auth, Origin, admins)."""
 
+import base64
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -89,6 +90,8 @@ async def test_metrics_count_each_call_by_the_mcp_semantic_conventions(base: str
     answer = await get(base, "/metrics")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert answer.headers["x-content-type-options"] == "nosniff"  # never read as HTML, whatever a name says
+    assert answer.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'; sandbox"
     text = answer.text
     server = "mcp_server_operation_duration_seconds"
     echo = {"mcp_method_name": "tools/call", "gen_ai_tool_name": "k.echo"}
@@ -112,8 +115,8 @@ async def test_metrics_and_the_page_need_the_same_credentials_as_mcp(base: str) 
     assert (await get(base, "/ui/login", token=None)).status_code == 200  # the sign-in form
 
 
-async def test_a_browser_signs_in_with_its_token_into_a_cookie_only_the_page_reads(base: str) -> None:
-    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http, httpx2.AsyncClient(timeout=30) as thief:
         wrong = await http.post("/ui/login", data={"token": "wrong-token-0123456789"})
         assert wrong.status_code == 401 and 'id="login-error"' in wrong.text
         forged = await http.post("/ui/login", data={"token": BOB}, headers={"Origin": "https://evil.example"})
@@ -122,15 +125,21 @@ async def test_a_browser_signs_in_with_its_token_into_a_cookie_only_the_page_rea
         assert signed.status_code == 303 and signed.headers["location"] == "/ui"
         cookie = signed.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+        assert "Max-Age=28800" in cookie  # auth.page_session_s: it ends on its own
+        value = http.cookies["gateway_page"]
+        assert BOB.encode() not in base64.urlsafe_b64decode(value + "=")  # a random id, not the token
         page = await http.get("/ui")  # the client keeps the cookie, as a browser does
         assert page.status_code == 200 and "bob · read-only" in page.text
         assert (await http.get("/metrics")).status_code == 401  # the cookie is for /ui only
-        sent = {"Cookie": f"gateway_page={http.cookies['gateway_page']}"}  # sent to /mcp by hand (Path=/ui)
+        sent = {"Cookie": f"gateway_page={value}"}  # copied, sent by another client by hand
         answer = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=sent)
         assert answer.status_code == 401
+        assert (await thief.get(base + "/ui/calls", headers=sent)).status_code == 200  # a copy works, until...
         out = await http.post("/ui/logout")
-        assert out.status_code == 303
+        assert out.status_code == 303 and 'gateway_page=""' in out.headers["set-cookie"]
         assert (await http.get("/ui")).status_code == 401
+        assert (await thief.get(base + "/ui/calls", headers=sent)).status_code == 401  # ...sign-out ends it
+        assert (await http.post("/ui/logout", headers=sent)).status_code == 303  # a dead sign-in still signs out
 
 
 async def test_a_page_asked_for_from_another_origin_is_refused(base: str) -> None:
