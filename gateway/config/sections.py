@@ -30,7 +30,8 @@ class ListenConfig(ConfigModel):
     answer callers on this machine only, judged on the connection's peer: a request through a proxy is refused
     unless its proxy is listed here and the headers name a client on this machine (nginx on this host with
     `proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`). A proxy that sends none of them makes its
-    callers look local: configure auth instead. `[]`: no proxy is believed."""
+    callers look local: configure auth instead. A listed proxy's `X-Forwarded-Proto`/`Forwarded: proto=` is
+    believed too (the page's sign-in cookie is `Secure` behind a TLS proxy). `[]`: no proxy is believed."""
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -142,6 +142,17 @@ async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_
         assert (await http.post("/ui/logout", headers=sent)).status_code == 303  # a dead sign-in still signs out
 
 
+async def test_signing_in_again_ends_the_browsers_earlier_sign_in(base: str) -> None:
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        first = (await http.post("/ui/login", data={"token": BOB})).cookies["gateway_page"]
+        said_https = await http.post("/ui/login", data={"token": ALICE}, headers={"X-Forwarded-Proto": "https"})
+        second = said_https.cookies["gateway_page"]
+        assert "secure" not in said_https.headers["set-cookie"].lower()  # no trusted proxy: a header is no TLS
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        assert (await http.get("/ui", headers={"Cookie": f"gateway_page={first}"})).status_code == 401
+        assert "alice" in (await http.get("/ui", headers={"Cookie": f"gateway_page={second}"})).text
+
+
 async def test_a_page_asked_for_from_another_origin_is_refused(base: str) -> None:
     for path in ("/ui", "/ui/calls", "/metrics"):
         answer = await get(base, path, Origin="https://evil.example")

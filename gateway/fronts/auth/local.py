@@ -53,6 +53,24 @@ class Locality:
                 return f"a caller at {said} ({name} header from the trusted proxy {host})"
         return None
 
+    def https(self, scope: Scope) -> bool:
+        """Whether the browser's own connection is HTTPS: this one's, or, from a trusted proxy, what it says in
+        `X-Forwarded-Proto` or `Forwarded: proto=` (a TLS proxy in front: the page's cookie is then `Secure`)."""
+        if scope.get("scheme") == "https":
+            return True
+        peer = scope.get("client")
+        host = None if peer is None else _address(str(peer[0]))
+        if host is None or not self._trusts(host):
+            return False
+        value: bytes
+        for key, value in scope["headers"]:
+            if key == b"x-forwarded-proto":
+                return value.split(b",")[0].strip().lower() == b"https"
+            if key == b"forwarded":
+                first = value.decode("latin-1").split(",")[0]
+                return any(p.strip().lower() in ("proto=https", 'proto="https"') for p in first.split(";"))
+        return False
+
     def _forwarding(self, scope: Scope) -> list[tuple[str, str]]:
         """(header, value) of each forwarding header present, the lines of one header joined as a list."""
         names = (*FORWARDING_HEADERS, *([self.client_header.lower()] if self.client_header else []))

@@ -175,12 +175,15 @@ def routes(
         try:
             identity = await signins.authenticator.identify(f"Bearer {token}")
             cookie, lasts_s = await signins.open(identity, token)
+            replaced = request.cookies.get(PAGE_COOKIE)
+            if replaced:  # signed in again (perhaps as another): the browser's earlier sign-in ends, copies too
+                await signins.close(replaced)
         except (Refused, StoreUnavailable) as exc:
             why = exc.description if isinstance(exc, Refused) else f"Signing in needs the store: {exc}"
             context = {"tab": "login", "viewer": viewer(request), "error": why}
             return _page("login.html", context, status=401 if isinstance(exc, Refused) else 503)
         answer = RedirectResponse("/ui", status_code=303, headers=HEADERS)
-        secure = request.url.scheme == "https"
+        secure = admins.locality.https(request.scope)  # behind a TLS proxy: as the proxy says, if trusted
         answer.set_cookie(
             PAGE_COOKIE, cookie, max_age=lasts_s, path="/ui", httponly=True, samesite="strict", secure=secure
         )

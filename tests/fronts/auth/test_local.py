@@ -10,7 +10,7 @@ TRUSTING = Locality.of(ListenConfig(trusted_proxies=["127.0.0.1", "10.0.0.0/8"])
 
 
 def scope(peer: tuple[str, int] | None, *headers: tuple[str, str]) -> dict[str, object]:
-    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]  # as ASGI servers pass them
     return {"type": "http", "method": "GET", "path": "/ui/calls", "headers": raw, "client": peer}
 
 
@@ -79,3 +79,21 @@ def test_a_trusted_proxy_elsewhere_is_believed_and_its_client_judged() -> None:
 def test_trusted_proxies_must_be_addresses_or_networks() -> None:
     with pytest.raises(ValueError, match="'nginx' is not an IP address or network"):
         ListenConfig(trusted_proxies=["nginx"])
+
+
+@pytest.mark.parametrize(
+    ("peer", "headers", "https"),
+    [
+        (("127.0.0.1", 1), [("X-Forwarded-Proto", "https")], True),
+        (("10.0.0.5", 1), [("Forwarded", "for=127.0.0.1;proto=https")], True),
+        (("127.0.0.1", 1), [("X-Forwarded-Proto", "http")], False),
+        (("203.0.113.7", 1), [("X-Forwarded-Proto", "https")], False),  # not a trusted proxy: its say-so is nothing
+        (("127.0.0.1", 1), [], False),
+    ],
+)
+def test_a_trusted_proxy_says_whether_the_browser_came_over_https(
+    peer: tuple[str, int], headers: list[tuple[str, str]], https: bool
+) -> None:
+    assert TRUSTING.https(scope(peer, *headers)) is https
+    assert Locality().https(scope(peer, *headers)) is False  # nobody trusted
+    assert Locality().https({**scope(peer), "scheme": "https"}) is True  # its own TLS
