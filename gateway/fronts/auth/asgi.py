@@ -45,8 +45,9 @@ PUBLIC = frozenset({"/healthz", "/ui/login", "/ui/logout"})
 which a browser whose sign-in ended may still send)."""
 PUBLIC_TO_ALL = frozenset({"/healthz"})
 """Of those, what a caller from elsewhere gets without auth: the bare liveness a balancer probes."""
-MCP_PATHS = ("/mcp", "/sse", "/messages")
-"""The MCP endpoints: without auth they answer whoever the listen address lets reach them (the operator's choice)."""
+MCP_PATHS = ("/mcp", "/sse", "/messages/")
+"""The MCP endpoints (by prefix): without auth they answer whoever the listen address lets reach them (the
+operator's choice; `listen.host` is loopback unless changed)."""
 PUBLIC_PREFIX = "/ui/static/"
 """The page's stylesheet, script and icon: the same for everyone, holding no data."""
 PAGE_COOKIE = "gateway_page"
@@ -90,7 +91,7 @@ class Authenticate:
         if scope["type"] != "http" or scope["path"].startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return
-        if not self.authenticator.required and not _mcp(scope["path"]):
+        if not self.authenticator.required and not scope["path"].startswith(MCP_PATHS):
             who = self.locality.stranger(scope)
             if who is not None:
                 await self._stranger(scope, receive, send, who)
@@ -154,10 +155,6 @@ class Authenticate:
         if refused.retry_after_s is not None:
             headers.append((b"retry-after", str(refused.retry_after_s).encode()))
         await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
-
-
-def _mcp(path: str) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in MCP_PATHS)
 
 
 def _page_cookie(scope: Scope) -> str | None:

@@ -116,6 +116,9 @@ def _address(text: str) -> Address | None:
     elif text.count(":") == 1:
         text = text.partition(":")[0]
     try:
-        return ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
+    # A dual-stack socket reports an IPv4 peer as ::ffff:a.b.c.d, which Python 3.11 does not call loopback.
+    mapped = address.ipv4_mapped if isinstance(address, IPv6Address) else None
+    return mapped or address

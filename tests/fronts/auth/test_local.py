@@ -23,7 +23,7 @@ def test_a_peer_not_on_loopback_is_a_stranger_whatever_it_says(peer: tuple[str, 
     assert Locality().stranger(scope(peer, ("x-forwarded-for", "127.0.0.1"))) is not None  # its say-so is nothing
 
 
-@pytest.mark.parametrize("peer", [("127.0.0.1", 1), ("127.8.9.10", 1), ("::1", 1), None])
+@pytest.mark.parametrize("peer", [("127.0.0.1", 1), ("127.8.9.10", 1), ("::1", 1), ("::ffff:127.0.0.1", 1), None])
 def test_a_loopback_peer_or_a_unix_socket_without_forwarding_headers_is_local(peer: tuple[str, int] | None) -> None:
     assert Locality().stranger(scope(peer)) is None
 
@@ -62,6 +62,7 @@ def test_any_forwarding_header_from_an_untrusted_peer_is_refused(header: tuple[s
         ([("X-Forwarded-For", "127.0.0.1"), ("X-Real-IP", "203.0.113.7")], False),  # every header must agree
         ([("X-Forwarded-For", "127.0.0.1"), ("X-Forwarded-For", "203.0.113.7")], False),  # lines joined
         ([("X-Forwarded-For", "garbage")], False),
+        ([("X-Forwarded-For", "::ffff:127.0.0.1")], True),  # an IPv4 client as a dual-stack proxy writes it
     ],
 )
 def test_a_trusted_proxys_headers_name_the_client_that_is_judged(headers: list[tuple[str, str]], local: bool) -> None:
