@@ -265,8 +265,10 @@ async def test_metrics_and_the_calls_tab_stay_bounded_whatever_names_callers_sen
                 assert (await client.call_tool(f"k.nosuch_{uuid.uuid4()}", {})).is_error
             for _ in range(2):
                 assert (await client.call_tool("k." + "y" * 1_000_000, {})).is_error
+            assert (await client.call_tool('k.<script>alert("x")</script>', {})).is_error
         after = (await get(url, "/metrics", token=None)).text
         calls = (await get(url, "/ui/calls", token=None)).text
     assert len(after.encode()) <= before + 200  # the same series, bigger counts (before: +1 MB a name, +3 KB a uuid)
-    assert 'gen_ai_tool_name="_OTHER",error_type="UnknownName",le="+Inf"} 103' in after
+    assert 'gen_ai_tool_name="_OTHER",error_type="UnknownName",le="+Inf"} 104' in after
+    assert "<script>" not in after and "&lt;script&gt;" in calls  # the page escapes what it shows
     assert len(calls) < 200_000 and "k." + "y" * 125 + "…<" in calls  # the page shows the names cut
