@@ -36,6 +36,7 @@ def config(tmp_path: Path) -> Path:
         policy={"rules": RULES},
         limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
         think={"state_dir": str(tmp_path / "think")},
+        listen={"trusted_proxies": ["127.0.0.1"]},  # as behind a TLS proxy on this host
     )
 
 
@@ -142,12 +143,16 @@ async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_
         assert (await http.post("/ui/logout", headers=sent)).status_code == 303  # a dead sign-in still signs out
 
 
-async def test_signing_in_again_ends_the_browsers_earlier_sign_in(base: str) -> None:
+async def test_signing_in_again_ends_the_browsers_earlier_sign_in_and_a_tls_proxys_gets_a_secure_cookie(
+    base: str,
+) -> None:
     async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
-        first = (await http.post("/ui/login", data={"token": BOB})).cookies["gateway_page"]
-        said_https = await http.post("/ui/login", data={"token": ALICE}, headers={"X-Forwarded-Proto": "https"})
-        second = said_https.cookies["gateway_page"]
-        assert "secure" not in said_https.headers["set-cookie"].lower()  # no trusted proxy: a header is no TLS
+        plain = await http.post("/ui/login", data={"token": BOB})
+        first = plain.cookies["gateway_page"]
+        behind_tls = await http.post("/ui/login", data={"token": ALICE}, headers={"X-Forwarded-Proto": "https"})
+        second = behind_tls.cookies["gateway_page"]
+    assert "secure" not in plain.headers["set-cookie"].lower()
+    assert "secure" in behind_tls.headers["set-cookie"].lower()  # the trusted proxy says the browser used TLS
     async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
         assert (await http.get("/ui", headers={"Cookie": f"gateway_page={first}"})).status_code == 401
         assert "alice" in (await http.get("/ui", headers={"Cookie": f"gateway_page={second}"})).text
