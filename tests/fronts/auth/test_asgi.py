@@ -8,7 +8,13 @@ from typing import Any
 
 import httpx2
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
+from gateway.fronts.auth.asgi import Authenticate
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.static import StaticTokens
+from gateway.session import ANONYMOUS
 from tests.fronts.lanes.test_http import envelope, headers
 from tests.harness import hints_of, http_client, http_gateway, http_gateways, kitchen, text_of, write_config
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving, unsigned
@@ -186,3 +192,27 @@ async def test_without_auth_the_page_metrics_reload_and_health_details_are_for_c
     assert health.status_code == 200 and health.json() == {"status": "ok"}  # bare, as for anyone
     assert details.json()["servers"]["k"]["state"] == "up"
     assert served.status_code == 200  # MCP itself answers whoever the listen address lets in
+
+
+async def test_without_auth_a_peer_elsewhere_is_refused_by_the_middleware_itself() -> None:
+    """In process, with a peer no test can be on (203.0.113.7): the page's paths refused, /healthz let through
+    without an identity (its bare answer), /mcp with the anonymous one."""
+    reached: list[Scope] = []
+    sent: list[Message] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(scope)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    gate = Authenticate(app, Authenticator(StaticTokens([])))
+    for path in ("/ui/calls", "/metrics", "/reload", "/healthz", "/mcp"):
+        scope: Scope = {"type": "http", "method": "GET", "path": path, "headers": [], "client": ("203.0.113.7", 40000)}
+        await gate(scope, None, send)  # type: ignore[arg-type]  # nothing reads the body
+    assert [s["path"] for s in reached] == ["/healthz", "/mcp"]
+    assert IDENTITY_SCOPE not in reached[0] and reached[1][IDENTITY_SCOPE] == ANONYMOUS
+    starts = [m for m in sent if m["type"] == "http.response.start"]
+    bodies = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    assert [m["status"] for m in starts] == [403, 403, 403]
+    assert all(b"refused for a caller at 203.0.113.7" in body for body in bodies)
