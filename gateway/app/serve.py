@@ -1,6 +1,7 @@
 """Run a gateway behind the stdio front or the HTTP front until it is told to stop."""
 
 import contextlib
+import ipaddress
 import logging
 import signal
 import sys
@@ -21,7 +22,9 @@ from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.configured import authenticator
-from gateway.fronts.http import build_app
+from gateway.fronts.auth.local import Locality
+from gateway.fronts.auth.signins import PageSignIns
+from gateway.fronts.http import Nosniff, build_app
 from gateway.fronts.page import routes as page_routes
 from gateway.fronts.stdio import serve_stdio
 from gateway.middleware.audit import AuditStream
@@ -73,12 +76,16 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     security = TransportSecuritySettings(
         allowed_hosts=config.listen.allowed_hosts, allowed_origins=config.listen.allowed_origins
     )
-    admins = Admins(frozenset(config.auth.admin_groups), config.listen.forwarded_client_header)
+    locality = Locality.of(config.listen)
+    admins = Admins(frozenset(config.auth.admin_groups), locality)
     auth = authenticator(config.auth, config.listen)
-    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, authenticator=auth)
-    app = Authenticate(Starlette(routes=routes), auth)
+    signins = page_signins(gateway, auth)
+    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, signins=signins)
+    app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality, signins=signins))
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
-    server = _Beside(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.
+    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", proxy_headers=False)
+    server = _Beside(settings)
     await server.serve()
 
 
@@ -95,6 +102,7 @@ async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
 def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
     """The HTTP front of `gateway` as an ASGI app (what `serve --http` runs under uvicorn)."""
     config = gateway.config
+    signins = page_signins(gateway, auth)
     return build_app(
         gateway.front,
         listen=config.listen,
@@ -104,10 +112,14 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         authenticator=auth,
         auth=config.auth,
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
-        page=None
-        if gateway.publisher is None
-        else partial(page_routes, gateway, gateway.publisher, authenticator=auth),
+        page=None if gateway.publisher is None else partial(page_routes, gateway, gateway.publisher, signins=signins),
+        signins=signins,
     )
+
+
+def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
+    """The page's sign-ins, kept in the gateway's store (shared by replicas on Redis)."""
+    return PageSignIns(gateway.stores.signins, auth, ttl_s=gateway.config.auth.page_session_s)
 
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
@@ -119,4 +131,23 @@ def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = Non
     logger.info(
         "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
+    if not kinds and not _loopback(host):
+        logger.warning(
+            "listening on %s without auth: /mcp answers anyone who can reach it; the page, /metrics, /reload and "
+            "/healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt.",
+            host,
+        )
+    # The peer is the socket's (`proxy_headers` off): uvicorn would take X-Forwarded-For from a loopback peer as
+    # the client, and who is local is `Locality`'s to judge (`listen.trusted_proxies`).
+    uvicorn.run(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False

@@ -1,8 +1,9 @@
 """Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`, `store`."""
 
+import ipaddress
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from gateway.config.base import ConfigModel
 
@@ -23,6 +24,24 @@ class ListenConfig(ConfigModel):
     `http-request set-header X-Forwarded-Client %[src]:%[src_port]`). A 2026-era session (no session id) is then
     keyed by the client's connection instead of the balancer's. Only name a header the balancer overwrites: a
     client could otherwise pick the key (its own identity's sessions only). None: the TCP peer."""
+    trusted_proxies: list[str] = []
+    """Proxies (addresses or networks: `127.0.0.1`, `10.0.0.0/8`) whose forwarding headers (Forwarded,
+    X-Forwarded-For, X-Real-IP) are believed. Without auth, the page, /metrics, /reload and /healthz's details
+    answer callers on this machine only, judged on the connection's peer: a request through a proxy is refused
+    unless its proxy is listed here and the headers name a client on this machine (nginx on this host with
+    `proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`). A proxy that sends none of them makes its
+    callers look local: configure auth instead. A listed proxy's `X-Forwarded-Proto`/`Forwarded: proto=` is
+    believed too (the page's sign-in cookie is `Secure` behind a TLS proxy). `[]`: no proxy is believed."""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8)") from None
+        return entries
 
 
 class NamespaceConfig(ConfigModel):

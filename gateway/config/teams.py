@@ -72,6 +72,9 @@ class AuthConfig(ConfigModel):
     """Groups whose members may change the running gateway over HTTP (`POST /reload`); `[]`: nobody may. Without
     any auth configured, callers on loopback may (one trust domain, as on stdio). SIGHUP and the file watcher
     reload regardless."""
+    page_session_s: float = Field(default=8 * 3600, ge=60, le=30 * 86400)
+    """How long a sign-in at the page (/ui/login) lasts: the browser gets a random id of its own, never the token,
+    and it ends after this, at the token's own expiry (a JWT's `exp`) if sooner, or at Sign out, on every replica."""
 
     @model_validator(mode="after")
     def _resource_for_jwt(self) -> Self:

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway import sdk
 from gateway.config import AuthConfig, ListenConfig
@@ -23,6 +23,8 @@ from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
 from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.local import Locality
+from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.lanes.http import HttpLane, replay
 from gateway.fronts.respond import respond_json
 from gateway.fronts.server import Front
@@ -88,6 +90,27 @@ class BodyLimit:
         await respond_json(send, jsonrpc_error(None, INVALID_REQUEST, message), 413)
 
 
+class Nosniff:
+    """Pure ASGI middleware: every response says `X-Content-Type-Options: nosniff`, so no browser reads a text or
+    JSON answer (a tool name with markup in /metrics, a result on the page) as HTML or script."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def marked(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [h for h in message.get("headers", []) if h[0].lower() != b"x-content-type-options"]
+                message = {**message, "headers": [*headers, (b"x-content-type-options", b"nosniff")]}
+            await send(message)
+
+        await self.app(scope, receive, marked)
+
+
 def reload_route(
     reload: Callable[[], Awaitable[dict[str, Any]]], security: TransportSecurityMiddleware, admins: Admins
 ) -> Route:
@@ -119,9 +142,11 @@ def build_app(
     auth: AuthConfig | None = None,
     reload: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     page: Callable[[TransportSecurityMiddleware, Admins], list[BaseRoute]] | None = None,
+    signins: PageSignIns | None = None,
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager. `page`: the
-    routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins."""
+    routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins;
+    `signins`: the page's sign-ins, read from its cookie."""
     server = front.server
     security = TransportSecuritySettings(allowed_hosts=listen.allowed_hosts, allowed_origins=listen.allowed_origins)
     manager = StreamableHTTPSessionManager(app=server, security_settings=security, max_request_body_size=max_body_bytes)
@@ -145,7 +170,8 @@ def build_app(
             yield
 
     auth = auth or AuthConfig()
-    admins = Admins(frozenset(auth.admin_groups), listen.forwarded_client_header)
+    locality = Locality.of(listen)
+    admins = Admins(frozenset(auth.admin_groups), locality)
     metadata = []
     if auth.jwt is not None and auth.resource_url is not None:
         servers = auth.authorization_servers or [auth.jwt.issuer]
@@ -165,4 +191,5 @@ def build_app(
     # The lane sits outside the router: it serves the plain tools/call POST to /mcp without Starlette's layers.
     lane = HttpLane(app, front, security, manager)
     resource_url = auth.resource_url if auth.jwt is not None else None
-    return Authenticate(BodyLimit(lane, max_body_bytes=max_body_bytes), authenticator, resource_url=resource_url)
+    limited = BodyLimit(lane, max_body_bytes=max_body_bytes)
+    return Nosniff(Authenticate(limited, authenticator, resource_url=resource_url, locality=locality, signins=signins))

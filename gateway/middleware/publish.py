@@ -21,7 +21,7 @@ from gateway.middleware.record import Recorded, Recorder
 from gateway.results import HINTS_META_KEY, render_hints
 from gateway.store.backends import Stores
 from gateway.store.base import CallLog
-from gateway.telemetry.operations import Histogram
+from gateway.telemetry.operations import Histogram, shortened
 from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def entry(c: Recorded, ref: str, hint_budget: int, wall: float) -> dict[str, Any
         "ref": ref,
         "at": wall,
         "identity": c.identity.name,
-        "tool": c.tool,
+        "tool": shortened(c.tool),  # a caller's name of a million characters is not kept whole
         "server": c.server,
         "outcome": c.outcome,
         "seconds": c.seconds,

@@ -4,8 +4,9 @@ buffer the page reads (what the server answered beside what the client received)
 Last in the chain, after audit: it sees every decision. Off the hot path: per call it counts two histogram
 buckets and appends one tuple of references to a deque; the outcome, numbering, rows, hints and texts are
 worked out by the reader (`gateway.middleware.publish`, when someone looks or, on Redis, in the background).
-The buffer is capped by count and by bytes (a result held is measured once, as the front measures it anyway);
-a spilled result's original is not kept, the stored output is linked instead.
+The buffer is capped by count and by bytes of what it keeps alive: the results (each measured once, as the front
+measures it anyway), never the arguments it does not keep; a spilled result's original is not kept, the stored
+output is linked instead.
 """
 
 import time
@@ -20,7 +21,7 @@ from gateway.errors import DownstreamError, GatewayError
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes
 from gateway.session import Identity
-from gateway.telemetry.operations import Operations
+from gateway.telemetry.operations import Operations, subject
 
 METHODS = frozenset(
     {
@@ -106,17 +107,22 @@ class Recorder(Middleware):
         seconds = ended - call.started
         error = error_type(call)
         method, name = call.method, call.name or None
-        self.operations.server.record(seconds, (method, name, error))
+        label = subject(method, name, error)  # bounded: what a caller names is no label of its own
+        self.operations.server.record(seconds, (method, label, error))
         if call.forward_s is not None and call.server is not None:
-            self.operations.client.record(call.forward_s, (method, call.tool, call.server, error))
+            self.operations.client.record(
+                call.forward_s, (method, subject(method, call.tool, error), call.server, error)
+            )
         if telemetry.metering:
-            telemetry.operation(seconds, call.forward_s, method, name, call.server, error)
+            telemetry.operation(seconds, call.forward_s, method, label, call.server, error)
         if method != "tools/call":
             return
         # What the page needs, copied as one tuple; the outcome, numbering and rows are the reader's to work out.
         size = call.response_bytes()
         result, original = call.result, call.downstream
-        held = (call.request_bytes or 0) + (size or 0)
+        # Only what this entry keeps alive counts against `max_bytes`: its results. The arguments are measured
+        # (shown as a size) but never kept; counted, 2 MB of them per call left 16 of 240 calls in 32 MiB.
+        held = size or 0
         if call.spilled is not None:
             original = None  # stored whole under call.spilled: the page links it
         elif original is not None and original is not result and original.__class__ is types.CallToolResult:

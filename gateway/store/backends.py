@@ -20,9 +20,11 @@ from gateway.store.local.calls import LocalCallLog
 from gateway.store.local.clients import LocalClients
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
+from gateway.store.local.signins import LocalSignIns
 from gateway.store.local.spills import LocalSpills
 from gateway.store.local.tasks import FOLDER, LEGACY, LocalTasks, moved_from
 from gateway.store.local.usage import LocalUsage
+from gateway.store.signins import SignIns
 
 
 @dataclass(slots=True)
@@ -46,6 +48,8 @@ class Stores:
     """What each client is remembered by across its sessions (`clients.window_s`); None: a window of 0."""
     calls: CallLog = field(default_factory=LocalCallLog)
     """Recent calls and operation counts for the page: in memory on the local backend, every replica's on Redis."""
+    signins: SignIns = field(default_factory=LocalSignIns)
+    """The page's sign-ins: in memory on the local backend, every replica's on Redis."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -72,6 +76,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis.outputs import RedisOutputs
     from gateway.store.redis.runs import RedisRuns
     from gateway.store.redis.sessions import RedisSessions
+    from gateway.store.redis.signins import RedisSignIns
     from gateway.store.redis.spills import RedisSpills
     from gateway.store.redis.tasks import RedisTasks
     from gateway.store.redis.usage import RedisUsage
@@ -87,7 +92,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     tasks = RedisTasks(client, store.prefix, where)
     loads = RedisLoads(client, store.prefix)
     calls = RedisCallLog(client, store.prefix, where)
-    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls)
+    signins = RedisSignIns(client, store.prefix, where)
+    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

@@ -225,7 +225,8 @@ def _server_span(
 def operation(
     seconds: float, forward_s: float | None, method: str, name: str | None, server: str | None, error: str | None
 ) -> None:
-    """One request's `mcp.server.operation.duration` (and `mcp.client…` for its forward) to the exporters."""
+    """One request's `mcp.server.operation.duration` (and `mcp.client…` for its forward) to the exporters; `name`
+    is the bounded label (`operations.subject`), and the SDK caps the attribute sets past that (cardinality limit)."""
     attributes = {"mcp.method.name": method}
     if name is not None:
         attributes["gen_ai.tool.name" if method == "tools/call" else "gateway.subject"] = name

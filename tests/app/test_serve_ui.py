@@ -1,5 +1,6 @@
 """`gateway serve --ui HOST:PORT`: a stdio session's gateway serves the page and /metrics beside it, showing the
-calls that session made; `--ui` with `--http` is refused (the page is at /ui there)."""
+calls that session made, to callers on this machine only (no auth configured); `--ui` with `--http` is refused
+(the page is at /ui there)."""
 
 import subprocess
 from pathlib import Path
@@ -35,12 +36,16 @@ async def test_the_page_beside_a_stdio_session_shows_its_calls(tmp_path: Path) -
         calls = await answering(f"http://127.0.0.1:{port}/ui/calls")
         metrics = await answering(f"http://127.0.0.1:{port}/metrics")
         mcp = await answering(f"http://127.0.0.1:{port}/mcp")
+        async with httpx2.AsyncClient(timeout=5) as http:
+            forwarded = await http.get(f"http://127.0.0.1:{port}/ui/calls", headers={"Forwarded": "for=203.0.113.7"})
     assert calls.status_code == 200 and "k.echo" in calls.text and 'data-outcome="ok"' in calls.text
     assert "script-src 'self'" in calls.headers["content-security-policy"]
     assert 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="k.echo"} 1' in (
         metrics.text
     )
     assert mcp.status_code == 404  # the page only: MCP stays on stdio
+    assert forwarded.status_code == 403 and "only" in forwarded.text  # no auth: callers on this machine only
+    assert forwarded.headers["x-content-type-options"] == "nosniff"
 
 
 def test_ui_with_http_is_refused_with_a_reason(tmp_path: Path) -> None:

@@ -100,6 +100,27 @@ async def test_bearer_auth_rejects_clients_without_the_token_and_leaves_healthz_
             assert (await http.get(f"{base}/healthz")).status_code == 200
 
 
+async def test_every_answer_of_the_http_front_says_nosniff(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")}, limits={"max_message_bytes": 1_000_000})
+    async with http_gateway(config, env={"GATEWAY_BEARER_TOKENS": "s3cret"}) as base:
+        token = {"authorization": "Bearer s3cret"}
+        async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+            answers = {
+                "refused": await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS),  # 401, our own answer
+                "sdk": await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS | token),
+                "too big": await http.post("/mcp", content=b"x" * 1_000_001, headers=MCP_HEADERS | token),
+                "health": await http.get("/healthz"),
+                "page": await http.get("/ui", headers=token),
+                "asset": await http.get("/ui/static/page.js"),
+                "metrics": await http.get("/metrics", headers=token),
+                "missing": await http.get("/nowhere", headers=token),  # Starlette's 404
+            }
+    assert [answer.status_code for answer in answers.values()] == [401, 200, 413, 200, 200, 200, 200, 404]
+    assert {name: a.headers.get("x-content-type-options") for name, a in answers.items()} == dict.fromkeys(
+        answers, "nosniff"
+    )
+
+
 async def test_an_oversized_http_message_gets_an_error_naming_the_limit_and_the_session_survives(
     tmp_path: Path,
 ) -> None:

@@ -1,7 +1,9 @@
 """The page and /metrics on a real `gateway serve --http` with a real downstream, after real calls: what each tab
 shows, the Prometheus text, and who may see and change what (auth, Origin, admins)."""
 
+import base64
 import re
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +36,7 @@ def config(tmp_path: Path) -> Path:
         policy={"rules": RULES},
         limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
         think={"state_dir": str(tmp_path / "think")},
+        listen={"trusted_proxies": ["127.0.0.1"]},  # as behind a TLS proxy on this host
     )
 
 
@@ -88,6 +91,8 @@ async def test_metrics_count_each_call_by_the_mcp_semantic_conventions(base: str
     answer = await get(base, "/metrics")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert answer.headers["x-content-type-options"] == "nosniff"  # never read as HTML, whatever a name says
+    assert answer.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'; sandbox"
     text = answer.text
     server = "mcp_server_operation_duration_seconds"
     echo = {"mcp_method_name": "tools/call", "gen_ai_tool_name": "k.echo"}
@@ -111,8 +116,8 @@ async def test_metrics_and_the_page_need_the_same_credentials_as_mcp(base: str) 
     assert (await get(base, "/ui/login", token=None)).status_code == 200  # the sign-in form
 
 
-async def test_a_browser_signs_in_with_its_token_into_a_cookie_only_the_page_reads(base: str) -> None:
-    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http, httpx2.AsyncClient(timeout=30) as thief:
         wrong = await http.post("/ui/login", data={"token": "wrong-token-0123456789"})
         assert wrong.status_code == 401 and 'id="login-error"' in wrong.text
         forged = await http.post("/ui/login", data={"token": BOB}, headers={"Origin": "https://evil.example"})
@@ -121,15 +126,36 @@ async def test_a_browser_signs_in_with_its_token_into_a_cookie_only_the_page_rea
         assert signed.status_code == 303 and signed.headers["location"] == "/ui"
         cookie = signed.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+        assert "Max-Age=28800" in cookie  # auth.page_session_s: it ends on its own
+        value = http.cookies["gateway_page"]
+        assert BOB.encode() not in base64.urlsafe_b64decode(value + "=")  # a random id, not the token
         page = await http.get("/ui")  # the client keeps the cookie, as a browser does
         assert page.status_code == 200 and "bob · read-only" in page.text
         assert (await http.get("/metrics")).status_code == 401  # the cookie is for /ui only
-        sent = {"Cookie": f"gateway_page={http.cookies['gateway_page']}"}  # sent to /mcp by hand (Path=/ui)
+        sent = {"Cookie": f"gateway_page={value}"}  # copied, sent by another client by hand
         answer = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=sent)
         assert answer.status_code == 401
+        assert (await thief.get(base + "/ui/calls", headers=sent)).status_code == 200  # a copy works, until...
         out = await http.post("/ui/logout")
-        assert out.status_code == 303
+        assert out.status_code == 303 and 'gateway_page=""' in out.headers["set-cookie"]
         assert (await http.get("/ui")).status_code == 401
+        assert (await thief.get(base + "/ui/calls", headers=sent)).status_code == 401  # ...sign-out ends it
+        assert (await http.post("/ui/logout", headers=sent)).status_code == 303  # a dead sign-in still signs out
+
+
+async def test_signing_in_again_ends_the_browsers_earlier_sign_in_and_a_tls_proxys_gets_a_secure_cookie(
+    base: str,
+) -> None:
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        plain = await http.post("/ui/login", data={"token": BOB})
+        first = plain.cookies["gateway_page"]
+        behind_tls = await http.post("/ui/login", data={"token": ALICE}, headers={"X-Forwarded-Proto": "https"})
+        second = behind_tls.cookies["gateway_page"]
+    assert "secure" not in plain.headers["set-cookie"].lower()
+    assert "secure" in behind_tls.headers["set-cookie"].lower()  # the trusted proxy says the browser used TLS
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+        assert (await http.get("/ui", headers={"Cookie": f"gateway_page={first}"})).status_code == 401
+        assert "alice" in (await http.get("/ui", headers={"Cookie": f"gateway_page={second}"})).text
 
 
 async def test_a_page_asked_for_from_another_origin_is_refused(base: str) -> None:
@@ -232,3 +258,22 @@ async def test_metrics_tab_shows_calls_errors_and_percentiles_per_tool_and_serve
     assert int(row("server", "k")[2]) >= 5
     bob = (await get(base, "/ui/metrics", token=BOB)).text
     assert 'data-tool="k.echo"' not in bob  # alice's calls are not bob's figures
+
+
+async def test_metrics_and_the_calls_tab_stay_bounded_whatever_names_callers_send(tmp_path: Path) -> None:
+    async with http_gateway(write_config(tmp_path, {"k": kitchen("k")})) as url:
+        async with http_client(url) as client:
+            await client.call_tool("k.echo", {"text": "x"})
+            await client.call_tool("k.nosuch_first", {})
+            before = len((await get(url, "/metrics", token=None)).content)
+            for _ in range(100):
+                assert (await client.call_tool(f"k.nosuch_{uuid.uuid4()}", {})).is_error
+            for _ in range(2):
+                assert (await client.call_tool("k." + "y" * 1_000_000, {})).is_error
+            assert (await client.call_tool('k.<script>alert("x")</script>', {})).is_error
+        after = (await get(url, "/metrics", token=None)).text
+        calls = (await get(url, "/ui/calls", token=None)).text
+    assert len(after.encode()) <= before + 200  # the same series, bigger counts (before: +1 MB a name, +3 KB a uuid)
+    assert 'gen_ai_tool_name="_OTHER",error_type="UnknownName",le="+Inf"} 104' in after
+    assert "<script>" not in after and "&lt;script&gt;" in calls  # the page escapes what it shows
+    assert len(calls) < 200_000 and "k." + "y" * 125 + "…<" in calls  # the page shows the names cut

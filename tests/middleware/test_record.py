@@ -4,6 +4,7 @@ keeps none of a call's arguments or secrets."""
 import mcp.types as types
 import pytest
 
+from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
 from gateway.pipeline import Call
 from gateway.results import text_result
@@ -38,6 +39,34 @@ async def test_the_oldest_calls_leave_when_the_results_held_pass_the_byte_cap() 
     assert len(recorder.recent) == 3
     held = recorder.held
     assert held == sum(r.held for r in recorder.drain()) <= 10_000 and recorder.held == 0
+
+
+async def test_calls_with_big_arguments_all_stay_since_the_arguments_are_not_kept() -> None:
+    recorder = Recorder()  # the defaults: 500 calls, 32 MiB
+    big = "a" * 2_000_000  # one string for all: the test's own memory stays small
+    for i in range(240):
+        call = finished(f"result {i}")
+        call.params["arguments"] = {"text": big}
+        call.request_bytes = len(big) + 12  # as the size guard measures it
+        await recorder.on_response(call)
+    kept = recorder.drain()
+    assert len(kept) == 240  # counted against the budget, 2 MB each left the newest 16
+    assert [r.request_bytes for r in kept[:1]] == [2_000_012]  # still shown as a size
+
+
+async def test_only_the_results_an_entry_keeps_count_against_the_byte_cap() -> None:
+    recorder = Recorder(max_calls=100, max_bytes=10_000)
+    refused = finished("x" * 3000)
+    refused.result, refused.downstream = None, None  # refused before the forward: nothing to keep
+    refused.error, refused.request_bytes = GatewayError("no"), 5000  # measured, then refused by policy
+    await recorder.on_response(refused)
+    await recorder.on_response(finished("x" * 3000))
+    shared = recorder.recent[-1][-1]
+    assert recorder.recent[0][-1] == 0 and 3000 <= shared < 6000  # the server's result, sent as is: once
+    cut = finished("x" * 3000)
+    cut.result = text_result("x" * 100)  # rewritten without a spill: both are kept, both count
+    await recorder.on_response(cut)
+    assert recorder.recent[-1][-1] >= 3100
 
 
 async def test_a_spilled_result_is_held_as_its_preview_only() -> None:

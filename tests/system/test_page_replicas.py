@@ -1,12 +1,14 @@
 """The page of two `gateway serve --http` replicas on one Redis: each replica's calls and counts show from the
 other (admin: everyone's; others: their own), a call made on one opens on the other beside what the model got,
-its spilled output too, and a replica publishes on its own (nobody looking at it) within seconds."""
+its spilled output too, a replica publishes on its own (nobody looking at it) within seconds, and a sign-in at the
+page of one holds on the other until a sign-out on either."""
 
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 
 from tests.fronts.test_page import ALICE, BOB, RULES, bearer, get
@@ -90,3 +92,16 @@ async def test_a_replica_publishes_its_calls_without_being_looked_at(replicas: l
     with anyio.fail_after(20):
         while "k.measure" not in (await get(b, "/ui/calls")).text:  # noqa: ASYNC110 -- another process
             await anyio.sleep(0.1)
+
+
+async def test_a_sign_in_on_one_replica_holds_on_the_other_until_a_sign_out_on_either(replicas: list[str]) -> None:
+    a, b = replicas
+    async with httpx2.AsyncClient(timeout=30) as http:
+        signed = await http.post(a + "/ui/login", data={"token": BOB})
+        assert signed.status_code == 303
+        cookie = {"Cookie": f"gateway_page={signed.cookies['gateway_page']}"}
+        on_b = await http.get(b + "/ui/calls", headers=cookie)
+        assert on_b.status_code == 200 and "bob · read-only" in on_b.text
+        assert (await http.post(b + "/ui/logout", headers=cookie)).status_code == 303
+        assert (await http.get(a + "/ui/calls", headers=cookie)).status_code == 401
+        assert (await http.get(b + "/ui/calls", headers=cookie)).status_code == 401

@@ -9,7 +9,6 @@ SDK, as `scope["user"]`: the SDK's session managers bind each handshake-era sess
 that opened it and answer 404 to anyone else.
 """
 
-import base64
 import hashlib
 import logging
 import re
@@ -29,20 +28,32 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.errors import jsonrpc_error
 from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.local import Locality
 from gateway.fronts.auth.refusal import Refused
+from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.respond import respond_json
 from gateway.session import Identity
+from gateway.store.base import StoreUnavailable
+from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
+_strangers = Repeating(logger)
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-PUBLIC = frozenset({"/healthz", "/ui/login"})
-"""Paths served without credentials (they answer less without them; the page's sign-in form)."""
+PUBLIC = frozenset({"/healthz", "/ui/login", "/ui/logout"})
+"""Paths served without credentials (they answer less without them; the page's sign-in form, and its sign-out,
+which a browser whose sign-in ended may still send)."""
+PUBLIC_TO_ALL = frozenset({"/healthz"})
+"""Of those, what a caller from elsewhere gets without auth: the bare liveness a balancer probes."""
+MCP_PATHS = ("/mcp", "/sse", "/messages/")
+"""The MCP endpoints (by prefix): without auth they answer whoever the listen address lets reach them (the
+operator's choice; `listen.host` is loopback unless changed)."""
 PUBLIC_PREFIX = "/ui/static/"
 """The page's stylesheet, script and icon: the same for everyone, holding no data."""
 PAGE_COOKIE = "gateway_page"
-"""The page's sign-in cookie: the bearer token, base64url (HttpOnly, SameSite=Strict, Path=/ui), for a browser
-that cannot send an Authorization header; read for the page's paths only, never for /mcp."""
+"""The page's sign-in cookie: a random id the store binds to an identity (`gateway.fronts.auth.signins`; HttpOnly,
+SameSite=Strict, Path=/ui), for a browser that cannot send an Authorization header; read for the page's paths
+only, never for /mcp. Never the token."""
 _UNSAFE = re.compile(r'[^\x20-\x7e]|["\\]')
 
 
@@ -59,18 +70,45 @@ def access_token(identity: Identity) -> AccessToken:
 
 
 class Authenticate:
-    def __init__(self, app: ASGIApp, authenticator: Authenticator, *, resource_url: str | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        *,
+        resource_url: str | None = None,
+        locality: Locality | None = None,
+        signins: PageSignIns | None = None,
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.metadata_url = None if resource_url is None else str(build_resource_metadata_url(AnyHttpUrl(resource_url)))
+        self.locality = locality or Locality()
+        """Without auth: who is on this machine, the only callers of everything but MCP and the bare health."""
+        self.signins = signins
+        """The page's sign-ins, by the cookie `/ui/login` sets (None: the page's cookie is not read)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return
+        if not self.authenticator.required and not scope["path"].startswith(MCP_PATHS):
+            who = self.locality.stranger(scope)
+            if who is not None:
+                await self._stranger(scope, receive, send, who)
+                return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
-        if header is None and scope["path"].startswith("/ui"):
-            header = _page_cookie(scope)
+        if header is None and self.signins is not None and scope["path"].startswith("/ui"):
+            cookie = _page_cookie(scope)
+            if cookie is not None and self.authenticator.required:
+                try:
+                    signed_in = await self.signins.identity(cookie)
+                except StoreUnavailable as exc:
+                    message = f"The page's sign-in could not be checked: {exc}. Retry shortly, or sign in again."
+                    await respond_json(send, jsonrpc_error(None, -32001, message), 503)
+                    return
+                if signed_in is not None:
+                    await self._admit(scope, receive, send, signed_in)
+                    return
         try:
             identity = await self.authenticator.identify(None if header is None else header.decode("latin-1"))
         except Refused as refused:
@@ -80,10 +118,28 @@ class Authenticate:
             logger.info("refused %s %s: %s", scope["method"], scope["path"], refused.description)
             await self._refuse(send, refused)
             return
+        await self._admit(scope, receive, send, identity)
+
+    async def _admit(self, scope: Scope, receive: Receive, send: Send, identity: Identity) -> None:
         scope[IDENTITY_SCOPE] = identity
         if identity.kind != "anonymous":
             scope["user"] = AuthenticatedUser(access_token(identity))
         await self.app(scope, receive, send)
+
+    async def _stranger(self, scope: Scope, receive: Receive, send: Send, who: str) -> None:
+        """Without auth, a caller not on this machine: the bare health answer, else 403 saying what would open it."""
+        if scope["path"] in PUBLIC_TO_ALL:
+            await self.app(scope, receive, send)  # without an identity: the public answer
+            return
+        path = scope["path"] if len(scope["path"]) <= 100 else scope["path"][:97] + "..."
+        message = (
+            f"{scope['method']} {path} refused for {who}: this gateway has no auth configured, so the page, /metrics, "
+            "/reload and /healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt "
+            "to open them to others; a proxy on this machine that forwards local callers goes in "
+            "listen.trusted_proxies."
+        )
+        _strangers.warning("refused callers not on this machine (no auth configured); the latest: %s", message)
+        await respond_json(send, jsonrpc_error(None, -32001, message), 403)
 
     async def _refuse(self, send: Send, refused: Refused) -> None:
         challenge = ['realm="mcp-gateway"']
@@ -101,17 +157,15 @@ class Authenticate:
         await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
 
 
-def _page_cookie(scope: Scope) -> bytes | None:
-    """`Bearer <token>` from the page's sign-in cookie, if the request carries it."""
-    for key, value in scope["headers"]:
+def _page_cookie(scope: Scope) -> str | None:
+    """The page's sign-in id from the request's cookie, if it carries one."""
+    header: bytes
+    for key, header in scope["headers"]:
         if key == b"cookie":
-            for part in value.split(b";"):
-                name, _, token = part.strip().partition(b"=")
-                if name == PAGE_COOKIE.encode() and token:
-                    try:
-                        return b"Bearer " + base64.urlsafe_b64decode(token)
-                    except ValueError:  # not one the page set: as if absent
-                        return None
+            for part in header.split(b";"):
+                name, _, found = part.strip().partition(b"=")
+                if name == PAGE_COOKIE.encode() and found:
+                    return found.decode("latin-1")
     return None
 
 

@@ -38,3 +38,10 @@ class StaticTokens:
         if found is None:
             return None
         return Identity(found.name, "static", found.name, groups=found.groups, scopes=found.scopes)
+
+    def named(self, name: str) -> Identity | None:
+        """The identity of the configured token named `name` (its groups as configured now), or None."""
+        for _, entry in self._tokens:
+            if entry.name == name:
+                return Identity(entry.name, "static", entry.name, groups=entry.groups, scopes=entry.scopes)
+        return None

@@ -2,13 +2,13 @@
 
 Behind the same auth as /mcp (the `Authenticate` middleware runs before these routes), Host/Origin
 checked as /mcp is, a strict Content-Security-Policy, every asset served from this package (no CDN, no
-inline script). A browser signs in at /ui/login with its token (kept in an HttpOnly, SameSite=Strict cookie
-for /ui only). Read-only but for one action, the reload, which is for `auth.admin_groups` only and, as a POST
+inline script). A browser signs in at /ui/login with its token and gets a sign-in of its own, never the token
+(`gateway.fronts.auth.signins`: a random id in an HttpOnly, SameSite=Strict cookie for /ui only), which Sign out
+ends on every replica. Read-only but for one action, the reload, which is for `auth.admin_groups` only and, as a POST
 checked for Origin, cannot be forged by another site. Live tabs poll their own URL for the
 fresh `<main>` (header `X-Page-Part: main`).
 """
 
-import base64
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,9 +23,9 @@ from starlette.staticfiles import StaticFiles
 
 from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import PAGE_COOKIE
-from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
+from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.page import stored, think, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.publish import Publisher
@@ -37,6 +37,8 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+METRICS_HEADERS = {"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; sandbox"}
+"""/metrics is data: nothing in it runs, loads or frames, whatever a name in it says (nosniff: `fronts.http`)."""
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -58,7 +60,8 @@ def metrics_route(publisher: Publisher, security: TransportSecurityMiddleware) -
         if refused is not None:
             return refused
         # This replica's own: Prometheus scrapes each replica and sums; the page shows every replica's (Redis).
-        return PlainTextResponse(publisher.recorder.operations.prometheus(), media_type="text/plain; version=0.0.4")
+        text = publisher.recorder.operations.prometheus()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4", headers=METRICS_HEADERS)
 
     return Route("/metrics", endpoint)
 
@@ -69,7 +72,7 @@ def routes(
     security: TransportSecurityMiddleware,
     admins: Admins,
     *,
-    authenticator: Authenticator,
+    signins: PageSignIns,
 ) -> list[BaseRoute]:
     def viewer(request: Request) -> views.Viewer:
         identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
@@ -162,26 +165,42 @@ def routes(
         return refused or _page("login.html", {"tab": "login", "viewer": viewer(request), "error": None})
 
     async def login(request: Request) -> Response:
-        """The token checked as /mcp checks it, then kept in a cookie only this site's /ui pages get."""
+        """The token checked as /mcp checks it, then a sign-in of the page's own in a cookie only /ui pages get."""
         refused = await security.validate_request(request, is_post=False)  # a form: Origin is the CSRF check
         if refused is not None:
             return refused
+        if not signins.authenticator.required:
+            return RedirectResponse("/ui", status_code=303, headers=HEADERS)  # no auth: nothing to sign in to
         token = str((await request.form()).get("token", "")).strip()
         try:
-            await authenticator.identify(f"Bearer {token}")
-        except Refused as exc:
-            context = {"tab": "login", "viewer": viewer(request), "error": exc.description}
-            return _page("login.html", context, status=401)
+            identity = await signins.authenticator.identify(f"Bearer {token}")
+            cookie, lasts_s = await signins.open(identity, token)
+            replaced = request.cookies.get(PAGE_COOKIE)
+            if replaced:  # signed in again (perhaps as another): the browser's earlier sign-in ends, copies too
+                await signins.close(replaced)
+        except (Refused, StoreUnavailable) as exc:
+            why = exc.description if isinstance(exc, Refused) else f"Signing in needs the store: {exc}"
+            context = {"tab": "login", "viewer": viewer(request), "error": why}
+            return _page("login.html", context, status=401 if isinstance(exc, Refused) else 503)
         answer = RedirectResponse("/ui", status_code=303, headers=HEADERS)
-        cookie = base64.urlsafe_b64encode(token.encode()).decode()
-        secure = request.url.scheme == "https"
-        answer.set_cookie(PAGE_COOKIE, cookie, path="/ui", httponly=True, samesite="strict", secure=secure)
+        secure = admins.locality.https(request.scope)  # behind a TLS proxy: as the proxy says, if trusted
+        answer.set_cookie(
+            PAGE_COOKIE, cookie, max_age=lasts_s, path="/ui", httponly=True, samesite="strict", secure=secure
+        )
         return answer
 
     async def logout(request: Request) -> Response:
+        """Ends the sign-in in the store (a copy of the cookie is worth nothing after), then the cookie."""
         refused = await security.validate_request(request, is_post=False)
         if refused is not None:
             return refused
+        cookie = request.cookies.get(PAGE_COOKIE)
+        if cookie:
+            try:
+                await signins.close(cookie)
+            except StoreUnavailable as exc:  # not signed out: said, and the cookie kept for another try
+                why = f"Not signed out: {exc}. Try again."
+                return _page("login.html", {"tab": "login", "viewer": viewer(request), "error": why}, status=503)
         answer = RedirectResponse("/ui/login", status_code=303, headers=HEADERS)
         answer.delete_cookie(PAGE_COOKIE, path="/ui", httponly=True, samesite="strict")
         return answer

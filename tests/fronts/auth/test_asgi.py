@@ -8,9 +8,15 @@ from typing import Any
 
 import httpx2
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
+from gateway.fronts.auth.asgi import Authenticate
+from gateway.fronts.auth.bearer import Authenticator
+from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.static import StaticTokens
+from gateway.session import ANONYMOUS
 from tests.fronts.lanes.test_http import envelope, headers
-from tests.harness import hints_of, http_client, http_gateway, kitchen, text_of, write_config
+from tests.harness import hints_of, http_client, http_gateway, http_gateways, kitchen, text_of, write_config
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider, serving, unsigned
 
 pytestmark = pytest.mark.anyio
@@ -148,3 +154,65 @@ async def test_a_jwks_outage_is_answered_503_with_a_one_line_challenge_and_token
     assert up.status_code == 200
     assert odd.status_code == 401 and "does not publish" in odd.headers["www-authenticate"]
     assert odd.headers["www-authenticate"].isascii()
+
+
+LOCAL_ONLY = ("/ui", "/ui/calls", "/ui/static/page.js", "/metrics", "/ui/login")
+
+
+async def test_without_auth_the_page_metrics_reload_and_health_details_are_for_callers_on_this_machine(
+    tmp_path: Path,
+) -> None:
+    for folder in ("plain", "behind"):
+        (tmp_path / folder).mkdir()
+    plain = write_config(tmp_path / "plain", {"k": kitchen("k")})
+    behind = write_config(tmp_path / "behind", {"k": kitchen("k")}, listen={"trusted_proxies": ["127.0.0.1"]})
+    far = {"x-forwarded-for": "203.0.113.7"}
+    async with http_gateways(plain, behind) as (direct, proxied), httpx2.AsyncClient(timeout=30) as http:
+        for path in LOCAL_ONLY:
+            assert (await http.get(direct + path)).status_code == 200, path
+            for header in (far, {"forwarded": "for=203.0.113.7"}, {"x-real-ip": "203.0.113.7"}):
+                refused = await http.get(direct + path, headers=header)
+                assert refused.status_code == 403, (path, header)
+            # Behind a trusted proxy the headers are believed: its local client may, its remote one may not.
+            assert (await http.get(proxied + path, headers={"x-forwarded-for": "127.0.0.1"})).status_code == 200
+            assert (await http.get(proxied + path, headers=far)).status_code == 403, path
+        untrusted = await http.get(direct + "/ui/calls", headers={"x-forwarded-for": "127.0.0.1"})
+        spoofed = await http.get(proxied + "/metrics", headers={"x-forwarded-for": "127.0.0.1, 203.0.113.7"})
+        reload = await http.post(direct + "/reload", headers=far)
+        health = await http.get(direct + "/healthz", headers=far)
+        details = await http.get(direct + "/healthz")
+        served = await http.post(direct + "/mcp", json=INITIALIZE, headers=LEGACY | far)
+    assert untrusted.status_code == 403 and spoofed.status_code == 403  # the config names who is believed
+    message = reload.json()["error"]["message"]
+    assert reload.status_code == 403 and message.startswith(
+        "POST /reload refused for a request a proxy forwarded (x-forwarded-for header): this gateway has no auth "
+        "configured, so the page, /metrics, /reload and /healthz's details answer callers on this machine only."
+    )
+    assert "listen.trusted_proxies" in message and "auth.tokens or auth.jwt" in message
+    assert health.status_code == 200 and health.json() == {"status": "ok"}  # bare, as for anyone
+    assert details.json()["servers"]["k"]["state"] == "up"
+    assert served.status_code == 200  # MCP itself answers whoever the listen address lets in
+
+
+async def test_without_auth_a_peer_elsewhere_is_refused_by_the_middleware_itself() -> None:
+    """In process, with a peer no test can be on (203.0.113.7): the page's paths refused, /healthz let through
+    without an identity (its bare answer), /mcp with the anonymous one."""
+    reached: list[Scope] = []
+    sent: list[Message] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(scope)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    gate = Authenticate(app, Authenticator(StaticTokens([])))
+    for path in ("/ui/calls", "/metrics", "/reload", "/healthz", "/mcp"):
+        scope: Scope = {"type": "http", "method": "GET", "path": path, "headers": [], "client": ("203.0.113.7", 40000)}
+        await gate(scope, None, send)  # type: ignore[arg-type]  # nothing reads the body
+    assert [s["path"] for s in reached] == ["/healthz", "/mcp"]
+    assert IDENTITY_SCOPE not in reached[0] and reached[1][IDENTITY_SCOPE] == ANONYMOUS
+    starts = [m for m in sent if m["type"] == "http.response.start"]
+    bodies = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    assert [m["status"] for m in starts] == [403, 403, 403]
+    assert all(b"refused for a caller at 203.0.113.7" in body for body in bodies)
