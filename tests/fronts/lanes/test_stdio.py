@@ -136,3 +136,34 @@ async def test_a_call_sent_with_initialized_in_one_write_is_served_with_the_decl
         await pipe.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
         result = await pipe.receive()
     assert result["id"] == 2 and expected in result["result"]["content"][0]["text"], result
+
+
+EVERYTHING = ROOT / ".node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING_ASKS = {
+    "trigger-sampling-request": ({"prompt": "hi"}, ASKS["test_sampling"][1], "sampled!"),
+    "trigger-elicitation-request": ({}, ASKS["test_elicitation"][1], "yes"),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(EVERYTHING_ASKS))
+async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call_on_stdio(
+    tmp_path: Path, tool: str
+) -> None:
+    """The TypeScript 2.x client's frames: a call without a progress token (the lane's kind), answered with
+    `inputResponses` and the `requestState` it got. The lane took the retry as a fresh call, dropping the answers:
+    every retry was asked again, until the client gave up after 10 rounds."""
+    arguments, answer, expected = EVERYTHING_ASKS[tool]
+    capabilities = {"sampling": {}, "elicitation": {"form": {}}}
+    meta = {**MODERN, CLIENT_CAPABILITIES_META_KEY: capabilities}
+    server = {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
+    params: dict[str, Any] = {"name": f"e.{tool}", "arguments": arguments, "_meta": meta}
+    async with raw_gateway(tmp_path, {"e": server}) as pipe:
+        await pipe.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        asked = (await pipe.receive())["result"]
+        assert asked["resultType"] == "input_required", asked
+        responses = dict.fromkeys(asked["inputRequests"], answer)
+        retry = {**params, "inputResponses": responses, "requestState": asked["requestState"]}
+        await pipe.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry})
+        done = (await pipe.receive())["result"]
+    assert done["resultType"] == "complete", done
+    assert expected in json.dumps(done["content"])
