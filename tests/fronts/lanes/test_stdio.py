@@ -153,7 +153,7 @@ async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call
     `inputResponses` and the `requestState` it got. The lane took the retry as a fresh call, dropping the answers:
     every retry was asked again, until the client gave up after 10 rounds."""
     arguments, answer, expected = EVERYTHING_ASKS[tool]
-    capabilities = {"sampling": {}, "elicitation": {"form": {}}}
+    capabilities: dict[str, Any] = {"sampling": {}, "elicitation": {"form": {}}}
     meta = {**MODERN, CLIENT_CAPABILITIES_META_KEY: capabilities}
     server = {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
     params: dict[str, Any] = {"name": f"e.{tool}", "arguments": arguments, "_meta": meta}
