@@ -70,7 +70,7 @@ class Front:
             "mcp-gateway",
             version=__version__,
             instructions=instructions,
-            get_tool_input_schema=registry.input_schema,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=functools.partial(self._listed, "resources/list", types.ListResourcesResult),
@@ -84,6 +84,14 @@ class Front:
         )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         relayed.install(self)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema by the name a client calls it (a client rule may rename), for the SDK's check of
+        the call's `Mcp-Param-*` headers."""
+        found, catalog = self.registry.input_schema(name), self.registry.merged
+        if found is not None or self.exposure is None or catalog is None:
+            return found
+        return self.exposure.input_schema(catalog, name)
 
     async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.

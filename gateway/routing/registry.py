@@ -176,6 +176,11 @@ class Registry:
             catalog.resource_templates += [public(server, t) for t in listings[server, "resource_templates"]]
         return catalog
 
+    @property
+    def merged(self) -> Catalog | None:
+        """The last merged catalog (no I/O), None before the first `catalog()`."""
+        return self._merged
+
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""
         entry = None if self._merged is None else self._merged.tools.get(name)
