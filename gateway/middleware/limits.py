@@ -39,11 +39,15 @@ class SizeLimits:
         return cls(limits.max_inline_bytes, limits.max_request_bytes, overrides)
 
     def limit(self, call: Call, key: Key) -> int:
-        found = self._found.get((call.name, key))
+        return self.of(call.name, key)
+
+    def of(self, name: str, key: Key = "max_inline_bytes") -> int:
+        """The limit for the tool exposed as `name`."""
+        found = self._found.get((name, key))
         if found is None:
             if len(self._found) >= MATCHES_KEPT:  # names come from clients: keep the memo bounded
                 self._found.clear()
-            found = self._found[(call.name, key)] = self._match(call.name, key)
+            found = self._found[(name, key)] = self._match(name, key)
         return found
 
     def _match(self, name: str, key: Key) -> int:
