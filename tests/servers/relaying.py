@@ -119,7 +119,7 @@ class Relaying(Fixtures):
         url = str((params.arguments or {}).get("url", f"https://example.test/auth/{ident}"))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an input-required round: the era has no ids
             modern = types.ElicitRequest(params=types.ElicitRequestURLParams(message="Sign in to continue", url=url))
-            render = lambda r: f"url elicitation {ident}: action={r.action}"  # noqa: E731
+            render = lambda r: f"url elicitation {ident}: action={r.action}{_content(r)}"  # noqa: E731
             return await self.ask(ctx, params, modern, types.ElicitResult, render)
         request = types.ElicitRequest(
             params=types.ElicitRequestURLParams(message="Sign in to continue", url=url, elicitation_id=ident)
@@ -131,7 +131,15 @@ class Relaying(Fixtures):
             return types.CallToolResult(content=[text(f"url elicitation {ident}: refused: {exc.error.message}")])
         if params.name == URL_TOOL.name:  # the out-of-band step finished: say so (the client may retry, update its UI)
             await ctx.session.send_notification(done, related_request_id=ctx.request_id)
-        return types.CallToolResult(content=[text(f"url elicitation {ident}: action={answer.action}")])
+        return types.CallToolResult(
+            content=[text(f"url elicitation {ident}: action={answer.action}{_content(answer)}")]
+        )
+
+
+def _content(answer: types.ElicitResult) -> str:
+    """What an answer to a URL-mode elicitation carried besides its action: nothing, by the spec (its data goes
+    to the URL's page, never through the client), so any content shows here for the tests to see."""
+    return "" if answer.content is None else f", content={answer.content}"
 
 
 def build_app(fixtures: Fixtures) -> Starlette:
