@@ -15,6 +15,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, S
 from adapters.pipe import NdjsonPipe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
+from tests.clients.matrix import CLIENTS, NODE, WHO
 from tests.fronts.test_stdio import INITIALIZE, raw_gateway
 from tests.harness import ROOT, gateway_params, kitchen, text_of, wait_for, write_config
 
@@ -167,3 +168,35 @@ async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call
         done = (await pipe.receive())["result"]
     assert done["resultType"] == "complete", done
     assert expected in json.dumps(done["content"])
+
+
+async def test_the_typescript_2x_auto_client_probes_and_finishes_asking_calls_over_stdio(tmp_path: Path) -> None:
+    """The real TypeScript 2.x client (`versionNegotiation: auto`, its own probe) over the gateway's stdio, calling
+    server-everything's sampling and elicitation tools without a progress callback (the lane's kind of call)."""
+    config = write_config(
+        tmp_path, {"e": {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}}
+    )
+    steps = [
+        {"tool": f"e.{tool}", "arguments": EVERYTHING_ASKS[tool][0], "progress": False} for tool in EVERYTHING_ASKS
+    ]
+    params = gateway_params(config)
+    plan = {
+        "package": str(CLIENTS / "node" / "node_modules" / "client-2"),
+        "mode": "auto",
+        "transport": "stdio",
+        "command": params.command,
+        "args": params.args,
+        "cwd": params.cwd,
+        "env": params.env,
+        "person": WHO,
+        "cases": [{"name": "asks", "steps": steps}],
+    }
+    given = tmp_path / "plan.json"
+    given.write_text(json.dumps(plan), encoding="utf-8")
+    with anyio.fail_after(120):
+        done = await anyio.run_process([NODE, str(ROOT / "tests" / "clients" / "ts2.mjs"), str(given)], check=False)
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
+    assert lines[0]["negotiated"] == "2026-07-28", done.stderr.decode()[-2000:]
+    observed = lines[1]["steps"]
+    assert [step.get("error") for step in observed] == [None, None], observed
+    assert all(WHO in json.dumps(step["result"]["content"]) for step in observed)
