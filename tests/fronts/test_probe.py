@@ -7,8 +7,10 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp import Client
 
 from tests.fronts.test_stdio import Pipe, raw_gateway
+from tests.harness import gateway_params, http_client, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +100,14 @@ async def test_claude_codes_probe_and_fallback_over_http(kitchen_gateway: str) -
         assert opened.status_code == 200, opened.text
         assert "2025-06-18" in opened.text
         assert opened.headers.get("mcp-session-id")
+
+
+async def test_the_python_sdks_auto_client_probes_and_serves_in_the_2026_era_on_stdio_and_http(
+    tmp_path: Path, kitchen_gateway: str
+) -> None:
+    async with Client(gateway_params(write_config(tmp_path, {"k": kitchen("k")})), mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert text_of(await client.call_tool("k.echo", {"text": "stdio"})) == "stdio"
+    async with http_client(kitchen_gateway, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert text_of(await client.call_tool("k.echo", {"text": "http"})) == "http"
