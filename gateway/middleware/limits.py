@@ -50,6 +50,11 @@ class SizeLimits:
             found = self._found[(name, key)] = self._match(name, key)
         return found
 
+    def widest(self) -> int:
+        """The largest inline limit any tool has."""
+        overrides = (values.get("max_inline_bytes") for values in self.overrides.values())
+        return max([self.max_inline_bytes, *(value for value in overrides if value is not None)])
+
     def _match(self, name: str, key: Key) -> int:
         for pattern, values in self.overrides.items():
             value = values.get(key)

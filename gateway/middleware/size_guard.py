@@ -20,6 +20,7 @@ from pydantic_core import to_json
 from gateway import telemetry
 from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
+from gateway.middleware.exposure.rules import STATE_KEY, View
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, cut, text_view, utf8_len
@@ -82,17 +83,20 @@ class SizeGuard(Middleware):
         *,
         strategy: PreviewStrategy = "both",
         hint_chars: int = 2048,
+        separator: str = ".",
     ) -> None:
         self.store = store
         self.limits = limits or SizeLimits()
         self.strategy = strategy
         self.hint_chars = hint_chars
         """Room for the gateway's hints beside an inline result (`limits.hint_budget_chars`)."""
+        self.separator = separator
+        """`namespace.separator`: the limits' globs name tools with it."""
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, outputs: Outputs, limits: SizeLimits) -> Self:
         strategy, hint_chars = config.limits.truncation_strategy, config.limits.hint_budget_chars
-        return cls(outputs, limits, strategy=strategy, hint_chars=hint_chars)
+        return cls(outputs, limits, strategy=strategy, hint_chars=hint_chars, separator=config.namespace.separator)
 
     async def on_request(self, call: Call) -> None:
         if call.method != "tools/call":
@@ -174,10 +178,16 @@ class SizeGuard(Middleware):
         listing, client = call.result, call.session.client
         if not isinstance(listing, types.ListToolsResult) or not any(fnmatchcase(client or "", g) for g in TELLS_LIMIT):
             return
+        view = call.session.data.get(STATE_KEY)
+        if isinstance(view, View) and view.rule.separator != self.separator:
+            # Renamed for this client: its names match none of the limits' globs, so each tool is told the widest
+            # limit in force (a bound the gateway's own cut never passes), not a default it may exceed.
+            widest = self.limits.widest() + self.hint_chars
+            told = {tool.name: widest for tool in listing.tools}
+        else:
+            told = {tool.name: self.limits.of(tool.name) + self.hint_chars for tool in listing.tools}
         tools = [
-            tool.model_copy(
-                update={"meta": {**(tool.meta or {}), MAX_RESULT_SIZE: self.limits.of(tool.name) + self.hint_chars}}
-            )
+            tool.model_copy(update={"meta": {**(tool.meta or {}), MAX_RESULT_SIZE: told[tool.name]}})
             for tool in listing.tools
         ]
         call.result = listing.model_copy(update={"tools": tools})

@@ -186,6 +186,10 @@ async def test_lists_with_a_per_user_server_are_private_to_a_2026_client(gateway
     """Each identity is listed its own process's items: no shared cache may hand one person's list to another."""
     with anyio.fail_after(60):
         async with http_client(gateway, mode="auto", headers=as_user("ann")) as ann:
-            listings = [await ann.list_tools(), await ann.list_prompts(), await ann.list_resources()]
+            listings: list[types.CacheableResult] = [
+                await ann.list_tools(),
+                await ann.list_prompts(),
+                await ann.list_resources(),
+            ]
     assert {listing.cache_scope for listing in listings} == {"private"}
     assert all(listing.ttl_ms > 0 for listing in listings)
