@@ -43,6 +43,7 @@ __all__ = [
     "Transport",
     "TransportStreams",
     "WriteStream",
+    "absorb_tools",
     "connection_of",
     "create_context_streams",
     "create_mcp_http_client",
@@ -206,6 +207,16 @@ async def _send_raw(
     opts["timeout"] = timeout_s
     raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
     return dict(raw)
+
+
+def absorb_tools(session: ClientSession, tools: list[types.Tool]) -> list[types.Tool]:
+    """`tools` (a server's whole listing) as the SDK's own `list_tools` keeps them on a 2026-era session: a tool whose
+    `x-mcp-header` annotations are invalid is left out (the spec's MUST), and each kept tool's annotated arguments
+    are mirrored into `Mcp-Param-*` headers on its calls. The gateway reads listings raw, entry by entry
+    (`send_unvalidated`), so the SDK never saw them. A handshake-era session keeps them all and mirrors nothing."""
+    listing = types.ListToolsResult(tools=list(tools))
+    session._absorb_tool_listing(listing, complete=True)
+    return listing.tools
 
 
 def unanswered_cancels() -> None:

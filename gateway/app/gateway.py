@@ -165,6 +165,7 @@ class Gateway:
             exposure=self.exposure,
             denial=self._denial,
         )
+        self.front.freshness.policed = lambda: bool(self.policy)  # read per list: a reload may change the rules
         self.tasks = tasks_wire.runner(self.front, self.stores.tasks, lambda: self.config.limits)
         tasks_wire.install(self.front, self.tasks, after_s=config.limits.task_after_s)
 

@@ -376,6 +376,12 @@ class Downstream:
             problems.extend(trouble)
             if not cursor:
                 break
+        if kind == "tools":
+            kept = sdk.absorb_tools(session, items)
+            problems += [
+                f"tool {t.name!r}: left out, its x-mcp-header annotations are invalid" for t in items if t not in kept
+            ]
+            items = kept
         if problems:
             logger.warning("server %s: %s listing: %s", self.name, kind, "; ".join(problems))
         self.problems[kind] = problems

@@ -221,15 +221,17 @@ class Relay:
         request = self._url_elicitation(server, peer, request)
         try:
             if peer.ask_client is not None:  # a 2026-era client: asked in an input-required result of its call
-                return result_type.model_validate(await peer.ask_client(request, timeout_s))
-            if peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
-                return await peer.session.send_request(request, opts={"timeout": timeout_s})
-            return await peer.session.send_request(
-                request,
-                result_type,
-                request_read_timeout_seconds=timeout_s,
-                metadata=ServerMessageMetadata(related_request_id=peer.request_id),
-            )
+                answer = result_type.model_validate(await peer.ask_client(request, timeout_s))
+            elif peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
+                answer = await peer.session.send_request(request, opts={"timeout": timeout_s})
+            else:
+                answer = await peer.session.send_request(
+                    request,
+                    result_type,
+                    request_read_timeout_seconds=timeout_s,
+                    metadata=ServerMessageMetadata(related_request_id=peer.request_id),
+                )
+            return answer if mode != "url" else _action_only(answer)
         except MCPError as exc:
             peer.notices.append(f"server {server!r} asked for {request.method}; the client answered: {exc.message}")
             return exc.error
@@ -296,6 +298,15 @@ def _elicitation_mode(request: Any) -> str | None:
     if not isinstance(request, types.ElicitRequest):
         return None
     return "url" if isinstance(request.params, types.ElicitRequestURLParams) else "form"
+
+
+def _action_only(answer: Any) -> Any:
+    """A URL-mode elicitation's answer as passed on: its action, nothing else. What the user gives there goes to
+    the URL's page, never through the client or the gateway (2026-07-28 client/elicitation); a client that sends
+    content anyway (what it scraped, or its own credentials) does not have it forwarded."""
+    if isinstance(answer, types.ElicitResult):
+        return types.ElicitResult(action=answer.action)
+    return {"action": answer.get("action")} if isinstance(answer, dict) else answer
 
 
 def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway import sdk
 from gateway.config import AuthConfig, ListenConfig
 from gateway.errors import jsonrpc_error
+from gateway.fronts.agreement import VersionAgreement
 from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate, health_route, metadata_routes
 from gateway.fronts.auth.bearer import Authenticator
@@ -189,7 +190,7 @@ def build_app(
         lifespan=app_lifespan,
     )
     # The lane sits outside the router: it serves the plain tools/call POST to /mcp without Starlette's layers.
-    lane = HttpLane(app, front, security, manager)
+    lane = VersionAgreement(HttpLane(app, front, security, manager))  # header and body agree before either routes
     resource_url = auth.resource_url if auth.jwt is not None else None
     limited = BodyLimit(lane, max_body_bytes=max_body_bytes)
     return Nosniff(Authenticate(limited, authenticator, resource_url=resource_url, locality=locality, signins=signins))

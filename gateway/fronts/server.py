@@ -17,6 +17,7 @@ from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Caller, Callers
 from gateway.fronts.declared import GatewayServer
+from gateway.fronts.freshness import Freshness
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
 from gateway.fronts.wording import in_session_names
@@ -31,6 +32,7 @@ from gateway.telemetry import tracecontext
 
 R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)
+L = TypeVar("L", bound=types.CacheableResult)
 
 logger = logging.getLogger(__name__)
 
@@ -63,11 +65,12 @@ class Front:
         self.relay = registry.relay
         self.notify = Notifier(self.relay, self.bus)
         self.rounds = Rounds()  # a 2026-era client's calls whose handshake-era servers ask it something
+        self.freshness = Freshness(registry, exposure, policed=lambda: False)  # lists' ttlMs and cacheScope
         self.server = GatewayServer(
             "mcp-gateway",
             version=__version__,
             instructions=instructions,
-            get_tool_input_schema=registry.input_schema,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=functools.partial(self._listed, "resources/list", types.ListResourcesResult),
@@ -81,6 +84,14 @@ class Front:
         )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         relayed.install(self)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema by the name a client calls it (a client rule may rename), for the SDK's check of
+        the call's `Mcp-Param-*` headers."""
+        found, catalog = self.registry.input_schema(name), self.registry.merged
+        if found is not None or self.exposure is None or catalog is None:
+            return found
+        return self.exposure.input_schema(catalog, name)
 
     async def _initialized(self, ctx: RequestCtx, params: types.NotificationParams | None) -> None:
         # The connection, not `ctx.session`: that is a per-request view of it, gone with the request.
@@ -141,13 +152,15 @@ class Front:
         return call
 
     async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        listing = _answer(await self.handle_ctx(ctx, "tools/list", {}), types.ListToolsResult)
+        call = await self.handle_ctx(ctx, "tools/list", {})
+        listing = await self.freshness.hinted(call.method, _answer(call, types.ListToolsResult), call.session)
         if self.server.offers_tasks and self.exposure is None:  # else exposure marked them, within the budget
             return tasks_offer.listed(listing, ctx.protocol_version)
         return listing
 
-    async def _listed(self, method: str, kind: type[R], ctx: RequestCtx, params: Any) -> R:
-        return _answer(await self.handle_ctx(ctx, method, {}), kind)
+    async def _listed(self, method: str, kind: type[L], ctx: RequestCtx, params: Any) -> L:
+        call = await self.handle_ctx(ctx, method, {})
+        return await self.freshness.hinted(method, _answer(call, kind), call.session)
 
     async def _call_tool(
         self, ctx: RequestCtx, params: types.CallToolRequestParams

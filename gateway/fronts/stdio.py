@@ -26,6 +26,7 @@ from adapters.fds import FdStream
 from adapters.lines import BadId, NotJson, Oversized, request_id
 from adapters.pipe import Incoming, NdjsonPipe, Unreadable
 from gateway.errors import jsonrpc_error
+from gateway.fronts import probe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
 from gateway.sdk import ReadStream, WriteStream
@@ -88,6 +89,8 @@ class _Front:
         self.write_recv: MemoryObjectReceiveStream[SessionMessage]
         self.write_send, self.write_recv = anyio.create_memory_object_stream[SessionMessage](16)
         self.written = anyio.Event()
+        self.opened = False
+        """Whether a request decided the connection's era (`probe`: a refused one does not)."""
 
     async def read(self) -> None:
         async with self.read_send:  # the client closed stdin: the session ends
@@ -105,11 +108,19 @@ class _Front:
             case Unreadable(problem=problem, line=line):
                 repeats.warning("stdio front: unreadable line starting %r", line[:40])
                 await self.pipe.send_message(rejection(problem, limit, line).message)
-            case _ if self.lane is not None and self.lane.take(item):
-                pass  # served by the lane
+            case types.JSONRPCRequest() if not self.opened and (refused := probe.refusal(item)) is not None:
+                await self.pipe.send_message(refused)
+            case types.JSONRPCRequest() if not self.opened:
+                self.opened = True
+                await self._pass(item)
             case _:
-                await self.read_send.send(SessionMessage(item))
+                await self._pass(item)
         return True
+
+    async def _pass(self, item: types.JSONRPCMessage) -> None:
+        """A message for the lane, or else the SDK."""
+        if self.lane is None or not self.lane.take(item):
+            await self.read_send.send(SessionMessage(item))
 
     async def write(self) -> None:
         try:

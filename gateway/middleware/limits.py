@@ -39,12 +39,21 @@ class SizeLimits:
         return cls(limits.max_inline_bytes, limits.max_request_bytes, overrides)
 
     def limit(self, call: Call, key: Key) -> int:
-        found = self._found.get((call.name, key))
+        return self.of(call.name, key)
+
+    def of(self, name: str, key: Key = "max_inline_bytes") -> int:
+        """The limit for the tool exposed as `name`."""
+        found = self._found.get((name, key))
         if found is None:
             if len(self._found) >= MATCHES_KEPT:  # names come from clients: keep the memo bounded
                 self._found.clear()
-            found = self._found[(call.name, key)] = self._match(call.name, key)
+            found = self._found[(name, key)] = self._match(name, key)
         return found
+
+    def widest(self) -> int:
+        """The largest inline limit any tool has."""
+        overrides = (values.get("max_inline_bytes") for values in self.overrides.values())
+        return max([self.max_inline_bytes, *(value for value in overrides if value is not None)])
 
     def _match(self, name: str, key: Key) -> int:
         for pattern, values in self.overrides.items():

@@ -1,6 +1,17 @@
-"""Size guard: oversized tool arguments are refused with guidance; oversized results are spilled and previewed."""
+"""Size guard: oversized tool arguments are refused with guidance; oversized results are spilled and previewed.
+
+A result is cut once, by the gateway. Claude Code persists a tool result over its own limit to a file and shows
+the model a preview (100,000 characters unless the tool's `_meta["anthropic/maxResultSizeChars"]` says more):
+a gateway preview that passed it (Think's answers may be 200,000 bytes, `limits.tools` may raise any tool) was
+cut a second time, and the gateway's `[gateway]` notice at its end went into the file with it. Every tool
+listed to such a client (`TELLS_LIMIT`, by `clientInfo.name`) therefore carries the gateway's own inline limit
+for it plus the hint budget: what the gateway lets through inline, the client keeps inline. Cursor writes long
+results to files too but reads no such hint; the gateway's default inline limit (20,000 bytes) keeps its
+previews short.
+"""
 
 import logging
+from fnmatch import fnmatchcase
 from typing import Any, Literal, Self
 
 import mcp.types as types
@@ -9,6 +20,7 @@ from pydantic_core import to_json
 from gateway import telemetry
 from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
+from gateway.middleware.exposure.rules import STATE_KEY, View
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, cut, text_view, utf8_len
@@ -21,6 +33,9 @@ repeats = Repeating(logger)
 
 PreviewStrategy = Literal["head", "tail", "both"]
 OUTPUT_URI = "gateway://outputs/{id}"
+MAX_RESULT_SIZE = "anthropic/maxResultSizeChars"
+TELLS_LIMIT = ("claude-code*",)
+"""`clientInfo.name` globs of clients that read `MAX_RESULT_SIZE` on a listed tool (Claude Code)."""
 
 
 def preview(text: str, budget: int, strategy: PreviewStrategy) -> tuple[str, int]:
@@ -59,17 +74,33 @@ class SizeGuard(Middleware):
     """Last in the chain, so it measures every result other middlewares produced (hints are not counted)."""
 
     name = "size_guard"
+    methods = frozenset({"tools/call", "tools/list"})
 
-    def __init__(self, store: Outputs, limits: SizeLimits | None = None, *, strategy: PreviewStrategy = "both") -> None:
+    def __init__(
+        self,
+        store: Outputs,
+        limits: SizeLimits | None = None,
+        *,
+        strategy: PreviewStrategy = "both",
+        hint_chars: int = 2048,
+        separator: str = ".",
+    ) -> None:
         self.store = store
         self.limits = limits or SizeLimits()
         self.strategy = strategy
+        self.hint_chars = hint_chars
+        """Room for the gateway's hints beside an inline result (`limits.hint_budget_chars`)."""
+        self.separator = separator
+        """`namespace.separator`: the limits' globs name tools with it."""
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, outputs: Outputs, limits: SizeLimits) -> Self:
-        return cls(outputs, limits, strategy=config.limits.truncation_strategy)
+        strategy, hint_chars = config.limits.truncation_strategy, config.limits.hint_budget_chars
+        return cls(outputs, limits, strategy=strategy, hint_chars=hint_chars, separator=config.namespace.separator)
 
     async def on_request(self, call: Call) -> None:
+        if call.method != "tools/call":
+            return
         arguments = call.params.get("arguments")
         if not arguments:
             return
@@ -93,6 +124,9 @@ class SizeGuard(Middleware):
         )
 
     async def on_response(self, call: Call) -> None:
+        if call.method == "tools/list":
+            self._tell_limits(call)
+            return
         result, size = call.tool_result, call.response_bytes()
         if result is None or size is None or not self.limits.spills(call):
             return
@@ -138,6 +172,25 @@ class SizeGuard(Middleware):
             },
         )
         logger.info("size_guard: spilled %d bytes from %s as %s (limit %d)", size, name, spilled.id, limit)
+
+    def _tell_limits(self, call: Call) -> None:
+        """A listing for a client that persists big results itself: each tool says what the gateway keeps inline."""
+        listing, client = call.result, call.session.client
+        if not isinstance(listing, types.ListToolsResult) or not any(fnmatchcase(client or "", g) for g in TELLS_LIMIT):
+            return
+        view = call.session.data.get(STATE_KEY)
+        if isinstance(view, View) and view.rule.separator != self.separator:
+            # Renamed for this client: its names match none of the limits' globs, so each tool is told the widest
+            # limit in force (a bound the gateway's own cut never passes), not a default it may exceed.
+            widest = self.limits.widest() + self.hint_chars
+            told = {tool.name: widest for tool in listing.tools}
+        else:
+            told = {tool.name: self.limits.of(tool.name) + self.hint_chars for tool in listing.tools}
+        tools = [
+            tool.model_copy(update={"meta": {**(tool.meta or {}), MAX_RESULT_SIZE: told[tool.name]}})
+            for tool in listing.tools
+        ]
+        call.result = listing.model_copy(update={"tools": tools})
 
     def _unkept(self, call: Call, result: types.CallToolResult, shown: str, size: int, exc: Exception) -> None:
         if isinstance(exc, (OSError, StoreUnavailable)):

@@ -133,7 +133,7 @@ class Features:
                 extra["requestState"] = result.request_state
                 result = await send({**extra, "_meta": dict(meta)} if meta else extra)
         if isinstance(result, types.InputRequiredResult) and (peer is None or not peer.modern):
-            raise DownstreamFailed(ds.name, f"{what} still asked for input after {MAX_ROUNDS} rounds.")
+            raise DownstreamFailed(ds.name, unconverged(what, result, extra.get("inputResponses") or {}))
         if isinstance(result, types.InputRequiredResult):  # on its way to a 2026-era client, which answers it
             for request in (result.input_requests or {}).values():
                 unsafe = url_refusal(request)
@@ -228,3 +228,27 @@ class Features:
                     await ds.request(request, types.EmptyResult)
                 except DownstreamError as exc:  # one server's refusal must not cost the client its level elsewhere
                     logger.info("server %s: logging/setLevel not applied: %s", ds.name, exc)
+
+
+def unconverged(what: str, result: types.InputRequiredResult, answered: dict[str, Any]) -> str:
+    """Why a call's input rounds did not converge: what the server asked last and what the client answered before
+    it (kinds and keys, never the answers themselves: they may hold what the user typed)."""
+    asked = ", ".join(f"{key}: {request.method}" for key, request in (result.input_requests or {}).items())
+    gave = ", ".join(f"{key}: {_kind(answer)}" for key, answer in answered.items()) or "nothing"
+    return (
+        f"{what} still asked for input after {MAX_ROUNDS} rounds: its last round asked {asked or 'nothing'} "
+        f"(requestState {str(result.request_state)[:40]!r}) after the client answered {gave}. The server did not "
+        "accept the answers it was given; see its log, or call again with other arguments."
+    )
+
+
+def _kind(answer: Any) -> str:
+    """An answer told by its shape: an elicitation's action, a sampled message's model, roots by count."""
+    if isinstance(answer, dict):
+        if "action" in answer:
+            return f"elicitation {answer['action']}"
+        if "roots" in answer:
+            return f"{len(answer['roots'])} root(s)"
+        if "model" in answer:
+            return f"a message from {answer['model']}"
+    return "an answer"

@@ -144,6 +144,11 @@ class Registry:
         self._fresh_until = min(expiries, default=float("inf"))
         return self._merged
 
+    def fresh_for_s(self) -> float:
+        """How long the last merged catalog stays as it is unless a server announces a change (which refreshes at
+        once): until its first listing is due to be re-read, at most `catalog_ttl_s` (nothing up: nothing due)."""
+        return max(0.0, min(self._fresh_until - self._cache.now(), self._ns.catalog_ttl_s))
+
     def _kinds(self, server: str) -> tuple[str, ...]:
         """What the shared catalog lists of `server`: a per-user server's tools only (the rest is `personal`)."""
         return ("tools",) if isinstance(self.downstreams[server], Pool) else KINDS
@@ -171,6 +176,11 @@ class Registry:
             catalog.resources += [public(server, r) for r in listings[server, "resources"]]
             catalog.resource_templates += [public(server, t) for t in listings[server, "resource_templates"]]
         return catalog
+
+    @property
+    def merged(self) -> Catalog | None:
+        """The last merged catalog (no I/O), None before the first `catalog()`."""
+        return self._merged
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The exposed tool's input schema from the last merged catalog (no I/O: the SDK calls it per request)."""

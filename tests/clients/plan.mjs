@@ -43,6 +43,7 @@ export async function callStep(call, step) {
   const progress = [];
   const controller = new AbortController();
   const options = { onprogress: (p) => progress.push(p.progress), signal: controller.signal, timeout: 120000 };
+  if (step.progress === false) delete options.onprogress; // no progress token: the call a lane may take
   const params = { name: step.tool, arguments: step.arguments ?? {} };
   if (step.cancel_after_ms === undefined) {
     return { result: await call(params, options), progress };

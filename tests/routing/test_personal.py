@@ -180,3 +180,16 @@ async def test_a_change_in_one_identitys_process_reaches_that_identitys_2026_lis
     assert isinstance(anns, ResourcesListChanged)
     assert isinstance(bobs, PromptsListChanged)
     assert not any(uri.startswith("p+note://ann/") for uri in bobs_list)
+
+
+async def test_lists_with_a_per_user_server_are_private_to_a_2026_client(gateway: str) -> None:
+    """Each identity is listed its own process's items: no shared cache may hand one person's list to another."""
+    with anyio.fail_after(60):
+        async with http_client(gateway, mode="auto", headers=as_user("ann")) as ann:
+            listings: list[types.CacheableResult] = [
+                await ann.list_tools(),
+                await ann.list_prompts(),
+                await ann.list_resources(),
+            ]
+    assert {listing.cache_scope for listing in listings} == {"private"}
+    assert all(listing.ttl_ms > 0 for listing in listings)

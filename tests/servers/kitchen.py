@@ -69,6 +69,19 @@ BUILTIN: list[types.Tool] = [
 ]
 
 
+REGION_TOOL = types.Tool(
+    name="in_region",
+    description="Report the region asked for and the Mcp-Name / Mcp-Param-* headers this request came with.",
+    input_schema={
+        "type": "object",
+        "properties": {"region": {**STR, "x-mcp-header": "Region"}, "query": STR},
+        "required": ["region"],
+    },
+)
+"""`--region-tool`: the spec's `x-mcp-header` example. Over 2026-era HTTP the SDK refuses a call of it whose
+`Mcp-Param-Region` header is missing or differs from `region` (-32020), and one whose `Mcp-Name` is not its name."""
+
+
 def padding_tool(i: int) -> types.Tool:
     return types.Tool(
         name=f"tool_{i:03d}",
@@ -106,7 +119,9 @@ class KitchenServer(Server[Any]):
 
 
 class Kitchen:
-    def __init__(self, name: str, events_path: str | None, n_tools: int, extra_tools: list[str]) -> None:
+    def __init__(
+        self, name: str, events_path: str | None, n_tools: int, extra_tools: list[str], region_tool: bool = False
+    ) -> None:
         self.name = name
         self.events: TextIO | None = open(events_path, "a", encoding="utf-8") if events_path else None
         self.tools: dict[str, types.Tool] = {t.name: t for t in BUILTIN}
@@ -118,6 +133,8 @@ class Kitchen:
             self.padding.add(tool.name)
         for extra in extra_tools:
             self.add_echo(extra)
+        if region_tool:
+            self.tools[REGION_TOOL.name] = REGION_TOOL
         # Kept so the Popen objects are never collected (which would warn) while the children run.
         self.children: list[subprocess.Popen[bytes]] = []
         self.bus = InMemorySubscriptionBus()
@@ -182,6 +199,10 @@ class Kitchen:
             raise ValueError("kaboom")
         if name == "pid":
             return text_result(str(os.getpid()))
+        if name == REGION_TOOL.name:
+            headers = getattr(ctx.request, "headers", None) or {}  # the HTTP request's (none on stdio)
+            seen = {k: v for k, v in headers.items() if k in ("mcp-name", "mcp-param-region")}
+            return text_result(json.dumps({"region": args.get("region"), "headers": seen}, sort_keys=True))
         if name == "spawn_child":
             return text_result(str(self.spawn_sleeper()))
         if name == "add_tool":
@@ -305,9 +326,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--extra-tool", action="append", default=[])
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--region-tool", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    kitchen = Kitchen(args.name, args.events_file, args.tools, args.extra_tool)
+    kitchen = Kitchen(args.name, args.events_file, args.tools, args.extra_tool, args.region_tool)
     kitchen.event(f"started {os.getpid()}")
     if args.transport == "stdio":
         anyio.run(serve_stdio, kitchen)

@@ -38,6 +38,7 @@ LATER_TOOL = tool(
 )
 CAPABILITIES_TOOL = tool("test_capabilities", "Reports the client capabilities this request declares")
 COMPLETE_TOOL = tool("complete_elicitation", "Announces an elicitation's completion", string_args(id="Its id"))
+NEVER_TOOL = tool("test_never_satisfied", "2026 era: asks the client whom to greet again, whatever it answers")
 
 ASKING_PROMPT = types.Prompt(name="asking_prompt", description="Asks the client (elicitation) whom to greet")
 ASKING_RESOURCE = types.Resource(uri="test://asking", name="asking", description="Asks the client (sampling) first")
@@ -60,7 +61,7 @@ class Relaying(Fixtures):
             await ctx.session.send_notification(log(f"listing tools for X={os.environ.get('X')}", "relaying"))
         listed = await super().list_tools(ctx, params)
         return types.ListToolsResult(
-            tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL, CAPABILITIES_TOOL]
+            tools=[*listed.tools, URL_TOOL, LATER_TOOL, COMPLETE_TOOL, CRASH_TOOL, CAPABILITIES_TOOL, NEVER_TOOL]
         )
 
     async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
@@ -106,6 +107,12 @@ class Relaying(Fixtures):
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name == CRASH_TOOL.name:
             os._exit(3)
+        if params.name == NEVER_TOOL.name:  # a round count that cannot converge (handshake era: answered once)
+            answered = len(params.input_responses or {})
+            state = f"round-{int((params.request_state or 'round-0').removeprefix('round-')) + 1}"
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                return types.InputRequiredResult(input_requests={f"who-{state}": WHO}, request_state=state)
+            return types.CallToolResult(content=[text(f"answered {answered}")])
         if params.name == CAPABILITIES_TOOL.name:  # 2026 era: this request's own; handshake era: the connection's
             caps = ctx.session.client_capabilities or types.ClientCapabilities()
             return types.CallToolResult(content=[text(" ".join(sorted(caps.model_dump(exclude_none=True))))])
@@ -119,7 +126,7 @@ class Relaying(Fixtures):
         url = str((params.arguments or {}).get("url", f"https://example.test/auth/{ident}"))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # an input-required round: the era has no ids
             modern = types.ElicitRequest(params=types.ElicitRequestURLParams(message="Sign in to continue", url=url))
-            render = lambda r: f"url elicitation {ident}: action={r.action}"  # noqa: E731
+            render = lambda r: f"url elicitation {ident}: action={r.action}{_content(r)}"  # noqa: E731
             return await self.ask(ctx, params, modern, types.ElicitResult, render)
         request = types.ElicitRequest(
             params=types.ElicitRequestURLParams(message="Sign in to continue", url=url, elicitation_id=ident)
@@ -131,7 +138,15 @@ class Relaying(Fixtures):
             return types.CallToolResult(content=[text(f"url elicitation {ident}: refused: {exc.error.message}")])
         if params.name == URL_TOOL.name:  # the out-of-band step finished: say so (the client may retry, update its UI)
             await ctx.session.send_notification(done, related_request_id=ctx.request_id)
-        return types.CallToolResult(content=[text(f"url elicitation {ident}: action={answer.action}")])
+        return types.CallToolResult(
+            content=[text(f"url elicitation {ident}: action={answer.action}{_content(answer)}")]
+        )
+
+
+def _content(answer: types.ElicitResult) -> str:
+    """What an answer to a URL-mode elicitation carried besides its action: nothing, by the spec (its data goes
+    to the URL's page, never through the client), so any content shows here for the tests to see."""
+    return "" if answer.content is None else f", content={answer.content}"
 
 
 def build_app(fixtures: Fixtures) -> Starlette:

@@ -164,9 +164,6 @@ def _candidate(scope: Scope) -> str | None:
     return "legacy" if legacy.candidate(scope["headers"], version) else None
 
 
-_RELAYED = frozenset({"inputResponses", "requestState"})
-
-
 def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any], str] | None:
     """(id, params, version) of a plain 2026-era `tools/call` the lane can serve; None sends it to the SDK."""
     decoded = recognize.decode(body)
@@ -177,8 +174,8 @@ def _plain_call(body: bytes, request: Request) -> tuple[str | int, dict[str, Any
     meta = call[1].get("_meta")  # this era's requests carry their envelope there; anything else is the SDK's
     if not isinstance(meta, dict) or find_duplicated_routing_header(request.headers.items()):
         return None
-    if not _RELAYED.isdisjoint(call[1]) or LOG_LEVEL_META_KEY in meta:
-        return None  # input rounds and log levels concern the relay: the SDK path carries them
+    if LOG_LEVEL_META_KEY in meta:
+        return None  # log levels concern the relay (as input rounds do, `recognize.plain_params`): the SDK path
     return call[0], call[1], version
 
 

@@ -15,6 +15,8 @@ from pydantic import ValidationError
 from gateway.fronts.tasks_offer import declares
 
 RequestId = str | int
+ROUNDS = frozenset({"inputResponses", "requestState"})
+"""A 2026-era retry's answers to input requests: the relay's concern, carried by the SDK path (`Front.call_tool`)."""
 
 
 def decode(body: bytes) -> Any:
@@ -41,9 +43,9 @@ def modern_version(message: Any, headers: Mapping[str, str] | None = None) -> st
 
 def plain_params(params: Any, version: str) -> bool:
     """`tools/call` params a lane may serve at `version`: an object whose `_meta`, if any, is an object without a
-    progress token (progress needs the SDK's relay), that may not become a task (no `task`, no tasks extension
-    declared), valid under the SDK's per-version surface."""
-    if not isinstance(params, dict):
+    progress token (progress needs the SDK's relay), that answers no input round (`ROUNDS`), that may not become a
+    task (no `task`, no tasks extension declared), valid under the SDK's per-version surface."""
+    if not isinstance(params, dict) or not ROUNDS.isdisjoint(params):
         return False
     meta = params.get("_meta")
     if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):

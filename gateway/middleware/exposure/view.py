@@ -17,6 +17,7 @@ data (names per separator, the search index, sizes) is rebuilt when the registry
 from collections import OrderedDict
 from collections.abc import Callable, Container
 from fnmatch import fnmatchcase
+from typing import Any
 
 import mcp.types as types
 
@@ -190,6 +191,16 @@ class Exposure:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""
         sep = self.namespace.separator
         return [resolve(self.config, sep, None), *(resolve(self.config, sep, r.client) for r in self.config.clients)]
+
+    def input_schema(self, catalog: Catalog, name: str) -> dict[str, Any] | None:
+        """The input schema of the tool some client knows as `name`, under any rule's separator: the SDK checks a
+        call's `Mcp-Param-*` headers against it before any session is known (None: no such name)."""
+        for separator in dict.fromkeys(rule.separator for rule in self.rules()):  # the default's first
+            canonical = self.names(catalog, separator).canonical.get(name)
+            if canonical is not None:
+                schema: dict[str, Any] = catalog.tools[canonical].item.input_schema  # type: ignore[union-attr]
+                return schema
+        return None
 
     def hidden(self, catalog: Catalog, session: Session, canonical: str) -> bool:
         if canonical not in catalog.tools:

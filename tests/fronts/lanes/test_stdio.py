@@ -15,6 +15,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, S
 from adapters.pipe import NdjsonPipe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
+from tests.clients.matrix import CLIENTS, NODE, WHO
 from tests.fronts.test_stdio import INITIALIZE, raw_gateway
 from tests.harness import ROOT, gateway_params, kitchen, text_of, wait_for, write_config
 
@@ -136,3 +137,66 @@ async def test_a_call_sent_with_initialized_in_one_write_is_served_with_the_decl
         await pipe.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
         result = await pipe.receive()
     assert result["id"] == 2 and expected in result["result"]["content"][0]["text"], result
+
+
+EVERYTHING = ROOT / ".node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING_ASKS = {
+    "trigger-sampling-request": ({"prompt": "hi"}, ASKS["test_sampling"][1], "sampled!"),
+    "trigger-elicitation-request": ({}, ASKS["test_elicitation"][1], "yes"),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(EVERYTHING_ASKS))
+async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call_on_stdio(
+    tmp_path: Path, tool: str
+) -> None:
+    """The TypeScript 2.x client's frames: a call without a progress token (the lane's kind), answered with
+    `inputResponses` and the `requestState` it got. The lane took the retry as a fresh call, dropping the answers:
+    every retry was asked again, until the client gave up after 10 rounds."""
+    arguments, answer, expected = EVERYTHING_ASKS[tool]
+    capabilities: dict[str, Any] = {"sampling": {}, "elicitation": {"form": {}}}
+    meta = {**MODERN, CLIENT_CAPABILITIES_META_KEY: capabilities}
+    server = {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
+    params: dict[str, Any] = {"name": f"e.{tool}", "arguments": arguments, "_meta": meta}
+    async with raw_gateway(tmp_path, {"e": server}) as pipe:
+        await pipe.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        asked = (await pipe.receive())["result"]
+        assert asked["resultType"] == "input_required", asked
+        responses = dict.fromkeys(asked["inputRequests"], answer)
+        retry = {**params, "inputResponses": responses, "requestState": asked["requestState"]}
+        await pipe.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry})
+        done = (await pipe.receive())["result"]
+    assert done["resultType"] == "complete", done
+    assert expected in json.dumps(done["content"])
+
+
+async def test_the_typescript_2x_auto_client_probes_and_finishes_asking_calls_over_stdio(tmp_path: Path) -> None:
+    """The real TypeScript 2.x client (`versionNegotiation: auto`, its own probe) over the gateway's stdio, calling
+    server-everything's sampling and elicitation tools without a progress callback (the lane's kind of call)."""
+    config = write_config(
+        tmp_path, {"e": {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}}
+    )
+    steps = [
+        {"tool": f"e.{tool}", "arguments": EVERYTHING_ASKS[tool][0], "progress": False} for tool in EVERYTHING_ASKS
+    ]
+    params = gateway_params(config)
+    plan = {
+        "package": str(CLIENTS / "node" / "node_modules" / "client-2"),
+        "mode": "auto",
+        "transport": "stdio",
+        "command": params.command,
+        "args": params.args,
+        "cwd": params.cwd,
+        "env": params.env,
+        "person": WHO,
+        "cases": [{"name": "asks", "steps": steps}],
+    }
+    given = tmp_path / "plan.json"
+    given.write_text(json.dumps(plan), encoding="utf-8")
+    with anyio.fail_after(120):
+        done = await anyio.run_process([NODE, str(ROOT / "tests" / "clients" / "ts2.mjs"), str(given)], check=False)
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
+    assert lines[0]["negotiated"] == "2026-07-28", done.stderr.decode()[-2000:]
+    observed = lines[1]["steps"]
+    assert [step.get("error") for step in observed] == [None, None], observed
+    assert all(WHO in json.dumps(step["result"]["content"]) for step in observed)
