@@ -1,0 +1,90 @@
+"""A user's own file that a command edits (a client's config: `gateway connect --write`) or creates (`gateway init`):
+read strictly, written whole (`store.local.files.write_whole`), and never lost.
+
+Whatever goes wrong (not UTF-8, a folder, read-only, a full disk, a file-size limit, a folder that cannot be
+written) is one line naming the file, what the system said and what to do, and the file is as it was. Kept as it
+was: a UTF-8 byte-order mark, the file's mode, and a symbolic link (the file it points at is written, so a dotfiles
+link stays a link). Not kept: hard links to the file (the rename gives it a new inode) and, when another user owns
+it, its owner.
+"""
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.store.local.files import write_whole
+
+BOM = "\ufeff"
+
+_ADVICE = {
+    errno.EFBIG: "it would pass this process's file-size limit: raise the limit (ulimit -f)",
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EACCES: "make its folder writable for you, or pass --file with another path",
+    errno.EPERM: "make its folder writable for you, or pass --file with another path",
+    errno.EROFS: "the file system is read-only: pass --file with another path",
+}
+
+
+class FileRefused(Exception):
+    """The file cannot be read or written as asked; the message (one line) says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserFile:
+    path: Path  # as the user named it (for messages)
+    target: Path  # the file written: `path` with symbolic links resolved
+    text: str  # without the byte-order mark; "" for a file that does not exist yet
+    bom: bool
+    mode: int | None  # permission bits to keep; None: a new file
+
+
+def read(path: Path) -> UserFile:
+    """`path` as text, or a refusal saying why it cannot be edited."""
+    target = path.resolve()
+    try:
+        raw = target.read_bytes()
+    except FileNotFoundError:
+        return UserFile(path, target, "", False, None)
+    except IsADirectoryError:
+        raise FileRefused(f"{path} is a folder, not a file; name the file itself (--file PATH)") from None
+    except OSError as exc:
+        raise FileRefused(f"cannot read {path}: {exc.strerror}; fix that, then run this again") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(
+            f"{path} is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8, "
+            "then run this again"
+        ) from None
+    mode = stat.S_IMODE(target.stat().st_mode)
+    if not mode & 0o222 or not os.access(target, os.W_OK):  # the bits too: root may write anything
+        raise FileRefused(
+            f"{path} is read-only (mode {mode:04o}); it is left as it is. If it may be changed: chmod u+w {path}, "
+            "then run this again"
+        )
+    return UserFile(path, target, text.removeprefix(BOM), text.startswith(BOM), mode)
+
+
+def write(file: UserFile, text: str) -> None:
+    """Replace the file's text, keeping its byte-order mark and mode; a new file gets the user's default mode."""
+    data = ((BOM if file.bom else "") + text).encode("utf-8")
+    try:
+        file.target.parent.mkdir(parents=True, exist_ok=True)
+        write_whole(file.target, data, mode=file.mode if file.mode is not None else _default_mode())
+    except OSError as exc:
+        code = errno.errorcode.get(exc.errno or 0, "")
+        state = "it is unchanged" if file.mode is not None else "nothing was written"
+        advice = _ADVICE.get(exc.errno or 0, "fix that")
+        raise FileRefused(
+            f"cannot write {file.path}: {exc.strerror} ({code}); {state}; {advice}, then run this again"
+        ) from None
+
+
+def _default_mode() -> int:
+    """What `open()` would give a new file: 0o666 less the umask (read by setting it, so set back at once)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
