@@ -3,9 +3,11 @@ read strictly, written whole (`store.local.files.write_whole`), and never lost.
 
 Whatever goes wrong (not UTF-8, a folder, read-only, a full disk, a file-size limit, a folder that cannot be
 written) is one line naming the file, what the system said and what to do, and the file is as it was. Kept as it
-was: a UTF-8 byte-order mark, the file's mode, and a symbolic link (the file it points at is written, so a dotfiles
-link stays a link). Not kept: hard links to the file (the rename gives it a new inode) and, when another user owns
-it, its owner.
+was: a UTF-8 byte-order mark, the file's mode and owner (`sudo gateway connect` leaves a user's file theirs), and a
+symbolic link (the file it points at is written, so a dotfiles link stays a link). Not kept: hard links to the file
+(the rename gives it a new inode). A file changed by someone else between the read and the write (the client
+saving its settings) is not overwritten: the edit is refused and the other writer's text stays; the check is just
+before the rename, so only a write in the last instant can still be lost.
 """
 
 import errno
@@ -39,6 +41,7 @@ class UserFile:
     text: str  # without the byte-order mark; "" for a file that does not exist yet
     bom: bool
     mode: int | None  # permission bits to keep; None: a new file
+    seen: tuple[int, int, int, int, int] | None  # inode, size, mtime, uid, gid when read: changed since, it is refused
 
 
 def read(path: Path) -> UserFile:
@@ -47,7 +50,7 @@ def read(path: Path) -> UserFile:
     try:
         raw = target.read_bytes()
     except FileNotFoundError:
-        return UserFile(path, target, "", False, None)
+        return UserFile(path, target, "", False, None, None)
     except IsADirectoryError:
         raise FileRefused(f"{path} is a folder, not a file; name the file itself (--file PATH)") from None
     except OSError as exc:
@@ -59,13 +62,20 @@ def read(path: Path) -> UserFile:
             f"{path} is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8, "
             "then run this again"
         ) from None
-    mode = stat.S_IMODE(target.stat().st_mode)
+    st = target.stat()
+    mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222 or not os.access(target, os.W_OK):  # the bits too: root may write anything
         raise FileRefused(
             f"{path} is read-only (mode {mode:04o}); it is left as it is. If it may be changed: chmod u+w {path}, "
             "then run this again"
         )
-    return UserFile(path, target, text.removeprefix(BOM), text.startswith(BOM), mode)
+    if os.geteuid() not in (0, st.st_uid):
+        raise FileRefused(
+            f"{path} belongs to another user (uid {st.st_uid}); rewriting it would make it yours, so it is left as it "
+            "is: run this as its owner"
+        )
+    seen = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_uid, st.st_gid)
+    return UserFile(path, target, text.removeprefix(BOM), text.startswith(BOM), mode, seen)
 
 
 def write(file: UserFile, text: str) -> None:
@@ -73,7 +83,9 @@ def write(file: UserFile, text: str) -> None:
     data = ((BOM if file.bom else "") + text).encode("utf-8")
     try:
         file.target.parent.mkdir(parents=True, exist_ok=True)
-        write_whole(file.target, data, mode=file.mode if file.mode is not None else _default_mode())
+        _unchanged(file)
+        owner = file.seen[3:] if file.seen and file.seen[3:] != (os.geteuid(), os.getegid()) else None
+        write_whole(file.target, data, mode=file.mode if file.mode is not None else _default_mode(), owner=owner)
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, "")
         state = "it is unchanged" if file.mode is not None else "nothing was written"
@@ -81,6 +93,19 @@ def write(file: UserFile, text: str) -> None:
         raise FileRefused(
             f"cannot write {file.path}: {exc.strerror} ({code}); {state}; {advice}, then run this again"
         ) from None
+
+
+def _unchanged(file: UserFile) -> None:
+    try:
+        st = file.target.stat()
+        now: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_uid, st.st_gid)
+    except FileNotFoundError:
+        now = None
+    if now != file.seen:
+        raise FileRefused(
+            f"{file.path} was changed by another program while this edited it; its text is left as that program "
+            "wrote it: run this again"
+        )
 
 
 def _default_mode() -> int:

@@ -240,13 +240,14 @@ def test_a_full_disk_leaves_the_file_byte_identical_and_says_so(tmp_path: Path) 
 
 def test_a_folder_that_cannot_be_written_leaves_the_file_and_says_so(tmp_path: Path) -> None:
     """EACCES: the file may be written but its folder may not (no temporary file can be made beside it). Run as
-    `nobody` when the tests run as root, who may write anywhere."""
+    `nobody`, on a file of theirs, when the tests run as root, who may write anywhere."""
     folder = Path(tempfile.mkdtemp()) if os.geteuid() == 0 else tmp_path / "locked"
     try:
         folder.mkdir(exist_ok=True)
         path = folder / "mcp.json"
         path.write_text('{"mcpServers": {}}', encoding="utf-8")
-        path.chmod(0o666)
+        if os.geteuid() == 0:
+            os.chown(path, 65534, 65534)  # nobody's own file, in a folder that is not theirs
         folder.chmod(0o755 if os.geteuid() == 0 else 0o555)
         done = run(
             [*GATEWAY, "connect", "cursor", "--write", "--file", str(path)], user=65534 if os.geteuid() == 0 else None
@@ -261,6 +262,26 @@ def test_a_folder_that_cannot_be_written_leaves_the_file_and_says_so(tmp_path: P
         folder.chmod(0o755)
         if os.geteuid() == 0:
             shutil.rmtree(folder)
+
+
+def test_a_file_of_another_user_is_refused_not_taken_over() -> None:
+    """Writable by all (0666) but root's: the rename would hand it to the caller, so `nobody` is refused."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a file another user's")
+    folder = Path(tempfile.mkdtemp())
+    try:
+        folder.chmod(0o777)
+        path = folder / "mcp.json"
+        path.write_text("{}", encoding="utf-8")
+        path.chmod(0o666)
+        done = run([*GATEWAY, "connect", "cursor", "--write", "--file", str(path)], user=65534)
+        assert done.returncode == 1 and done.stderr.strip() == (
+            f"gateway connect: {path} belongs to another user (uid 0); rewriting it would make it yours, so it is "
+            "left as it is: run this as its owner"
+        )
+        assert path.read_text(encoding="utf-8") == "{}" and path.stat().st_uid == 0
+    finally:
+        shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(

@@ -24,17 +24,19 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_whole(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_whole(path: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
     """Replace (or create) `path` with `data`, atomically and durably. `mode`: the file's permission bits (default:
-    0o600, `mkstemp`'s: the gateway's own records are private)."""
+    0o600, `mkstemp`'s: the gateway's own records are private); `owner`: its (uid, gid), when not the writer's."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+            if owner is not None:
+                os.fchown(f.fileno(), *owner)
             if mode is not None:
-                os.fchmod(f.fileno(), mode)
+                os.fchmod(f.fileno(), mode)  # after chown, which may clear set-id bits
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
