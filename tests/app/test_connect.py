@@ -306,7 +306,7 @@ def test_a_file_that_cannot_be_edited_is_refused_in_one_line_and_left_untouched(
         "not UTF-8": f"{path} is not UTF-8 (byte 0xe9 at offset 20); save it as UTF-8",
         "a folder": f"{path} is a folder, not a file; name the file itself (--file PATH)",
         "read-only": f"{path} is read-only (mode 0444); it is left as it is. If it may be changed: chmod u+w {path}",
-        "not JSON": f"{path}: not valid JSON (line 1, column 23: Syntax Error: multiple trailing commas",
+        "not JSON": f"{path}: not valid JSON (line 1, column 24: Expecting property name enclosed in double quotes)",
         "not an object": f"{path}: expected a JSON object with an object 'mcpServers'",
     }[case]
     assert said.out == "" and said.err.startswith(f"gateway connect: {expected}") and said.err.count("\n") == 1

@@ -56,7 +56,18 @@ def test_an_empty_file_gets_a_new_document_and_a_comment_only_file_is_invalid() 
 def test_an_error_is_one_line_however_many_the_parser_found() -> None:
     with pytest.raises(Invalid) as caught:
         load('{"a": 1 "b": 2 "c": 3}')
-    assert str(caught.value) == (
-        "not valid JSON (line 1, column 9: Syntax Error. Was expecting COMMA or RBRACE in or near token "
-        "DOUBLE_QUOTE_STRING)"
+    assert str(caught.value) == "not valid JSON (line 1, column 9: Expecting ',' delimiter)"
+
+
+def test_comments_and_strings_that_look_like_each_other_are_read_as_what_they_are() -> None:
+    mine = (
+        '{\n  // "mcpServers": { "gateway": {} }\n'
+        '  "note": "see http://x/*not a comment*/",\n  /* } */ "mcpServers": {}\n}\n'
     )
+    assert load(mine) == {"note": "see http://x/*not a comment*/", "mcpServers": {}}
+    edited = put(mine, "mcpServers", "gateway", ENTRY)
+    assert edited.startswith(mine[: mine.index('"mcpServers": {}')]) and load(edited)["mcpServers"] == {
+        "gateway": ENTRY
+    }
+    with pytest.raises(Invalid, match=r"^not valid JSON \(line 2, column 10: an unterminated string or comment\)$"):
+        load('{"a": 1,\n  "b": 2 /* open')
