@@ -24,9 +24,9 @@ _ADVICE = {
     errno.EFBIG: "it would pass this process's file-size limit: raise the limit (ulimit -f)",
     errno.ENOSPC: "the disk is full: free some space",
     errno.EDQUOT: "the disk quota is used up: free some space",
-    errno.EACCES: "make its folder writable for you, or pass --file with another path",
-    errno.EPERM: "make its folder writable for you, or pass --file with another path",
-    errno.EROFS: "the file system is read-only: pass --file with another path",
+    errno.EACCES: "make its folder writable for you, or choose another path",
+    errno.EPERM: "make its folder writable for you, or choose another path",
+    errno.EROFS: "the file system is read-only: choose another path",
 }
 
 

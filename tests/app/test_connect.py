@@ -255,7 +255,7 @@ def test_a_folder_that_cannot_be_written_leaves_the_file_and_says_so(tmp_path: P
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         assert done.stderr.strip() == (
             f"gateway connect: cannot write {path}: Permission denied (EACCES); it is unchanged; make its folder "
-            "writable for you, or pass --file with another path, then run this again"
+            "writable for you, or choose another path, then run this again"
         )
         assert path.read_text(encoding="utf-8") == '{"mcpServers": {}}'
     finally:
