@@ -87,7 +87,7 @@ def snippet(client: str, name: str, body: dict[str, Any]) -> str:
     return json.dumps({CLIENTS[client].key: {name: body}}, indent=2, ensure_ascii=False)
 
 
-OURS = frozenset({"type", "command", "args", "url", "httpUrl", "serverUrl"})
+OURS = frozenset({"type", "transportType", "command", "args", "url", "httpUrl", "serverUrl"})
 """The keys of an entry that say how to reach the server: `connect` writes them; every other key of an existing
 entry (env, cwd, timeout, disabled, autoApprove, alwaysAllow, ...) is the user's and is kept."""
 
@@ -98,7 +98,7 @@ def merged(old: Any, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         return body, "added"
     if not isinstance(old, dict):
         return body, f"replaced (it was {json.dumps(old, ensure_ascii=False)[:40]}, not an entry)"
-    entry = body | {k: v for k, v in old.items() if k not in OURS}  # how to reach it first, then the user's keys
+    new = body | {k: v for k, v in old.items() if k not in OURS}  # how to reach it first, then the user's keys
     said = [
         f"{verb} {', '.join(keys)}"
         for verb, keys in (
@@ -109,7 +109,7 @@ def merged(old: Any, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         )
         if keys
     ]
-    return entry, f"updated ({'; '.join(said)})"
+    return new, f"updated ({'; '.join(said)})"
 
 
 def merge(client: str, path: Path, name: str, body: dict[str, Any]) -> str:
@@ -119,10 +119,10 @@ def merge(client: str, path: Path, name: str, body: dict[str, Any]) -> str:
     edit = toml_edit if client == "codex" else jsonc_edit
     try:
         old = edit.entries(file.text, key).get(name)
-        entry, done = merged(old, body)
-        if entry == old:
+        new, done = merged(old, body)
+        if new == old:
             return f"{key}.{name} in {path} is already as it should be; nothing written"
-        text = edit.put(file.text, key, name, entry)
+        text = edit.put(file.text, key, name, new)
     except (jsonc_edit.Invalid, toml_edit.Invalid) as exc:
         raise ConnectError(f"{path}: {exc}; it is left as it is: fix it, then run this again") from None
     userfile.write(file, text)
