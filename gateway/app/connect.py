@@ -123,8 +123,8 @@ def merge(client: str, path: Path, name: str, body: dict[str, Any]) -> str:
         if new == old:
             return f"{key}.{name} in {path} is already as it should be; nothing written"
         text = edit.put(file.text, key, name, new)
-    except (jsonc_edit.Invalid, toml_edit.Invalid) as exc:
-        raise ConnectError(f"{path}: {exc}; it is left as it is: fix it, then run this again") from None
+    except userfile.Invalid as exc:
+        raise ConnectError(f"{path}: {exc}; it is left as it is: {exc.advice}") from None
     userfile.write(file, text)
     verb, _, how = done.partition(" ")
     return f"{verb} {key}.{name} in {path}{' ' + how if how else ''}; the rest of the file is kept as it was"

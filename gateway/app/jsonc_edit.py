@@ -18,10 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class Invalid(ValueError):
-    """The text is not a JSON object this can edit; the message is one line."""
-
+from gateway.app.userfile import Invalid, Unintended
 
 _TOKEN = re.compile(
     r"""(?P<space>[ \t\r\n]+) | (?P<comment>//[^\n]* | /\*.*?\*/) | (?P<string>"(?:[^"\\\n]|\\.)*")
@@ -68,7 +65,7 @@ def put(text: str, key: str, name: str, value: dict[str, Any]) -> str:
         entry = servers.member(name)
         edited = edit.insert(servers, name, value) if entry is None else edit.replace(entry, value)
     if load(edited) != data:  # a guard: the splice must hold exactly what was meant
-        raise Invalid("the edit did not come out as intended, so nothing was written; please report this")
+        raise Unintended()
     return edited
 
 

@@ -15,9 +15,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Table
 
-
-class Invalid(ValueError):
-    """The text is not TOML this can edit; the message is one line."""
+from gateway.app.userfile import Invalid, Unintended
 
 
 def load(text: str) -> dict[str, Any]:
@@ -66,5 +64,5 @@ def put(text: str, key: str, name: str, entry: dict[str, Any]) -> str:
     edited = tomlkit.dumps(document)
     data.setdefault(key, {})[name] = entry
     if load(edited) != data:  # a guard: the edit must hold exactly what was meant
-        raise Invalid("the edit did not come out as intended, so nothing was written; please report this")
+        raise Unintended()
     return edited

@@ -34,6 +34,24 @@ class FileRefused(Exception):
     """The file cannot be read or written as asked; the message (one line) says why and what to do."""
 
 
+class Invalid(ValueError):
+    """The file's text is not what the command can edit (the message, one line, says where); `advice`: what to do."""
+
+    def __init__(self, message: str, advice: str = "fix it, then run this again") -> None:
+        super().__init__(message)
+        self.advice = advice
+
+
+class Unintended(Invalid):
+    """An editor's last guard: the edited text, read again, must hold exactly the data meant."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the edit did not come out as intended, so nothing was written",
+            "please report this as a bug of the gateway, with the file if you can",
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class UserFile:
     path: Path  # as the user named it (for messages)

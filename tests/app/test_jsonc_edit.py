@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from gateway.app.jsonc_edit import Invalid, load, put
+from gateway.app.jsonc_edit import load, put
+from gateway.app.userfile import Invalid
 
 ENTRY = {"url": "http://h/mcp"}
 

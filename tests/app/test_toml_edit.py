@@ -5,7 +5,8 @@ import tomllib
 
 import pytest
 
-from gateway.app.toml_edit import Invalid, entries, put
+from gateway.app.toml_edit import entries, put
+from gateway.app.userfile import Invalid
 
 
 def test_an_existing_section_is_changed_key_by_key_keeping_its_comments_and_subtables() -> None:
