@@ -19,6 +19,8 @@ from pathlib import Path
 from gateway.store.local.files import write_whole
 
 BOM = "\ufeff"
+MAX_BYTES = 16 * 1024 * 1024
+"""Larger is not a client's config (they are kilobytes): most likely a wrong --file, read whole otherwise."""
 
 _ADVICE = {
     errno.EFBIG: "it would pass this process's file-size limit: raise the limit (ulimit -f)",
@@ -64,13 +66,24 @@ class UserFile:
 
 def read(path: Path) -> UserFile:
     """`path` as text, or a refusal saying why it cannot be edited."""
-    target = path.resolve()
     try:
+        target = path.resolve()  # a loop of links: RuntimeError before Python 3.13, OSError since
+    except (RuntimeError, OSError):
+        raise FileRefused(f"{path} is a symbolic link that leads round in a loop; fix the link") from None
+    try:
+        st = target.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise FileRefused(f"{path} is a folder, not a file; name the file itself (--file PATH)")
+        if not stat.S_ISREG(st.st_mode):  # a pipe would block the read for ever, a device never ends
+            raise FileRefused(f"{path} is not a regular file; name the config file itself (--file PATH)")
+        if st.st_size > MAX_BYTES:
+            raise FileRefused(
+                f"{path} is {st.st_size:,} bytes, more than any client's config ({MAX_BYTES:,}); "
+                "check that it is the file meant (--file PATH)"
+            )
         raw = target.read_bytes()
     except FileNotFoundError:
         return UserFile(path, target, "", False, None, None)
-    except IsADirectoryError:
-        raise FileRefused(f"{path} is a folder, not a file; name the file itself (--file PATH)") from None
     except OSError as exc:
         raise FileRefused(f"cannot read {path}: {exc.strerror}; fix that, then run this again") from None
     try:
@@ -80,7 +93,6 @@ def read(path: Path) -> UserFile:
             f"{path} is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8, "
             "then run this again"
         ) from None
-    st = target.stat()
     mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222 or not os.access(target, os.W_OK):  # the bits too: root may write anything
         raise FileRefused(

@@ -292,6 +292,9 @@ def test_a_file_of_another_user_is_refused_not_taken_over() -> None:
         ("read-only", lambda p: (p.write_text("{}"), p.chmod(0o444))),
         ("not JSON", lambda p: p.write_text('{"mcpServers": {"a": 1,,}}')),
         ("not an object", lambda p: p.write_text('{"mcpServers": ["a"]}')),
+        ("a pipe", os.mkfifo),  # reading it would wait for a writer for ever
+        ("too big", lambda p: (p.write_bytes(b""), os.truncate(p, 17 * 1024 * 1024))),  # sparse: no disk used
+        ("a loop of links", lambda p: (p.symlink_to(p.with_name("b")), p.with_name("b").symlink_to(p))),
     ],
 )
 def test_a_file_that_cannot_be_edited_is_refused_in_one_line_and_left_untouched(
@@ -299,7 +302,7 @@ def test_a_file_that_cannot_be_edited_is_refused_in_one_line_and_left_untouched(
 ) -> None:
     path = tmp_path / "mcp.json"
     made(path)
-    before = path.read_bytes() if path.is_file() else None
+    before = path.read_bytes() if path.is_file() and case != "too big" else None
     assert connect("cursor", config=None, url=URL, name="gateway", write=True, file=path) == 1
     said = capsys.readouterr()
     expected = {
@@ -308,9 +311,13 @@ def test_a_file_that_cannot_be_edited_is_refused_in_one_line_and_left_untouched(
         "read-only": f"{path} is read-only (mode 0444); it is left as it is. If it may be changed: chmod u+w {path}",
         "not JSON": f"{path}: not valid JSON (line 1, column 24: Expecting property name enclosed in double quotes)",
         "not an object": f"{path}: expected a JSON object with an object 'mcpServers'",
+        "a pipe": f"{path} is not a regular file; name the config file itself (--file PATH)",
+        "too big": f"{path} is 17,825,792 bytes, more than any client's config (16,777,216); check that it is",
+        "a loop of links": f"{path} is a symbolic link that leads round in a loop; fix the link",
     }[case]
     assert said.out == "" and said.err.startswith(f"gateway connect: {expected}") and said.err.count("\n") == 1
-    assert (path.read_bytes() if path.is_file() else None) == before and leftovers(tmp_path, path) == []
+    assert (path.read_bytes() if path.is_file() and case != "too big" else None) == before
+    assert leftovers(tmp_path, path, path.with_name("b")) == []
 
 
 def test_an_existing_entrys_own_settings_are_kept_and_the_output_says_exactly_what_changed(
