@@ -284,6 +284,17 @@ def test_a_file_of_another_user_is_refused_not_taken_over() -> None:
         shutil.rmtree(folder)
 
 
+def sparse(path: Path, size: int) -> None:
+    """A file of `size` bytes that takes no disk."""
+    path.write_bytes(b"")
+    os.truncate(path, size)
+
+
+def loop(path: Path, other: Path) -> None:
+    path.symlink_to(other)
+    other.symlink_to(path)
+
+
 @pytest.mark.parametrize(
     ("case", "made"),
     [
@@ -293,8 +304,8 @@ def test_a_file_of_another_user_is_refused_not_taken_over() -> None:
         ("not JSON", lambda p: p.write_text('{"mcpServers": {"a": 1,,}}')),
         ("not an object", lambda p: p.write_text('{"mcpServers": ["a"]}')),
         ("a pipe", os.mkfifo),  # reading it would wait for a writer for ever
-        ("too big", lambda p: (p.write_bytes(b""), os.truncate(p, 17 * 1024 * 1024))),  # sparse: no disk used
-        ("a loop of links", lambda p: (p.symlink_to(p.with_name("b")), p.with_name("b").symlink_to(p))),
+        ("too big", lambda p: sparse(p, 17 * 1024 * 1024)),
+        ("a loop of links", lambda p: loop(p, p.with_name("b"))),
     ],
 )
 def test_a_file_that_cannot_be_edited_is_refused_in_one_line_and_left_untouched(
