@@ -6,8 +6,9 @@ written) is one line naming the file, what the system said and what to do, and t
 was: a UTF-8 byte-order mark, the file's mode and owner (`sudo gateway connect` leaves a user's file theirs), and a
 symbolic link (the file it points at is written, so a dotfiles link stays a link). Not kept: hard links to the file
 (the rename gives it a new inode). A file changed by someone else between the read and the write (the client
-saving its settings) is not overwritten: the edit is refused and the other writer's text stays; the check is just
-before the rename, so only a write in the last instant can still be lost.
+saving its settings) is not overwritten: the edit is refused and the other writer's text stays. The check is made
+when the new text is on disk, just before the rename, so only a write in that instant could still be lost; two
+gateway processes editing one file at once are not serialised beyond that.
 """
 
 import errno
@@ -113,9 +114,9 @@ def write(file: UserFile, text: str) -> None:
     data = ((BOM if file.bom else "") + text).encode("utf-8")
     try:
         file.target.parent.mkdir(parents=True, exist_ok=True)
-        _unchanged(file)
         owner = file.seen[3:] if file.seen and file.seen[3:] != (os.geteuid(), os.getegid()) else None
-        write_whole(file.target, data, mode=file.mode if file.mode is not None else _default_mode(), owner=owner)
+        mode = file.mode if file.mode is not None else _default_mode()
+        write_whole(file.target, data, mode=mode, owner=owner, check=lambda: _unchanged(file))
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, "")
         state = "it is unchanged" if file.mode is not None else "nothing was written"

@@ -9,6 +9,7 @@ removed and the target is as it was: a reader sees the old bytes or the new, nev
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
@@ -24,9 +25,18 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_whole(path: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
+def write_whole(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+    check: Callable[[], None] | None = None,
+) -> None:
     """Replace (or create) `path` with `data`, atomically and durably. `mode`: the file's permission bits (default:
-    0o600, `mkstemp`'s: the gateway's own records are private); `owner`: its (uid, gid), when not the writer's."""
+    0o600, `mkstemp`'s: the gateway's own records are private); `owner`: its (uid, gid), when not the writer's;
+    `check`: called when the data is on disk, just before the rename, so the slow part (fsync) is behind it; it may
+    raise, and the target stays as it was."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -37,6 +47,8 @@ def write_whole(path: Path, data: bytes, *, mode: int | None = None, owner: tupl
                 os.fchown(f.fileno(), *owner)
             if mode is not None:
                 os.fchmod(f.fileno(), mode)  # after chown, which may clear set-id bits
+        if check is not None:
+            check()
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
