@@ -4,10 +4,12 @@ it was: other tables, comments, blank lines, key order and quoting.
 The servers table may be a section (`[mcp_servers.other]`), dotted keys or an inline table
 (`mcp_servers = { other = {...} }`): the entry is added in the same form (an inline table gets an inline entry:
 a second `[mcp_servers.NAME]` section would declare the key twice). An existing entry is changed key by key, so
-its comments and the keys this does not set stay. The result is parsed again (by the standard library's parser,
-not tomlkit) and must hold exactly the data intended, or nothing is written.
+its comments and the keys this does not set stay; the lines added end as the file's do (CRLF or LF). The result is
+parsed again (by the standard library's parser, not tomlkit) and must hold exactly the data intended, or nothing is
+written.
 """
 
+import re
 import tomllib
 from typing import Any
 
@@ -62,6 +64,8 @@ def put(text: str, key: str, name: str, entry: dict[str, Any]) -> str:
         new.update(entry)
         servers[name] = new
     edited = tomlkit.dumps(document)
+    if "\n" in text and text.count("\n") == text.count("\r\n"):  # tomlkit adds lines with \n: a CRLF file stays one
+        edited = re.sub(r"(?<!\r)\n", "\r\n", edited)
     data.setdefault(key, {})[name] = entry
     if load(edited) != data:  # a guard: the edit must hold exactly what was meant
         raise Unintended()

@@ -38,3 +38,9 @@ def test_a_servers_key_that_is_not_a_table_and_broken_toml_are_refused() -> None
         Invalid, match=r"^not valid TOML \(Expected '=' after a key in a key/value pair \(at line 2, column 8\)\)$"
     ):
         entries("[mcp_servers.a]\ncommand\n", "mcp_servers")
+
+
+def test_a_crlf_file_gets_crlf_lines() -> None:
+    mine = 'model = "o3"\r\n[mcp_servers.a]\r\ncommand = "x"\r\n'
+    edited = put(mine, "mcp_servers", "gateway", {"url": "u"})
+    assert edited == mine + '\r\n[mcp_servers.gateway]\r\nurl = "u"\r\n'
