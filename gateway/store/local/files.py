@@ -17,7 +17,7 @@ TEMP_SUFFIX = ".tmp"
 killed writer left by that pattern)."""
 
 
-def fsync_folder(folder: Path) -> None:
+def _fsync_folder(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -53,4 +53,4 @@ def write_whole(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_folder(path.parent)
+    _fsync_folder(path.parent)
