@@ -1,5 +1,7 @@
 """`gateway connect CLIENT`: the snippet that client's own config file needs to start (stdio) or reach (HTTP) this
-gateway; with `--write`, merged into that file, keeping everything else in it.
+gateway; with `--write`, merged into that file, keeping everything else in it: the file's other entries, comments
+and layout (`jsonc_edit`, `toml_edit`), and the user's own settings of an existing entry (`merged`). The file is
+written whole or not at all, and a file that cannot be edited is refused in one line, untouched (`userfile`).
 
 Each client's format, as its documentation gives it (tests/app/test_connect.py checks each against it):
 - Claude Code: `.mcp.json`, `mcpServers`, `type` "stdio" | "http" (code.claude.com/docs/en/mcp).
@@ -17,12 +19,12 @@ Each client's format, as its documentation gives it (tests/app/test_connect.py c
 """
 
 import json
-import re
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gateway.app import jsonc_edit, toml_edit, userfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,45 +83,51 @@ def entry(client: str, *, config: Path | None, url: str | None) -> dict[str, Any
 
 def snippet(client: str, name: str, body: dict[str, Any]) -> str:
     if client == "codex":
-        return _toml_table(name, body)
-    return json.dumps({CLIENTS[client].key: {name: body}}, indent=2)
+        return toml_edit.snippet(CLIENTS[client].key, name, body)
+    return json.dumps({CLIENTS[client].key: {name: body}}, indent=2, ensure_ascii=False)
 
 
-def _toml_table(name: str, body: dict[str, Any]) -> str:
-    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)  # TOML's bare keys, else quoted
-    lines = [f"[mcp_servers.{key}]"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in body.items()]  # JSON strings/arrays are valid TOML
-    return "\n".join(lines) + "\n"
+OURS = frozenset({"type", "transportType", "command", "args", "url", "httpUrl", "serverUrl"})
+"""The keys of an entry that say how to reach the server: `connect` writes them; every other key of an existing
+entry (env, cwd, timeout, disabled, autoApprove, alwaysAllow, ...) is the user's and is kept."""
+
+
+def merged(old: Any, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The entry to write in place of `old` (None: there is none), and what that does, in words."""
+    if old is None:
+        return body, "added"
+    if not isinstance(old, dict):
+        return body, f"replaced (it was {json.dumps(old, ensure_ascii=False)[:40]}, not an entry)"
+    new = body | {k: v for k, v in old.items() if k not in OURS}  # how to reach it first, then the user's keys
+    said = [
+        f"{verb} {', '.join(keys)}"
+        for verb, keys in (
+            ("replaced", [k for k in body if k in old and old[k] != body[k]]),
+            ("added", [k for k in body if k not in old]),
+            ("removed", [k for k in old if k in OURS and k not in body]),
+            ("kept your", [k for k in old if k not in OURS]),
+        )
+        if keys
+    ]
+    return new, f"updated ({'; '.join(said)})"
 
 
 def merge(client: str, path: Path, name: str, body: dict[str, Any]) -> str:
     """Write `body` as server `name` into `path`, keeping the rest; what was done, in words."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if client == "codex":
-        try:
-            present = name in tomllib.loads(text).get("mcp_servers", {})
-        except tomllib.TOMLDecodeError as exc:
-            raise ConnectError(f"{path}: not valid TOML ({exc}); fix it, then run this again") from None
-        if present:  # appending a second table would make the file invalid; rewriting it would drop comments
-            raise ConnectError(f"{path} already has [mcp_servers.{name}]; remove it or pick another --name")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + ("\n" if text and not text.endswith("\n") else "") + _toml_table(name, body))
-        return f"added [mcp_servers.{name}] to {path}"
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ConnectError(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it, then run this again"
-        ) from None
+    file = userfile.read(path)
     key = CLIENTS[client].key
-    if not isinstance(data, dict) or not isinstance(data.get(key, {}), dict):
-        raise ConnectError(f"{path}: expected a JSON object with an object {key!r}; fix it, then run this again")
-    servers = data.setdefault(key, {})
-    verb = "replaced" if name in servers else "added"
-    servers[name] = body
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return f"{verb} {key}.{name} in {path}"
+    edit = toml_edit if client == "codex" else jsonc_edit
+    try:
+        old = edit.entries(file.text, key).get(name)
+        new, done = merged(old, body)
+        if new == old:
+            return f"{key}.{name} in {path} is already as it should be; nothing written"
+        text = edit.put(file.text, key, name, new)
+    except userfile.Invalid as exc:
+        raise ConnectError(f"{path}: {exc}; it is left as it is: {exc.advice}") from None
+    userfile.write(file, text)
+    verb, _, how = done.partition(" ")
+    return f"{verb} {key}.{name} in {path}{' ' + how if how else ''}; the rest of the file is kept as it was"
 
 
 def connect(client: str, *, config: Path | None, url: str | None, name: str, write: bool, file: Path | None) -> int:
@@ -130,6 +138,6 @@ def connect(client: str, *, config: Path | None, url: str | None, name: str, wri
             return 0
         print(merge(client, file or Path(CLIENTS[client].file).expanduser(), name, body))  # noqa: T201
         return 0
-    except ConnectError as exc:
+    except (ConnectError, userfile.FileRefused) as exc:
         print(f"gateway connect: {exc}", file=sys.stderr)  # noqa: T201
         return 1

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,24 +21,17 @@ from pathlib import Path
 import anyio
 
 from gateway.store.base import OWNED, VersionConflict
+from gateway.store.local.files import TEMP_SUFFIX, write_whole
 from gateway.store.local.locks import locked
 from gateway.store.local.spills import FILES
 
 logger = logging.getLogger(__name__)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _sweep(folder: Path, name: str) -> None:
     """Remove temp files a killed writer left behind (only called under `locked`: no live writer owns one)."""
-    pattern = re.compile(re.escape(f".{name}.") + r"[A-Za-z0-9_]{8}\.tmp")
-    for stale in folder.glob(f".{name}.*.tmp"):
+    pattern = re.compile(re.escape(f".{name}.") + r"[A-Za-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
+    for stale in folder.glob(f".{name}.*{TEMP_SUFFIX}"):
         if pattern.fullmatch(stale.name):
             stale.unlink(missing_ok=True)
 
@@ -130,17 +122,7 @@ class LocalRuns:
             if current != expected:
                 raise VersionConflict(current)
             _sweep(path.parent, path.stem)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            _fsync_dir(path.parent)
+            write_whole(path, data)
 
     async def all(self, folder: str) -> list[bytes]:
         return await anyio.to_thread.run_sync(self._all, folder)

@@ -1,14 +1,14 @@
 """A Think run's spilled captures as files: `<root>/<folder>/<run_id>.files/<name>` (the run's own folder; `folder`
 is the run's: `owned(owner, workflow)`).
 
-Written atomically (temp file, fsync, rename) in a worker thread, so the event loop never waits on the disk.
+Written whole (`files.write_whole`) in a worker thread, so the event loop never waits on the disk.
 """
 
-import os
-import tempfile
 from pathlib import Path
 
 import anyio
+
+from gateway.store.local.files import write_whole
 
 FILES = ".files"
 """A run's own folder (spilled captures, its lock) is `<folder>/<run_id>.files`: no run's `<run_id>.json` can be
@@ -17,15 +17,7 @@ named that, whatever its id (a folder named after the id alone collided with run
 
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".spill-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_whole(path, data)
 
 
 def _read(path: Path) -> bytes | None:
