@@ -22,7 +22,7 @@ from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
 from gateway.errors import GatewayError, describe
-from gateway.fronts import tasks_wire
+from gateway.fronts import eras, tasks_wire
 from gateway.fronts.auth.callers import Callers
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
@@ -84,7 +84,7 @@ class Gateway:
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
-        self.publisher = Publisher.of(self.recorder, self.stores, lambda: self.config.limits.hint_budget_chars)
+        self.publisher = Publisher.of(self.recorder, self.stores)
         self.prompts = PromptLibrary()
         self.engine = thinking.engine(
             config.think, self.stores, self.prompts, KnownTools(lambda: self.registry.catalog())
@@ -156,7 +156,6 @@ class Gateway:
             self.registry,
             self.sessions,
             instructions=self._instructions(config),
-            hint_budget=config.limits.hint_budget_chars,
             callers=Callers(
                 os_user(),
                 secret_header_prefix=self._secret_header(config),
@@ -202,6 +201,7 @@ class Gateway:
             prompts=self.prompts,
             call_tool=self.registry.call_tool,
             driver_full_text=self._driver_full_text(config),
+            adapt=eras.adapted,
             engine=self.engine,
             loads=self.stores.loads,
             recorder=self.recorder,
@@ -231,7 +231,6 @@ class Gateway:
             self.cache.invalidate(f"versions:{name}")  # a changed source is read again, not served from cache
         retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
         self.exposure.reconfigure(config.exposure)
-        self.front.hint_budget = config.limits.hint_budget_chars
         self.relay.bound_url_asks(config.limits.url_elicitations_per_session, config.limits.url_elicitation_ttl_s)
         self.front.server.instructions = instructions  # for sessions that initialize from now on
         retired = self.pipeline.replace(middlewares)
@@ -252,7 +251,8 @@ class Gateway:
         return self.policy.denial(identity, subject) if self.policy else None
 
     def _tool_denial(self, session: Session, entry: Entry) -> GatewayError | None:
-        return self._denial(session.identity, policy.Subject.of(entry))
+        # Every tool call asks: without rules, no subject is built for nothing.
+        return self.policy.denial(session.identity, policy.Subject.of(entry)) if self.policy else None
 
     def _session_tools_changed(self, key: str) -> None:
         self.front.notify.tools_changed(key)
