@@ -307,10 +307,8 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
-            self.front.notify.bind(tg)
-            self.front.rounds.bind(tg)
-            self.usage.bind(tg)
-            self.tasks.bind(tg)
+            for service in (self.front.notify, self.front.rounds, self.usage, self.tasks):
+                await stack.enter_async_context(service.running())  # each owns its task group
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):
