@@ -16,7 +16,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY
 from pydantic import ValidationError
 
-from gateway.downstreams.peer import Peer
+from gateway.downstreams.peer import Peer, offered
 from gateway.downstreams.relay import Relay
 from gateway.fronts import tasks_offer
 from gateway.fronts.auth.callers import Caller
@@ -36,6 +36,7 @@ class Door:
         self._declared: tuple[Any, types.ClientCapabilities] | None = None
         """The last capabilities an envelope declared, and their model (a client declares the same on every call;
         shared, as `Peer.capabilities` are: read only)."""
+        self._offers: tuple[types.ClientCapabilities, dict[str, Any]] | None = None
 
     def open(
         self,
@@ -63,8 +64,19 @@ class Door:
         else:
             capabilities = self._capabilities(meta) if modern else None
         level = (meta or {}).get(LOG_LEVEL_META_KEY) if modern else self.relay.logs.level(caller.key)
-        peer = Peer(caller.key, connection, request_id, capabilities, modern, level)
+        peer = Peer(
+            caller.key, connection, request_id, capabilities, modern, level, offered=self._offered(capabilities)
+        )
         return Call(session, method, params, progress=progress, secrets=caller.secrets, peer=peer, version=version)
+
+    def _offered(self, capabilities: types.ClientCapabilities | None) -> dict[str, Any] | None:
+        """The dump of what `capabilities` offer a downstream, once per capabilities object (a session's calls, and a
+        2026-era client's repeated declaration, share one)."""
+        if capabilities is None:
+            return None
+        if self._offers is None or self._offers[0] is not capabilities:
+            self._offers = (capabilities, offered(capabilities))
+        return self._offers[1]
 
     def _capabilities(self, meta: Mapping[str, Any] | None) -> types.ClientCapabilities | None:
         """The client capabilities a 2026-era request declares in its envelope (what a downstream may be offered)."""
