@@ -9,6 +9,11 @@ Rules of the pipeline:
 * A hook refuses a call by raising `GatewayError`; it is stored in `call.error`. Any other exception
   escaping a hook is a bug: it is logged, that hook is skipped, and the call completes.
 * A middleware only sees calls whose method is in its `methods`.
+* The call is built in one place for every way in (`gateway.fronts.door`); what a stage resolves is written onto
+  it once and read by the stages after it (exposure's `server`/`tool` for a tool call, which the forward uses);
+  the answer the client gets is rendered inside the chain (`gateway.middleware.render`: names, relay notices,
+  hints, the client's protocol version), so the stages after it (audit, record) see what the client received,
+  and the fronts only turn the finished call into bytes.
 * Configuration is constructor arguments; the chain is one plain list, `gateway.middleware.default_chain`.
   A config reload replaces the whole list (`Pipeline.replace`): a call keeps the chain it started with to its end.
 """
@@ -17,7 +22,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import mcp.types as types
 
@@ -45,10 +50,13 @@ class Call:
     """Inbound params as the client sent them (without `_meta`)."""
     progress: ProgressFn | None = None
     """Relays downstream progress to the client; None when the client asked for none."""
+    version: str | None = None
+    """Written by the door: the protocol version the client speaks (the answer is rendered for it)."""
     server: str | None = None
-    """Downstream namespace, set when the name is resolved."""
+    """Downstream namespace, written once by the stage that resolves the name: exposure for a tool call (the
+    forward then reads it instead of the catalog), the forward for the rest."""
     tool: str | None = None
-    """Downstream-local name of the tool, resource URI or prompt."""
+    """Downstream-local name of the tool, resource URI or prompt (written with `server`)."""
     result: types.Result | None = None
     """Set by the forward, or by a request hook to short-circuit."""
     error: GatewayError | None = None
@@ -58,7 +66,7 @@ class Call:
     started: float = field(default_factory=time.perf_counter)
     """When the gateway took the request (`time.perf_counter()`), for the audit log's duration."""
     has_output_schema: bool = False
-    """Written by the registry: the tool declares an `outputSchema` (its structured content is re-validated)."""
+    """Written with `server`: the tool declares an `outputSchema` (its structured content is re-validated)."""
     request_bytes: int | None = None
     """Written by the size guard: the serialized size of the tool arguments."""
     spilled: str | None = None
@@ -68,8 +76,10 @@ class Call:
     reference: str | None = None
     """Written by the exposure middleware: the tool's reference name `server.tool`, which workflows and the
     gateway's own text use whatever the separator clients see."""
+    names: "SessionNames | None" = field(default=None, repr=False)
+    """Written by exposure: the names this session sees, in which the render stage writes the gateway's words."""
     peer: Peer | None = field(default=None, repr=False)
-    """Written by the front: the client end of this request, where the relay sends what a downstream asks."""
+    """Written by the door: the client end of this request, where the relay sends what a downstream asks."""
     downstream: types.Result | None = field(default=None, repr=False)
     """Written by the pipeline: what the forward returned, before any response hook rewrote it (the page shows it
     beside what the client received); None when a request hook answered or refused."""
@@ -95,6 +105,20 @@ class Call:
         if self._measured is None or self._measured[0] is not result:
             self._measured = (result, result_bytes(result))
         return self._measured[1]
+
+
+class SessionNames(Protocol):
+    """The names one session sees (`gateway.routing.rename.Names`), as the render stage uses them."""
+
+    @property
+    def identity(self) -> bool:
+        """True when the session's names are the registry's: nothing to rewrite."""
+
+    def text(self, text: str) -> str:
+        """`text` with every reference name `server.tool` in the session's names."""
+
+    def deep(self, value: Any) -> Any:
+        """`value`'s strings (nested in lists and dicts) rewritten as `text` rewrites one."""
 
 
 class Middleware:

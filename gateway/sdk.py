@@ -219,6 +219,10 @@ def absorb_tools(session: ClientSession, tools: list[types.Tool]) -> list[types.
     return listing.tools
 
 
+PATCHED = ((StreamableHTTPServerTransport, "_terminate_unanswered_request"),)
+"""Every SDK attribute the gateway replaces process-wide (`unanswered_cancels`), pinned in tests/test_sdk.py."""
+
+
 def unanswered_cancels() -> None:
     """A cancelled 2025-era request over Streamable HTTP ends its SSE stream with no answer, as the spec asks of
     a receiver of `notifications/cancelled`. The SDK writes REQUEST_CANCELLED there so that a resuming client's

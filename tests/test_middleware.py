@@ -37,6 +37,7 @@ def test_the_whole_chain_is_built_in_one_list_in_the_documented_order(tmp_path: 
         "bootstrap",
         "steering",
         "size_guard",
+        "render",
         "audit",
         "record",
     ]
@@ -52,4 +53,4 @@ def test_a_config_without_rules_audit_or_think_leaves_only_those_out(tmp_path: P
     names = [
         mw.name for mw in Gateway(load_config(write_config(tmp_path, {}, think={"enabled": False}))).pipeline.chain
     ]
-    assert names == ["wake", "exposure", "versions", "bootstrap", "steering", "size_guard"]
+    assert names == ["wake", "exposure", "versions", "bootstrap", "steering", "size_guard", "render"]

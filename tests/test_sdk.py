@@ -103,3 +103,21 @@ async def test_an_unvalidated_request_returns_the_result_as_sent() -> None:
     async with Client(Server("seam", on_list_tools=list_tools), mode="legacy") as client:
         raw = await sdk.send_unvalidated(client.session, types.ListToolsRequest(), timeout_s=5)
     assert raw["tools"][0]["name"] == "t" and raw["tools"][0]["inputSchema"] == {"type": "object"}
+
+
+def test_the_one_sdk_method_the_gateway_patches_is_still_there_as_the_patch_reads_it() -> None:
+    # The process-wide patch (`sdk.unanswered_cancels`) replaces exactly the methods `sdk.PATCHED` names; each must
+    # still exist, take what the patch passes, and the transport keep what the patch reads.
+    assert [(cls.__name__, name) for cls, name in sdk.PATCHED] == [
+        ("StreamableHTTPServerTransport", "_terminate_unanswered_request")
+    ]
+    sdk.unanswered_cancels()
+    sdk.unanswered_cancels()  # idempotent: the SDK's method stays the one wrapped
+    patched = StreamableHTTPServerTransport._terminate_unanswered_request
+    assert getattr(patched, "gateway_unanswered", False)
+    original = inspect.getclosurevars(patched).nonlocals["original"]
+    assert not getattr(original, "gateway_unanswered", False)
+    assert list(inspect.signature(original).parameters) == ["self", "request_id"]
+    assert callable(StreamableHTTPServerTransport.close_sse_stream)
+    transport = StreamableHTTPServerTransport(mcp_session_id=None)
+    assert transport.is_json_response_enabled is False and transport._event_store is None

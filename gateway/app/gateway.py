@@ -3,7 +3,6 @@
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import anyio
 import anyio.abc
 from mcp.server.subscriptions import ResourceUpdated
 
-from gateway.app import thinking
+from gateway.app import build, thinking
 from gateway.app.reload import Reloader
 from gateway.app.servers import Servers
 from gateway.app.thinking import KnownTools
@@ -19,11 +18,8 @@ from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
 from gateway.downstreams.pool import Pool
-from gateway.downstreams.relay import Relay
-from gateway.downstreams.url_asks import UrlAsks
 from gateway.errors import GatewayError, describe
-from gateway.fronts import tasks_wire
-from gateway.fronts.auth.callers import Callers
+from gateway.fronts import eras, tasks_wire
 from gateway.fronts.server import Front
 from gateway.hosted import server as hosted
 from gateway.hosted.prompts import PromptLibrary
@@ -32,12 +28,10 @@ from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.usage import UsageTally
-from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
-from gateway.routing.catalog import Entry
-from gateway.routing.registry import Registry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
@@ -55,13 +49,6 @@ def own_names(separator: str, max_length: int) -> Names:
     return Names(((s, o, reference(s, o)) for s, o in own), separator, max_length)
 
 
-def _logger_name(bare: str | None, separator: str, server: str, name: str | None) -> str:
-    """A downstream's logger as the client sees it: named by the server (kept as is for an un-prefixed one)."""
-    if server == bare:
-        return name or server
-    return server if name is None else f"{server}{separator}{name}"
-
-
 class Gateway:
     """Everything one gateway process runs; `async with gateway.running()` connects, then serve `front.server`."""
 
@@ -77,78 +64,47 @@ class Gateway:
         """`config_path`: the file `config` came from; given, the gateway reloads it on change (`app.reload`).
         `record`: keep operation metrics and recent calls for `/metrics` and the page (the HTTP front, `--ui`)."""
         self.config = config
+        self._chain = chain
+        """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
+        `default_chain(config, …)`."""
+        self.died: dict[str, str] = {}
+        """Component tasks that ended with an error, and why: `/healthz` turns `degraded` (503); serving goes on."""
+        # Stores and what lives in them. Runs stored before runs had owners were the local user's: stdio's OS user
+        # or anonymous HTTP adopts them.
         self.recorder = Recorder() if record else None
         self.cache = SharedCache()
-        # Runs stored before runs had owners were the local user's: stdio's OS user or anonymous HTTP adopts them.
         self.stores = open_stores(config, heirs=frozenset({os_user().owner, ANONYMOUS.owner}))
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
-        self.publisher = Publisher.of(self.recorder, self.stores, lambda: self.config.limits.hint_budget_chars)
+        self.publisher = Publisher.of(self.recorder, self.stores)
         self.prompts = PromptLibrary()
-        self.engine = thinking.engine(
-            config.think, self.stores, self.prompts, KnownTools(lambda: self.registry.catalog())
-        )
-        in_process = {**thinking.servers(self.engine), **(in_process or {})}
-        bare = next((name for name, server in config.servers.items() if not server.prefix), None)
-        asks = UrlAsks(
-            per_session=config.limits.url_elicitations_per_session, max_age_s=config.limits.url_elicitation_ttl_s
-        )
-        self.relay = Relay(logger_name=partial(_logger_name, bare, config.namespace.separator), url_asks=asks)
-        downstreams: dict[str, Downstream | Pool] = {
-            "gateway": Downstream(
-                "gateway",
-                lambda: hosted.build(
-                    self.registry.status,
-                    self.outputs,
-                    self.prompts,
-                    (FIND_TOOLS, CALL_TOOL),
-                    search=lambda: semantic.describe(self.exposure.index.rankers),
-                ),
-                timeout_s=60,
-            ),
-        }
-        for name, make in in_process.items():
-            downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
+        self.engine = thinking.engine(config.think, self.stores, self.prompts, KnownTools(self._catalog))
+        # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
+        self.relay = build.relay(config, build.bare_server(config))
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),
-            lambda: self.config.limits.max_downstream_bytes,
+            self._max_downstream_bytes,
             self._list_changed,
             self._resource_updated,
         )
-        for name, server in config.servers.items():
-            downstreams[name] = self.servers(name, server)
-        self.registry = Registry(
-            downstreams,
-            namespace=config.namespace,
-            filters={name: server.tools for name, server in config.servers.items()},
-            cache=self.cache,
-            on_changed=self._front_changed,
-            bare=bare,
-            relay=self.relay,
-        )
-        self._chain = chain
-        """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
-        `default_chain(config, …)`."""
+        downstreams: dict[str, Downstream | Pool] = {
+            "gateway": build.own_tools(self._status, self.outputs, self.prompts, self._search),
+            **build.in_process({**thinking.servers(self.engine), **(in_process or {})}, self._list_changed),
+        }
+        downstreams.update((name, self.servers(name, server)) for name, server in config.servers.items())
+        self.registry = build.registry(config, downstreams, self.cache, self.relay, self._front_changed)
+        # What a session sees and may do, then the pipeline and the front over them.
         self.policy = policy.from_config(config.policy)
         self.subjects = policy.Subjects(self.registry.view, self.registry.uris.owner)
-        # The policy's one hook into tools: a tool it denies is neither listed, nor found, nor called.
-        self.exposure = Exposure(
-            config.exposure,
-            config.namespace,
-            denial=self._tool_denial,
-            bare=frozenset({bare} if bare else ()),
-            workflows=lambda: self.engine is not None and bool(self.engine.library.names()),
-        )
+        self.exposure = build.exposure(config, self._tool_denial, self._has_workflows)
         self.reloader = (
             None
             if config_path is None
             else Reloader(config_path, config, self.registry, self.servers, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
-        self.died: dict[str, str] = {}
-        """Component tasks that ended with an error, and why: `/healthz` turns `degraded` (503); serving goes on."""
         self.audit = audit.sink(config.audit)
         self.pipeline = Pipeline(self.registry, self._middlewares(config, self.policy, self.audit))
         self.front = Front(
@@ -156,18 +112,34 @@ class Gateway:
             self.registry,
             self.sessions,
             instructions=self._instructions(config),
-            hint_budget=config.limits.hint_budget_chars,
-            callers=Callers(
-                os_user(),
-                secret_header_prefix=self._secret_header(config),
-                client_header=config.listen.forwarded_client_header,
-            ),
+            callers=build.callers(config),
             exposure=self.exposure,
             denial=self._denial,
         )
         self.front.freshness.policed = lambda: bool(self.policy)  # read per list: a reload may change the rules
         self.tasks = tasks_wire.runner(self.front, self.stores.tasks, lambda: self.config.limits)
         tasks_wire.install(self.front, self.tasks, after_s=config.limits.task_after_s)
+
+
+    # -- the links that run back (each resolved when first called, after construction) --------------
+
+    async def _catalog(self) -> Catalog:
+        """Think's known tools: the catalog of the registry built after the engine (it serves Think's servers)."""
+        return await self.registry.catalog()
+
+    def _status(self) -> dict[str, dict[str, Any]]:
+        """`gateway.status`: the registry that lists the tool itself."""
+        return self.registry.status()
+
+    def _search(self) -> dict[str, Any]:
+        """`gateway.status`'s word on the search: the rankers the exposure's index uses."""
+        return semantic.describe(self.exposure.index.rankers)
+
+    def _has_workflows(self) -> bool:
+        return self.engine is not None and bool(self.engine.library.names())
+
+    def _max_downstream_bytes(self) -> int:
+        return self.config.limits.max_downstream_bytes  # read per connect: a reload may change it
 
     def _driver_full_text(self, config: GatewayConfig) -> str:
         version = self.prompts.get(config.bootstrap.driver_version).version
@@ -202,6 +174,7 @@ class Gateway:
             prompts=self.prompts,
             call_tool=self.registry.call_tool,
             driver_full_text=self._driver_full_text(config),
+            adapt=eras.adapted,
             engine=self.engine,
             loads=self.stores.loads,
             recorder=self.recorder,
@@ -231,7 +204,6 @@ class Gateway:
             self.cache.invalidate(f"versions:{name}")  # a changed source is read again, not served from cache
         retired_sink, self.audit, self.policy, self.config = self.audit, sink, rules, config
         self.exposure.reconfigure(config.exposure)
-        self.front.hint_budget = config.limits.hint_budget_chars
         self.relay.bound_url_asks(config.limits.url_elicitations_per_session, config.limits.url_elicitation_ttl_s)
         self.front.server.instructions = instructions  # for sessions that initialize from now on
         retired = self.pipeline.replace(middlewares)
@@ -243,16 +215,13 @@ class Gateway:
 
         return retire
 
-    @staticmethod
-    def _secret_header(config: GatewayConfig) -> str | None:
-        return config.secrets.header_prefix if "header" in config.secrets.sources else None
-
     def _denial(self, identity: Identity, subject: policy.Subject) -> GatewayError | None:
         # `self.policy` read per call: a reload may bring rules in or take them out.
         return self.policy.denial(identity, subject) if self.policy else None
 
     def _tool_denial(self, session: Session, entry: Entry) -> GatewayError | None:
-        return self._denial(session.identity, policy.Subject.of(entry))
+        # Every tool call asks: without rules, no subject is built for nothing.
+        return self.policy.denial(session.identity, policy.Subject.of(entry)) if self.policy else None
 
     def _session_tools_changed(self, key: str) -> None:
         self.front.notify.tools_changed(key)
@@ -307,10 +276,8 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
-            self.front.notify.bind(tg)
-            self.front.rounds.bind(tg)
-            self.usage.bind(tg)
-            self.tasks.bind(tg)
+            for service in (self.front.notify, self.front.rounds, self.usage, self.tasks):
+                await stack.enter_async_context(service.running())  # each owns its task group
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream)
             with anyio.move_on_after(self.config.limits.startup_wait_s):

@@ -46,6 +46,9 @@ class Peer:
     """The least severe level the client wants for this request (None: the session set none)."""
     notices: list[str] = field(default_factory=list[str])
     """What went wrong relaying for this request, for the client's hint."""
+    offered: dict[str, Any] | None = None
+    """What of `capabilities` a downstream may be offered, dumped (`offerable`); the door hands a session's calls
+    the one dump of its capabilities object (None: dumped when first needed)."""
     ask_client: Callable[[Any, float], Awaitable[Any]] | None = None
     """A 2026-era client's way to be asked (request, timeout): through an input-required result of its call,
     answered by its retry (the wire dict it sent); None when it cannot be asked."""
@@ -55,17 +58,16 @@ def offerable(peer: Peer | None) -> dict[str, Any]:
     """The client capabilities a downstream may count on during `peer`'s request: the sampling, elicitation and
     roots its client declared (a 2026-era client answers input requests itself, a handshake-era one is asked by
     the gateway), as declared; none without a client (the gateway's own calls)."""
-    caps = None if peer is None else peer.capabilities
-    if caps is None:
+    if peer is None or peer.capabilities is None:
         return {}
-    global _last_offered
-    if _last_offered is None or _last_offered[0] is not caps:  # a session's calls share its capabilities object
-        _last_offered = (caps, caps.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE)))
-    return dict(_last_offered[1])
+    if peer.offered is None:
+        peer.offered = offered(peer.capabilities)
+    return dict(peer.offered)
 
 
-_last_offered: tuple[types.ClientCapabilities, dict[str, Any]] | None = None
-"""The last capabilities dumped and their dump: a handshake-era session offers the same ones on every call."""
+def offered(capabilities: types.ClientCapabilities) -> dict[str, Any]:
+    """What of `capabilities` a downstream may be offered, dumped (`offerable`)."""
+    return capabilities.model_dump(by_alias=True, mode="json", exclude_none=True, include=set(sdk.ASKABLE))
 
 
 def elicitation_modes(capabilities: types.ClientCapabilities | None) -> frozenset[str]:

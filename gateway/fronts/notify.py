@@ -5,6 +5,8 @@ dropped, never an error."""
 
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -29,7 +31,7 @@ _EVENTS: dict[str, type[ToolsListChanged | ResourcesListChanged | PromptsListCha
 
 
 class Notifier:
-    """Fans list changes out to the connected clients (triggered from sync code: `bind` a task group first)."""
+    """Fans list changes out to the connected clients (triggered from sync code, while `running`)."""
 
     def __init__(self, relay: Relay, bus: AudienceBus) -> None:
         self.relay = relay
@@ -41,8 +43,16 @@ class Notifier:
         """The (kind, audience)s in a window after their notice, and when they last changed again meanwhile (None:
         not)."""
 
-    def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        self._tg = tg
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Notifier"]:
+        """Fan out while inside, in a task group of its own (outside, a change tells nobody). Leaving waits for the
+        notices already due: a window's end (`WINDOW_S`) and each delivery (at most `DELIVERY_S`)."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                self._tg = None
 
     def list_changed(self, kind: str, audience: str | None = None) -> None:
         """Tell every client (`audience`: the clients of that identity) that the `kind` list ("tools", "resources",

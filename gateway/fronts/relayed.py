@@ -12,11 +12,8 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.subscriptions import ListenHandler
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from mcp_types import LOG_LEVEL_META_KEY
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.peer import Peer
-from gateway.downstreams.relay import Relay
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.audience import LISTENER, AudienceBus
 from gateway.fronts.auth.callers import Callers
@@ -46,14 +43,6 @@ class Front(Protocol):
         """The policy, for what the relay resolves itself (a 2026-era listen stream's resource URIs)."""
 
     async def handle_ctx(self, ctx: Ctx, method: str, params: dict[str, Any]) -> Call: ...
-
-
-def peer(ctx: Ctx, key: str, relay: Relay) -> Peer:
-    """The client end of the request `ctx` answers: where the relay sends what a downstream asks during it."""
-    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-    meta: Any = ctx.meta or {}
-    level = meta.get(LOG_LEVEL_META_KEY) if modern else relay.logs.level(key)
-    return Peer(key, ctx.session, ctx.request_id, ctx.session.client_capabilities, modern, level)
 
 
 def install(front: Front) -> None:

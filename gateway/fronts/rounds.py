@@ -15,7 +15,8 @@ on: a 2026-era client has no session, and its retry may come on a new TCP connec
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -112,9 +113,16 @@ class Rounds:
         self._tg: anyio.abc.TaskGroup | None = None
         self._parked: dict[str, _Round] = {}
 
-    def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        """Calls run in `tg` (the gateway's, for its lifetime); unbound, a 2026-era client is not asked."""
-        self._tg = tg
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Rounds"]:
+        """Calls run in a task group of its own while inside; outside, a 2026-era client is not asked."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
 
     def __len__(self) -> int:
         return len(self._parked)

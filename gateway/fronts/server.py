@@ -8,27 +8,24 @@ from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp import MCPError
-from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
-from gateway.downstreams.peer import Peer, offerable
-from gateway.errors import to_mcp_error, to_tool_result
+from gateway.downstreams.peer import offerable
+from gateway.errors import to_mcp_error
 from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
-from gateway.fronts.auth.callers import Caller, Callers
+from gateway.fronts.auth.callers import Callers
 from gateway.fronts.declared import GatewayServer
 from gateway.fronts.freshness import Freshness
+from gateway.fronts.door import Door
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
-from gateway.fronts.wording import in_session_names
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline
-from gateway.results import Hint, render_hints
 from gateway.routing.registry import Registry
 from gateway.sdk import ProgressFn, RequestCtx
-from gateway.session import Session, SessionStore, os_user
-from gateway.telemetry import tracecontext
+from gateway.session import SessionStore, os_user
 
 R = TypeVar("R", bound=types.Result)
 R2 = TypeVar("R2", bound=types.Result)
@@ -47,12 +44,10 @@ class Front:
         sessions: SessionStore,
         *,
         instructions: str | None = None,
-        hint_budget: int = 2048,
         callers: Callers | None = None,
         exposure: Exposure | None = None,
         denial: Denial | None = None,
     ) -> None:
-        self.hint_budget = hint_budget
         self.denial: Denial = denial or (lambda identity, subject: None)  # for a 2026-era stream's resource URIs
         self.callers = callers or Callers(os_user())
         self.exposure = exposure
@@ -66,6 +61,7 @@ class Front:
         self.notify = Notifier(self.relay, self.bus)
         self.rounds = Rounds()  # a 2026-era client's calls whose handshake-era servers ask it something
         self.freshness = Freshness(registry, exposure, policed=lambda: False)  # lists' ttlMs and cacheScope
+        self.door = Door(sessions, self.relay, lambda: self.server.offers_tasks)
         self.server = GatewayServer(
             "mcp-gateway",
             version=__version__,
@@ -80,7 +76,6 @@ class Front:
             on_read_resource=self._read_resource,
             on_list_prompts=functools.partial(self._listed, "prompts/list", types.ListPromptsResult),
             on_get_prompt=self._get_prompt,
-            on_subscriptions_listen=ListenHandler(self.bus),
         )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         relayed.install(self)
@@ -104,52 +99,40 @@ class Front:
 
     # -- handlers ------------------------------------------------------------------------------
 
+    def _open(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
+        """The `Call` of an SDK handler's request (the door builds every way in's)."""
+        caller = self.callers.of(ctx.request)
+        return self.door.open(
+            caller,
+            method,
+            params,
+            version=ctx.protocol_version,
+            meta=ctx.meta,
+            connection=ctx.session,
+            request_id=ctx.request_id,
+            progress=_progress(ctx),
+        )
+
     async def handle_ctx(self, ctx: RequestCtx, method: str, params: dict[str, Any]) -> Call:
-        """One request with its client end known to the relay (what a downstream asks meanwhile reaches it)."""
-        caller = self._caller(ctx)
-        call = await self.handle(caller, method, params, _progress(ctx), relayed.peer(ctx, caller.key, self.relay))
-        call.result = eras.adapted(call.result, ctx.protocol_version)  # as the client's version defines it
+        """One request of an SDK handler through the pipeline, its answer rendered for the client."""
+        call = self._open(ctx, method, params)
+        await self.handle(call)
         return call
 
-    def _caller(self, ctx: RequestCtx) -> Caller:
-        """Who is calling; the client's `clientInfo.name` (its handshake's, or a 2026-era request's envelope's) is
-        noted on first sight: exposure rules match it, and with the identity it names the client (`Session.client`)."""
-        caller = self.callers.of(ctx.request)
-        tracecontext.note(ctx.meta)
-        session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
-        if session.client is None and (params := ctx.session.client_params) is not None:
-            session.client = params.client_info.name
-        if session.task_mark is None and self.server.offers_tasks:  # a lane may have seen the client first
-            session.task_mark = tasks_offer.mark(ctx.protocol_version)
-        return caller
-
-    async def handle(
-        self,
-        caller: Caller,
-        method: str,
-        params: dict[str, Any],
-        progress: ProgressFn | None = None,
-        peer: Peer | None = None,
-    ) -> Call:
-        """One request of `caller` through the pipeline (the SDK handlers and the lanes share it)."""
-        session: Session = self.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
-        call = Call(session, method, params, secrets=caller.secrets)
-        call.progress = progress
-        if peer is not None:
-            call.peer = peer
+    async def handle(self, call: Call) -> None:
+        """`call` through the pipeline (the SDK handlers, the lanes and task runs share it)."""
         await self.pipeline.handle(call)
         if not telemetry.recording():  # most calls: no span keeps them, and a result is not measured for nothing
-            return call
+            return
         telemetry.annotate(
             **{
-                telemetry.METHOD: method,
+                telemetry.METHOD: call.method,
                 telemetry.SERVER: call.server,
                 telemetry.TOOL: call.tool,
                 telemetry.REQUEST_BYTES: call.request_bytes,
                 telemetry.RESPONSE_BYTES: call.response_bytes(),
             }
         )
-        return call
 
     async def _list_tools(self, ctx: RequestCtx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         call = await self.handle_ctx(ctx, "tools/list", {})
@@ -165,55 +148,35 @@ class Front:
     async def _call_tool(
         self, ctx: RequestCtx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        caller = self._caller(ctx)
-        peer = relayed.peer(ctx, caller.key, self.relay)
-        result = await self.call_tool(caller, params.name, params.arguments, peer, _progress(ctx), wire_rounds(params))
-        return eras.adapted(result, ctx.protocol_version)
+        rounds = wire_rounds(params)
+        # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
+        return await self.call_tool(
+            self._open(ctx, "tools/call", {"name": params.name, "arguments": params.arguments, **rounds}), rounds
+        )
 
     async def call_tool(
-        self,
-        caller: Caller,
-        name: str,
-        arguments: dict[str, Any] | None,
-        peer: Peer,
-        progress: ProgressFn | None = None,
-        rounds: dict[str, Any] | None = None,
+        self, call: Call, rounds: dict[str, Any] | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """A tool call of `caller` (`peer`: its client end, where the relay sends what a downstream asks meanwhile):
-        the result with its hints rendered, or the mapped error; a 2026-era client may get an input request (a
-        handshake-era server's request, `rounds`)."""
-        run = functools.partial(self._tool, caller, name, arguments, peer, progress, rounds)
-        return await self._in_rounds(caller, peer, rounds, run)
+        """A tool call from the door: its result as the render stage left it (hints, names, the client's version;
+        a refusal as an error result); a 2026-era client may get an input request (a handshake-era server's
+        request, `rounds`: the retry's `inputResponses` and `requestState`)."""
+
+        async def run() -> types.CallToolResult | types.InputRequiredResult:
+            await self.handle(call)
+            if call.result.__class__ is types.CallToolResult:  # a refusal too: rendered as an error result
+                return call.result
+            return _answer(call, types.InputRequiredResult)
+
+        return await self._in_rounds(call, rounds, run)
 
     async def _in_rounds(
-        self, caller: Caller, peer: Peer, rounds: dict[str, Any] | None, run: Callable[[], Awaitable[R]]
+        self, call: Call, rounds: dict[str, Any] | None, run: Callable[[], Awaitable[R]]
     ) -> R | types.InputRequiredResult:
         """`run`, for a 2026-era client that can be asked (or answers) with its server's requests as input rounds."""
-        if peer.modern and (offerable(peer) or ours(rounds)):
-            return await self.rounds.call(caller.identity.key, peer, rounds, run)
+        peer = call.peer
+        if peer is not None and peer.modern and (offerable(peer) or ours(rounds)):
+            return await self.rounds.call(call.session.identity.key, peer, rounds, run)
         return await run()
-
-    async def _tool(
-        self,
-        caller: Caller,
-        name: str,
-        arguments: dict[str, Any] | None,
-        peer: Peer,
-        progress: ProgressFn | None,
-        rounds: dict[str, Any] | None,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        # Params built by hand: model_dump would deep-copy arguments that may be megabytes.
-        call = await self.handle(
-            caller, "tools/call", {"name": name, "arguments": arguments, **(rounds or {})}, progress, peer
-        )
-        if isinstance(call.result, types.InputRequiredResult) and call.error is None:
-            return call.result  # the client answers and retries; hints wait for the final result
-        result = to_tool_result(call.error) if call.error is not None else _answer(call, types.CallToolResult)
-        hints = call.hints
-        if self.exposure is not None:
-            names = self.exposure.session_names(await self.registry.catalog(), call.session)
-            result, hints = in_session_names(names, call, result)
-        return render_hints(result, [*hints, *(Hint("relay", notice) for notice in peer.notices)], self.hint_budget)
 
     async def _read_resource(
         self, ctx: RequestCtx, params: types.ReadResourceRequestParams
@@ -236,14 +199,14 @@ class Front:
     ) -> R | types.InputRequiredResult:
         """A request whose server may ask the client something: as a tool call's, its question reaches a 2026-era
         client as an input round (issue 22, item 2)."""
-        caller, rounds = self._caller(ctx), wire_rounds(params)
-        peer = relayed.peer(ctx, caller.key, self.relay)
+        rounds = wire_rounds(params)
+        call = self._open(ctx, method, {**fields, **rounds})
 
         async def run() -> R | types.InputRequiredResult:
-            call = await self.handle(caller, method, {**fields, **rounds}, _progress(ctx), peer)
+            await self.handle(call)
             return _answer(call, kind, types.InputRequiredResult)
 
-        return eras.adapted(await self._in_rounds(caller, peer, rounds, run), ctx.protocol_version)
+        return await self._in_rounds(call, rounds, run)
 
 
 def _answer(call: Call, kind: type[R], also: type[R2] | None = None) -> R | R2:

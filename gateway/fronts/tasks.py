@@ -37,7 +37,8 @@ Translation rules chosen where the spec leaves room:
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -124,12 +125,19 @@ class TaskRunner:
         self._tg: anyio.abc.TaskGroup | None = None
         self._running: dict[tuple[str, str], _Running] = {}
 
-    def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        """Calls run in `tg` (the gateway's, for its lifetime), and the heartbeat of those stored as tasks."""
-        self._tg = tg
-        tg.start_soon(
-            beating, self.records, lambda: [k for k, r in self._running.items() if r.stored], self.heartbeat_s
-        )
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["TaskRunner"]:
+        """Calls run in a task group of its own while inside, and the heartbeat of those stored as tasks."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(
+                beating, self.records, lambda: [k for k, r in self._running.items() if r.stored], self.heartbeat_s
+            )
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
 
     def __len__(self) -> int:
         return len(self._running)

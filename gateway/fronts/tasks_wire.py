@@ -26,7 +26,6 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.config.pipeline import LimitsConfig
-from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.eras import adapted
@@ -43,8 +42,11 @@ def runner(front: Front, records: TaskRecords, limits: Callable[[], LimitsConfig
     ttl and the heartbeat as the gateway starts (restart-only: `app.reloadable`)."""
 
     async def run(caller: Caller, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        nobody = Peer(caller.key, None, None, None, modern=False)  # the client may be gone: no one to ask
-        result = await front.call_tool(caller, name, arguments, nobody)
+        # No connection: the client may be gone, so no one to ask.
+        call = front.door.open(
+            caller, "tools/call", {"name": name, "arguments": arguments}, version=None, meta=None, connection=None
+        )
+        result = await front.call_tool(call)
         assert isinstance(result, types.CallToolResult)  # input rounds are for 2026-era peers only
         return result
 

@@ -11,8 +11,9 @@ order is the hook order (see `gateway.pipeline`). Nothing else inserts into it o
 | 6 | bootstrap | the driver prompt on a session's first result |
 | 7 | steering | hints: configured rules and the built-in ones after errors and truncation |
 | 8 | size_guard | oversized requests refused, oversized results spilled and previewed (after every text is added) |
-| 9 | audit | one line per call (it sees every other decision) |
-| 10 | record | MCP operation durations for `/metrics`, recent calls for the page (only when served: HTTP, `--ui`) |
+| 9 | render | the answer as the client receives it: names, relay notices, hints, the client's version |
+| 10 | audit | one line per call (it sees every other decision, and the answer rendered) |
+| 11 | record | MCP operation durations for `/metrics`, recent calls for the page (only when served: HTTP, `--ui`) |
 """
 
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.observe import Observe
 from gateway.middleware.record import Recorder
+from gateway.middleware.render import Adapt, Render
 from gateway.middleware.size_guard import SizeGuard
 from gateway.middleware.steering import Steering
 from gateway.middleware.versions import VersionChecks
@@ -56,6 +58,8 @@ class Parts:
     prompts: PromptLibrary
     call_tool: CallTool
     driver_full_text: str
+    adapt: Adapt
+    """A result as the client's protocol version defines it (`gateway.fronts.eras.adapted`)."""
     engine: Engine | None = None
     loads: SharedLoads | None = None
     recorder: Recorder | None = None
@@ -67,7 +71,7 @@ class Parts:
 def default_chain(
     config: GatewayConfig, parts: Parts, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
 ) -> list[Middleware]:
-    """wake → exposure → policy → versions → observe → bootstrap → steering → size_guard → audit → record.
+    """wake → exposure → policy → versions → observe → bootstrap → steering → size_guard → render → audit → record.
 
     Middlewares a config leaves nothing to do for are left out (no policy rules, Think off, no audit sink).
 
@@ -91,6 +95,8 @@ def default_chain(
         Bootstrap.from_config(config, prompts=parts.prompts, full_text=parts.driver_full_text),
         Steering.from_config(config, limits=limits),
         SizeGuard.from_config(config, outputs=parts.outputs, limits=limits),
+        # The last stage that changes the answer: the observers after it see what the client received.
+        Render(hint_budget=config.limits.hint_budget_chars, adapt=parts.adapt),
         None if sink is None else audit.Audit(sink),
         parts.recorder,
     ]

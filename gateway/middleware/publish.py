@@ -1,7 +1,7 @@
 """Publish: the recorder's calls and counts into the call log (`gateway.store.base.CallLog`), as the page shows
 them, off every call's path.
 
-The recorder keeps references only; this turns them into plain data (hints rendered as the front renders them,
+The recorder keeps references only; this turns them into plain data (the result as the client received it,
 texts cut for the page, the wall-clock time) when someone looks (`flush` before a read), and on Redis also in
 the background about once a second after calls came, so other replicas see them. Counts are put with each flush.
 """
@@ -10,7 +10,6 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -18,7 +17,7 @@ import mcp.types as types
 
 from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
-from gateway.results import HINTS_META_KEY, render_hints
+from gateway.results import HINTS_META_KEY
 from gateway.store.backends import Stores
 from gateway.store.base import CallLog
 from gateway.telemetry.operations import Histogram, shortened
@@ -46,9 +45,9 @@ def _before_note(c: Recorded, original: types.CallToolResult | None) -> str:
     return "As the server answered it."
 
 
-def entry(c: Recorded, ref: str, hint_budget: int, wall: float) -> dict[str, Any]:
+def entry(c: Recorded, ref: str, wall: float) -> dict[str, Any]:
     """One call as the page shows it: metadata, the server's answer beside what the client received."""
-    received = None if c.result is None else render_hints(c.result, c.hints, hint_budget)
+    received = c.result  # as the client received it: rendered in the chain (`gateway.middleware.render`)
     original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
     notes = (received.meta or {}).get(HINTS_META_KEY, []) if received is not None else []
     return {
@@ -81,14 +80,12 @@ class Publisher:
         self,
         recorder: Recorder,
         log: CallLog,
-        hint_budget: Callable[[], int],
         *,
         background: bool,
         every_s: float = 1.0,
     ) -> None:
         self.recorder = recorder
         self.log = log
-        self.hint_budget = hint_budget
         self.background = background
         """Publish without being asked (Redis: for the other replicas)."""
         self.every_s = every_s
@@ -98,20 +95,20 @@ class Publisher:
         self._numbers = itertools.count(1)
 
     @classmethod
-    def of(cls, recorder: Recorder | None, stores: Stores, hint_budget: Callable[[], int]) -> "Publisher | None":
+    def of(cls, recorder: Recorder | None, stores: Stores) -> "Publisher | None":
         """The publisher of a recording gateway (None: it does not record); in the background on Redis."""
         if recorder is None:
             return None
-        return cls(recorder, stores.calls, hint_budget, background=stores.redis is not None)
+        return cls(recorder, stores.calls, background=stores.redis is not None)
 
     async def flush(self) -> None:
         """Move every recorded call into the log, and put the counts if they changed (raises StoreUnavailable)."""
         async with self._lock:
             calls = self.recorder.drain()
             if calls:
-                now, clock, budget = time.time(), time.perf_counter(), self.hint_budget()
+                now, clock = time.time(), time.perf_counter()
                 refs = [f"{self.replica}-{next(self._numbers)}" for _ in calls]
-                entries = [entry(c, ref, budget, now - (clock - c.ended)) for c, ref in zip(calls, refs, strict=True)]
+                entries = [entry(c, ref, now - (clock - c.ended)) for c, ref in zip(calls, refs, strict=True)]
                 await self.log.add([(c.identity.owner, e) for c, e in zip(calls, entries, strict=True)])
             operations = self.recorder.operations
             counted = sum(s.count for s in operations.server.series.values())

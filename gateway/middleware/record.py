@@ -56,7 +56,7 @@ class Recorded(NamedTuple):
     spilled: str | None
     hints: list[Hint]
     result: types.CallToolResult | None
-    """What the client received, before the hints are rendered into it."""
+    """What the client received (rendered: `gateway.middleware.render` runs before this)."""
     downstream: types.Result | None
     """What the server answered (None: refused, answered by the gateway, or spilled: see `spilled`)."""
     trace: int | None

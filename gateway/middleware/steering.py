@@ -77,6 +77,8 @@ class Steering(Middleware):
         return cls([Rule(tuple(h.tools), h.on, h.text) for h in config.steering.hints], limits=limits)
 
     async def on_response(self, call: Call) -> None:
+        if not self.rules and call.error is None and not (call.tool_result is not None and call.tool_result.is_error):
+            return  # no rule to match and nothing failed: no hint (most calls; the size is not measured for it)
         name = call.name
         happened = outcome(call, self.limits)
         # A Think tool failure carries its own guidance ({"error", "details", "guidance"}); the generic

@@ -217,6 +217,8 @@ class Registry:
     # -- the forward (Pipeline's Forwarder) -----------------------------------------------------
 
     async def forward(self, call: Call) -> None:
+        if call.server is not None and call.method == "tools/call":
+            return await self._call_tool(call)  # exposure resolved the name: the catalog is not read again
         if call.method.endswith("/list"):
             await self.personal.wake(call)
         catalog = await self.view(call)
@@ -233,8 +235,7 @@ class Registry:
                 entry = self._resolve(catalog.tools, "tool", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
                 call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
-                async with self._lease(entry.server, call) as ds:
-                    call.result = await self.features.call_tool(ds, entry.original, call)
+                await self._call_tool(call)
             case "prompts/get":
                 entry = self._resolve(catalog.prompts, "prompt", call.params["name"])
                 call.server, call.tool = entry.server, entry.original
@@ -246,6 +247,15 @@ class Registry:
             case _:
                 prompt = self._resolve_prompt(catalog)
                 await self.features.forward(call, Owners(prompt, lambda uri: self.resource_owner(uri, catalog)))
+
+    async def _call_tool(self, call: Call) -> None:
+        """The tool call to its resolved `call.server` and `call.tool`."""
+        server, tool = call.server, call.tool
+        assert server is not None and tool is not None
+        if server not in self.downstreams:  # a reload removed it since the name was resolved
+            raise UnknownName("tool", call.name, [])
+        async with self._lease(server, call) as ds:
+            call.result = await self.features.call_tool(ds, tool, call)
 
     def _resolve_prompt(self, catalog: Catalog) -> Callable[[str], tuple[str, str]]:
         def owner(name: str) -> tuple[str, str]:

@@ -8,11 +8,17 @@ import anyio
 import mcp.types as types
 import pytest
 
+from gateway.app.gateway import Gateway
 from gateway.app.reloadable import RESTART_ONLY
+from gateway.middleware.render import Render
 from tests.app.test_reload import reload, reloading, write
 from tests.harness import kitchen, text_of, wait_for
 
 pytestmark = pytest.mark.anyio
+
+
+def render_of(gateway: Gateway) -> Render:
+    return next(mw for mw in gateway.pipeline.chain if isinstance(mw, Render))
 
 
 def hints(result: types.CallToolResult) -> list[str]:
@@ -89,7 +95,7 @@ async def test_a_reload_names_each_change_that_needs_a_restart_keeps_its_running
             }
             assert gateway.config.clients.window_s == 1800  # the running value stays
             assert gateway.config.listen.port == port and gateway.config.limits.max_message_bytes != 2**20
-            assert gateway.front.hint_budget == 500 and gateway.config.limits.hint_budget_chars == 500
+            assert render_of(gateway).hint_budget == 500 and gateway.config.limits.hint_budget_chars == 500
             assert gateway.relay.url_asks.per_session == 3
             if not attempt:
                 assert list(report.timings) == ["validated", "up:b", "listed"]

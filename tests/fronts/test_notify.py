@@ -56,15 +56,13 @@ async def test_a_client_that_attached_after_the_last_change_is_not_told_of_it() 
     notifier = Notifier(relay, AudienceBus())
     early, late, later = Connection(), Connection(), Connection()
     relay.attach("early", early)
-    async with anyio.create_task_group() as tg:
-        notifier.bind(tg)
+    async with notifier.running():
         notifier.list_changed("tools")  # told at once: `early`
         notifier.list_changed("tools")  # within the window: told at its end
         relay.attach("late", late)  # e.g. a client's handshake after the gateway's start-up: it lists afresh
     assert (early.told, late.told) == (2, 0)
     relay.attach("later", later)
-    async with anyio.create_task_group() as tg:
-        notifier.bind(tg)
+    async with notifier.running():
         notifier.list_changed("tools")
     assert (early.told, late.told, later.told) == (3, 1, 1)
 
@@ -86,8 +84,7 @@ async def test_a_client_that_stopped_reading_holds_up_no_other_client_nor_the_ne
     relay.attach("stalled", stalled)
     relay.attach("other", other)
     with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            notifier.bind(tg)
+        async with notifier.running():
             notifier.list_changed("tools")
             notifier.tools_changed("stalled")
     assert other.told == 1
@@ -111,12 +108,10 @@ async def test_a_change_of_one_identitys_own_listing_is_told_to_that_identitys_s
     connections = {key: ResourcesConnection() for key, _who in sessions}
     for key, who in sessions:
         relay.attach(key, connections[key], who.key)
-    async with anyio.create_task_group() as tg:
-        notifier = Notifier(relay, AudienceBus())
-        notifier.bind(tg)
+    notifier = Notifier(relay, AudienceBus())
+    async with notifier.running():
         notifier.list_changed("resources", ann.key)
     assert [c.told for c in connections.values()] == [1, 1, 0, 0, 0]
-    async with anyio.create_task_group() as tg:
-        notifier.bind(tg)
+    async with notifier.running():
         notifier.list_changed("resources", bob.key)
     assert [c.told for c in connections.values()] == [1, 1, 1, 1, 0]

@@ -24,11 +24,8 @@ def peer() -> Peer:
 
 @pytest.fixture
 async def rounds() -> AsyncIterator[Rounds]:
-    bound = Rounds()
-    async with anyio.create_task_group() as tg:
-        bound.bind(tg)
+    async with Rounds().running() as bound:
         yield bound
-        tg.cancel_scope.cancel()
 
 
 def asking(client: Peer, timeout_s: float = 30, ended: anyio.Event | None = None) -> Any:

@@ -7,23 +7,14 @@ import weakref
 from typing import Any
 
 from mcp.server.runner import modern_error_data
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    CLIENT_INFO_META_KEY,
-    SERVER_INFO_META_KEY,
-    ClientCapabilities,
-    ErrorData,
-)
+from mcp_types import SERVER_INFO_META_KEY, ErrorData
 from mcp_types import methods as spec
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import StatusCode
-from pydantic import ValidationError
 
 from gateway import telemetry
-from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
 from gateway.errors import jsonrpc_error
-from gateway.fronts import eras
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.server import Front
 
@@ -41,13 +32,17 @@ async def answer_tool_call(
     meta = params.get("_meta")
     with telemetry.server_span("tools/call", name, request_id, version, meta if isinstance(meta, dict) else {}) as span:
         try:
-            modern = version in MODERN_PROTOCOL_VERSIONS
-            declared = _declared(meta) if modern else None
-            peer = lane_peer(front.relay, caller.key, modern, declared)
-            session = front.sessions.get(caller.key, caller.identity, roaming=caller.roaming)
-            if session.client is None:  # as the SDK path notes it (`Front._caller`)
-                session.client = _client_name(meta) if modern else _client_name_of(peer.session)
-            result = await front.call_tool(caller, name, params.get("arguments"), peer)
+            connection = None if version in MODERN_PROTOCOL_VERSIONS else front.relay.connection(caller.key)
+            fields = {"name": name, "arguments": params.get("arguments")}
+            call = front.door.open(
+                caller,
+                "tools/call",
+                fields,
+                version=version,
+                meta=meta if isinstance(meta, dict) else None,
+                connection=connection,
+            )
+            result = await front.call_tool(call)
         except Exception as exc:  # the SDK's boundary
             logger.exception("tools/call %s failed", name)
             error = modern_error_data(exc)
@@ -55,7 +50,7 @@ async def answer_tool_call(
             body = jsonrpc_error(request_id, error.code, error.message, error.data)
             return body, error
         telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
-        dumped = eras.adapted(result, version).model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         del result
         dumped = spec.serialize_server_result("tools/call", version, dumped)
         if version in MODERN_PROTOCOL_VERSIONS:
@@ -75,44 +70,6 @@ def _server_info(front: Front) -> dict[str, Any]:
 
 
 _SERVER_INFO: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
-
-
-def _declared(meta: Any) -> ClientCapabilities | None:
-    """The client capabilities a 2026-era request declares in its envelope (what a downstream may be offered)."""
-    global _last_declared
-    try:
-        raw = meta[CLIENT_CAPABILITIES_META_KEY]
-        if _last_declared is None or _last_declared[0] != raw:  # a client declares the same on every call
-            _last_declared = (raw, ClientCapabilities.model_validate(raw))
-    except (KeyError, TypeError, ValidationError):
-        return None
-    return _last_declared[1]
-
-
-_last_declared: tuple[Any, ClientCapabilities] | None = None
-"""The last capabilities an envelope declared, and their model (shared, as `Peer.capabilities` are: read only)."""
-
-
-def _client_name(meta: Any) -> str | None:
-    """The `clientInfo.name` a 2026-era request carries in its envelope (the SDK's ladder checked it is there)."""
-    info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
-    name = info.get("name") if isinstance(info, dict) else None
-    return name if isinstance(name, str) else None
-
-
-def _client_name_of(connection: Any) -> str | None:
-    """The `clientInfo.name` a handshake-era session's client sent in `initialize`."""
-    params = getattr(connection, "client_params", None)
-    return None if params is None else params.client_info.name
-
-
-def lane_peer(relay: Relay, key: str, modern: bool, declared: ClientCapabilities | None) -> Peer:
-    """The client end of a lane's call. A 2026-era client gets a downstream's input request back in the answer
-    (`declared`: the capabilities its request carries); a handshake-era one is asked on its session's connection
-    (the lane answers in plain JSON), with that connection's capabilities and log level."""
-    connection = None if modern else relay.connection(key)
-    capabilities = declared if connection is None else connection.client_capabilities
-    return Peer(key, connection, None, capabilities, modern, None if modern else relay.logs.level(key))
 
 
 def may_be_asked(relay: Relay, key: str) -> bool:

@@ -67,4 +67,4 @@ def find_lines(exposure: Exposure, catalog: Catalog, query: str, limit: int) -> 
     for rank, hit in enumerate(matches.hits, 1):
         first = (hit.tool.description or "").strip().split("\n", 1)[0][:100]
         lines.append(f"{rank:>2}. {hit.name:<44} {hit.score:>7.2f}  {first}")
-    return lines if semantic.problem is None else [*lines, f"note: {semantic.problem}"]
+    return lines if (problem := semantic.problem()) is None else [*lines, f"note: {problem}"]

@@ -2,12 +2,14 @@
 
 * `tools/list` is answered from the session's view (`gateway.middleware.exposure.view`).
 * `tools/call`: the client's name (its session name, or a reference name) becomes the registry's name
-  before any other middleware sees the call; `gateway.call_tool {name, arguments}` is unwrapped here into
-  that very call, so it takes exactly the path of a direct call (versions, observe, bootstrap, steering,
-  size guard); `gateway.find_tools` is answered here. A hidden tool called by name works as any other,
-  and joins the session's list (promotion), as do the tools a search returns. A session any replica may
-  serve (2026 era, Redis store) reads its promotions from the store before listing or promoting, and writes
-  them back when they changed: one round trip, only on `tools/list`, a search, or a call of a hidden tool.
+  before any other middleware sees the call, and what it resolved to (server, the server's own name, whether
+  it declares an output schema) is written onto the call for the forward, which then reads no catalog;
+  `gateway.call_tool {name, arguments}` is unwrapped here into that very call, so it takes exactly the path of
+  a direct call (versions, observe, bootstrap, steering, size guard); `gateway.find_tools` is answered here.
+  A hidden tool called by name works as any other, and joins the session's list (promotion), as do the tools
+  a search returns. A session any replica may serve (2026 era, Redis store) reads its promotions from the
+  store before listing or promoting, and writes them back when they changed: one round trip, only on
+  `tools/list`, a search, or a call of a hidden tool.
 * A tool the policy denies the session is neither listed nor found, and every call naming it is refused, naming
   the rule: a direct call, `gateway.call_tool` (itself, and the tool it names), `gateway.find_tools` itself. The
   exposure view's policy hook is the one place the policy meets tools (`gateway.middleware.policy`).
@@ -73,7 +75,7 @@ class ExposureMiddleware(Middleware):
                 view.used = await self.usage.top(call.session.identity.owner, view.rule.max_tools)
             call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
             return
-        names = self.exposure.session_names(catalog, call.session)
+        names = call.names = self.exposure.session_names(catalog, call.session)  # the render stage's too
         canonical = names.resolve(str(call.params.get("name", "")))
         entry = catalog.tools.get(canonical)
         if entry is not None and canonical == names.by_original.get(CALL):
@@ -99,8 +101,12 @@ class ExposureMiddleware(Middleware):
         call.reference = reference(entry.server, entry.original)
         if canonical == names.by_original.get(FIND):
             await self._find(catalog, call, names)
-        elif self.exposure.hidden(catalog, call.session, canonical):
+            return
+        if self.exposure.hidden(catalog, call.session, canonical):
             await self._promote(catalog, call, [canonical])
+        # What the name resolved to, for the stages after this one and the forward (which then reads no catalog).
+        call.server, call.tool = entry.server, entry.original
+        call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
 
     def _admit(self, call: Call, entry: Entry) -> None:
         """Refuse a tool the policy denies this session (naming the rule), before anything answers or runs it."""

@@ -24,25 +24,29 @@ log = logging.getLogger(__name__)
 MODEL = "wordllama l2_supercat 256d"
 
 _lock = threading.Lock()
-_loaded: list["Embedder | None"] = []
-problem: str | None = None
-"""Why the semantic ranker is off (None while it is on or not yet loaded)."""
+_loaded: list[tuple["Embedder | None", str | None]] = []
+"""The process's one load of the model (it is large: loaded once, when a search first needs it), and why it is off
+(None while it is on); filled once, under `_lock`."""
 
 
 def embedder() -> "Embedder | None":
-    """The process's one embedder, loaded at the first call; None (and `problem` set) when it cannot load."""
-    global problem
+    """The process's one embedder, loaded at the first call; None (and `problem()` says why) when it cannot load."""
     with _lock:
         if not _loaded:
             try:
                 from gateway.middleware.exposure import vectors  # numpy with it: only once a search needs it
 
-                _loaded.append(vectors.load())
+                _loaded.append((vectors.load(), None))
             except Exception as exc:  # noqa: BLE001 - any failure to load means: rank lexically, and say why
                 problem = f"{MODEL} could not be loaded ({type(exc).__name__}: {exc}); ranking is lexical only"
                 log.warning("%s", problem)
-                _loaded.append(None)
-        return _loaded[0]
+                _loaded.append((None, problem))
+        return _loaded[0][0]
+
+
+def problem() -> str | None:
+    """Why the semantic ranker is off (None while it is on or not yet loaded)."""
+    return _loaded[0][1] if _loaded else None
 
 
 DESCRIPTION_CHARS = 300
@@ -57,4 +61,4 @@ def document(name_words: list[str], description: str) -> str:
 def describe(rankers: list[str]) -> dict[str, Any]:
     """What answers find_tools, for gateway.status and `gateway tools --find`."""
     on = "semantic" in rankers
-    return {"rankers": rankers, "model": MODEL if on else None, "fusion": "rrf" if on else None, "problem": problem}
+    return {"rankers": rankers, "model": MODEL if on else None, "fusion": "rrf" if on else None, "problem": problem()}

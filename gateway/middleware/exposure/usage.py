@@ -10,9 +10,10 @@ only order a list) and a warning a minute, never a call.
 
 import logging
 from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
-from anyio.abc import TaskGroup
 
 from gateway.store.base import StoreUnavailable, Usage
 from gateway.telemetry.repeats import Repeating
@@ -35,10 +36,17 @@ class UsageTally:
         self._wanted: anyio.Event | None = None
         """Set by the first count after a write, while the background writer runs (None: it does not)."""
 
-    def bind(self, group: TaskGroup) -> None:
-        """Write counts in the background from now on (in the gateway's task group, while it runs)."""
-        self._wanted = wanted = anyio.Event()
-        group.start_soon(self._write_behind, wanted)
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["UsageTally"]:
+        """Write counts in the background while inside, in a task group of its own."""
+        async with anyio.create_task_group() as tg:
+            self._wanted = wanted = anyio.Event()
+            tg.start_soon(self._write_behind, wanted)
+            try:
+                yield self
+            finally:
+                self._wanted = None
+                tg.cancel_scope.cancel()
 
     def note(self, owner: str, tool: str) -> None:
         """Count one call of `tool` (canonical name) by `owner`; never waits."""

@@ -74,7 +74,7 @@ def test_without_the_model_the_lexical_ranker_answers_alone_and_says_why() -> No
         "from tests.middleware.exposure.test_semantic import WIDER\n"
         "index = SearchIndex(); index.build(WIDER)\n"
         "print(index.rankers, index.search('delete a branch', limit=1).hits[0].name)\n"
-        "print(semantic.problem)\n"
+        "print(semantic.problem())\n"
     )
     out = fresh_process(code)
     assert out[0] == "['lexical'] gitlab.delete_branch"

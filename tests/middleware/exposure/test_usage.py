@@ -94,12 +94,10 @@ class Counted(LocalUsage):
 async def test_counts_reach_the_store_in_the_background_one_write_for_a_burst_of_calls() -> None:
     store = Counted()
     tally = UsageTally(store)
-    async with anyio.create_task_group() as group:
-        tally.bind(group)
+    async with tally.running():
         for _ in range(100):
             tally.note("alice", "k.a")
         tally.note("alice", "k.b")
         with anyio.fail_after(10):
             await store.written.wait()
         assert store.writes == 1 and await store.top("alice", 5) == ["k.a", "k.b"]
-        group.cancel_scope.cancel()
