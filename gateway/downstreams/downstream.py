@@ -21,9 +21,9 @@ from gateway import __version__, sdk
 from gateway.downstreams import changes, listing, tasks
 from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
 from gateway.downstreams.deadline import Deadline
-from gateway.downstreams.inflight import InFlight
 from gateway.downstreams.subscriptions import Subscriptions
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
+from gateway.inflight import InFlight
 from gateway.sdk import ProgressFn
 
 logger = logging.getLogger(__name__)

@@ -36,8 +36,8 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from gateway.downstreams.logs import Logs
-from gateway.downstreams.peer import Peer, elicitation_modes, quietly, standalone
 from gateway.downstreams.url_asks import UrlAsks, url_refusal
+from gateway.inflight import Peer, elicitation_modes, quietly, standalone
 
 _RESULTS: dict[str, tuple[Any, str]] = {
     "sampling/createMessage": (types.CreateMessageResult, "sampling"),

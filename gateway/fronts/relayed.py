@@ -15,11 +15,11 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import LOG_LEVEL_META_KEY
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.audience import LISTENER, AudienceBus
 from gateway.fronts.auth.callers import Callers
+from gateway.inflight import Peer
 from gateway.middleware.policy import Denial, Subject
 from gateway.pipeline import Call
 from gateway.routing.features import Who

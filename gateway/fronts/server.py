@@ -11,7 +11,6 @@ from mcp import MCPError
 from mcp.server.subscriptions import ListenHandler
 
 from gateway import __version__, sdk, telemetry
-from gateway.downstreams.peer import Peer, offerable
 from gateway.errors import to_mcp_error, to_tool_result
 from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
@@ -20,6 +19,7 @@ from gateway.fronts.declared import GatewayServer
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
 from gateway.fronts.wording import in_session_names
+from gateway.inflight import Peer, offerable
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline

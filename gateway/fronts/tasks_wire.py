@@ -24,13 +24,13 @@ from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError, to_mcp_error
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.eras import adapted
 from gateway.fronts.server import Front
 from gateway.fronts.tasks import TaskRunner, wire
 from gateway.fronts.tasks_offer import declares
+from gateway.inflight import Peer
 from gateway.sdk import RequestCtx
 from gateway.store.base import TaskRecords
 

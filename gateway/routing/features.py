@@ -16,11 +16,11 @@ from pydantic import TypeAdapter
 
 from gateway import sdk
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.peer import offerable
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import url_refusal
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
+from gateway.inflight import offerable
 from gateway.pipeline import Call
 from gateway.routing.uris import Uris
 from gateway.session import OWNER_META_KEY, SESSION_META_KEY, Identity

@@ -20,12 +20,12 @@ from opentelemetry.trace import StatusCode
 from pydantic import ValidationError
 
 from gateway import telemetry
-from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
 from gateway.errors import jsonrpc_error
 from gateway.fronts import eras
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.server import Front
+from gateway.inflight import Peer
 
 logger = logging.getLogger(__name__)
 
