@@ -1,11 +1,12 @@
 """The tests mirror the source tree both ways (mitmproxy's `filename_matching`):
-`tests/<package>/test_<module>[_<aspect>].py` tests `gateway/<package>/<module>` (`tests/adapters/` tests `adapters/`;
-`tests/<package>/test_<package>.py` tests its `__init__`), and a test folder may mirror one module (`tests/downstreams/relay/`). Every test module names a module,
-and every module of MIRRORED_LINES or more has a test module of its own. Only `tests/system/` holds cases of the whole
-gateway (processes, deployments, acceptance) that no one module owns.
+`tests/<package>/test_<module>[_<aspect>].py` tests `gateway/<package>/<module>` (`tests/adapters/` tests
+`adapters/`; `tests/<package>/test_<package>.py` tests its `__init__`), and a test folder may mirror one module
+(`tests/downstreams/relay/`). Every test module names a module, and every module of MIRRORED_LINES or more has a test
+module of its own. Only `tests/system/` holds cases of the whole gateway (processes, deployments, acceptance) that
+no one module owns.
 
-The tree stays small to read: at most TOP_LEVEL entries in `gateway/` (`ls gateway` answers "where is X"), and at
-most LONG_MODULES modules over LONG_LINES lines."""
+The tree stays small to read: at most TOP_LEVEL entries in `gateway/` (`ls gateway` answers "where is X"), at most
+LONG_MODULES modules over LONG_LINES lines, none over HARD_LINES."""
 
 from pathlib import Path
 
