@@ -17,9 +17,10 @@ from gateway.app.servers import Servers
 from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
-from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
+from gateway.downstreams.supervision import Target
 from gateway.downstreams.url_asks import UrlAsks
 from gateway.errors import GatewayError, describe
 from gateway.fronts import tasks_wire

@@ -25,8 +25,9 @@ from typing import Any, Protocol, Self
 import anyio
 import anyio.abc
 
-from gateway.downstreams.downstream import Downstream, State, Target
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
+from gateway.downstreams.supervision import State, Target
 from gateway.errors import DownstreamError, DownstreamUnavailable
 from gateway.session import Identity
 

@@ -36,7 +36,6 @@ PENDING = {
             "adapters/sse.py",
             "gateway/config/pipeline.py",
             "gateway/config/teams.py",
-            "gateway/downstreams/downstream.py",
             "gateway/errors.py",
             "gateway/fronts/auth/jwks.py",
             "gateway/hosted/server.py",
