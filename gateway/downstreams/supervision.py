@@ -165,10 +165,11 @@ class Supervised(ABC):
                 if self._stopping:
                     break
                 self.last_error = "the connection was lost"
-            except TimeoutError:
-                self.last_error = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
             except Exception as exc:  # noqa: BLE001 -- any failure to connect is retried, never fatal
-                self.last_error = describe(exc)
+                # `fail_after` cancels `tg.start` inside the task group, which hands its TimeoutError on in a group.
+                timed_out = isinstance(exc, ExceptionGroup) and exc.split(TimeoutError)[1] is None
+                late = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
+                self.last_error = late if timed_out else describe(exc)
             # A server that was up stays "restarting" through the backoff, so calls wait for the
             # new connection instead of failing (the next call after a crash must succeed).
             self.state = State.RESTARTING if was_up else State.DOWN

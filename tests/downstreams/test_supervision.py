@@ -2,6 +2,7 @@
 after a crash with the next call served, and closed with calls in flight given their drain time. Real servers: the
 kitchen as a stdio subprocess, or in process behind a real `Client`."""
 
+import sys
 from typing import Any
 
 import anyio
@@ -47,6 +48,15 @@ async def test_a_server_that_cannot_start_is_down_and_a_call_is_told_why_at_once
             assert ds.last_error is not None and "nowhere-mcp" in ds.last_error
             with pytest.raises(DownstreamUnavailable, match=r"'gone' is down .*Last error: .*nowhere-mcp"):
                 await ds.call_tool("echo", {"text": "hi"})
+
+
+async def test_a_server_that_never_answers_its_handshake_is_down_after_connect_timeout_s() -> None:
+    silent = {"transport": "stdio", "command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
+    async with Downstream("mute", lambda: stdio(**silent), connect_timeout_s=0.5, backoff=(30.0, 30.0)) as ds:
+        with anyio.fail_after(20):
+            await ds.settled()
+    assert ds.state is State.DOWN
+    assert ds.last_error == "no handshake within 0.5 s (connect_timeout_s)"
 
 
 async def test_a_crashed_server_is_restarted_and_the_next_call_is_served_by_the_new_process() -> None:
