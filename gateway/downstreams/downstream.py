@@ -64,7 +64,10 @@ class Downstream(Supervised):
     async def _on_message(self, message: Any) -> None:
         kind = changes.kind_of(message)
         if kind is not None:
-            self._on_list_changed(self.name, kind)
+            # A 2026-era server's list changes come on the listen stream `changes.listen` holds (the SDK also hands
+            # each to this handler): reported there once, not twice.
+            if self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                self._on_list_changed(self.name, kind)
         elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
             # A 2026-era server's updates come on the listen streams `subscribe` holds (the SDK also hands
             # each to this handler): relayed there once, not twice.

@@ -14,6 +14,7 @@ from mcp_types import SERVER_INFO_META_KEY
 
 from gateway.downstreams.downstream import Downstream
 from gateway.errors import DownstreamFailed, DownstreamTimeout
+from tests.servers.kitchen import Kitchen
 
 pytestmark = pytest.mark.anyio
 
@@ -92,6 +93,30 @@ async def test_a_connection_pinned_to_2026_discovers_nothing_so_it_lists_every_k
         assert (ds.protocol_version, ds.capabilities) == ("2026-07-28", None)
         with pytest.raises(DownstreamFailed, match="error -32601"):  # asked, since nothing said it was absent
             await ds.list_all("prompts")
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_a_servers_list_change_reaches_the_gateway_once_named_by_server_and_kind(protocol: str) -> None:
+    changed: list[tuple[str, str]] = []
+    heard = anyio.Event()
+
+    def on_list_changed(server: str, kind: str) -> None:
+        changed.append((server, kind))
+        if len(changed) > 3:
+            heard.set()
+
+    kitchen = Kitchen("k", None, 0, [])  # pushes in the handshake era, on a listen stream in 2026
+    async with Downstream("k", lambda: kitchen.server, protocol=protocol, on_list_changed=on_list_changed) as ds:
+        with anyio.fail_after(10):
+            await ds.settled()
+            # On connect: everything it offers may differ from before.
+            assert changed == [("k", "tools"), ("k", "resources"), ("k", "prompts")]
+            assert (ds.protocol_version == "2026-07-28") == (protocol == "auto")
+            await anyio.wait_all_tasks_blocked()  # in process: the 2026 listen stream is open once all wait
+            await ds.call_tool("add_tool", {"name": "more", "quiet": False})
+            await heard.wait()
+            await anyio.wait_all_tasks_blocked()  # a second report of the one change would be in by now
+    assert changed[3:] == [("k", "tools")]
 
 
 async def test_a_notification_to_a_server_that_is_not_connected_is_dropped_not_raised() -> None:
