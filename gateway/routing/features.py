@@ -120,7 +120,7 @@ class Features:
             for _ in range(MAX_ROUNDS):
                 if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
                     break  # a 2026-era client answers the rounds itself and retries through us
-                answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                answers = await self.relay.asking.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
                 if isinstance(answers, str):
                     raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
                 extra["inputResponses"] = {
