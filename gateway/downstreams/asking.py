@@ -33,8 +33,9 @@ class Asking:
     async def ask(self, server: str, peer: Peer, request: Any, timeout_s: float) -> Any:
         """Ask the client of `peer`; its answer, or `ErrorData` that says why not (the client gets a notice)."""
         result_type, capability = _RESULTS[request.method]
-        if (peer.modern and peer.ask_client is None) or getattr(peer.capabilities, capability, None) is None:
-            why = "speaks the 2026-07-28 era, and its call cannot take input rounds" if peer.modern else None
+        no_rounds = peer.modern and peer.ask_client is None
+        if no_rounds or getattr(peer.capabilities, capability, None) is None:
+            why = "speaks the 2026-07-28 era, and its call cannot take input rounds" if no_rounds else None
             why = why or f"did not declare the {capability} capability"
             peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
             return refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")

@@ -5,6 +5,7 @@ over), its answer checked. Sending on a handshake-era client's stream is tests/d
 
 from typing import Any
 
+import anyio
 import mcp.types as types
 import pytest
 
@@ -116,3 +117,25 @@ async def test_an_invalid_answer_gives_the_server_an_error_and_the_client_a_noti
         message="the client answered elicitation/create with an invalid result (1 problems)",
     )
     assert client.notices == ["server 's' asked for elicitation/create; the client's answer was invalid."]
+
+
+async def test_a_2026_client_that_takes_rounds_but_lacks_the_capability_is_told_so_not_blamed_on_its_era() -> None:
+    client = Client(ELICITS, modern=True, answers=[])
+    refused = await Asking(UrlAsks()).ask("s", client.peer, SAMPLING, 5)
+    assert isinstance(refused, types.ErrorData)
+    assert refused.message == (
+        "the calling client did not declare the sampling capability, so the gateway cannot relay sampling/createMessage"
+    )
+    assert client.asked == []
+
+
+async def test_a_servers_rounds_are_answered_in_full_or_not_at_all_saying_which_request_failed() -> None:
+    both = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    client = Client(both, modern=True, answers=[{"action": "decline"}, {"action": "decline"}])
+    asking = Asking(UrlAsks())
+    with anyio.fail_after(5):
+        answered = await asking.answer("s", client.peer, {"a": FORM}, 5)
+        failed = await asking.answer("s", client.peer, {"a": FORM, "b": SAMPLING}, 5)
+    assert answered == {"a": types.ElicitResult(action="decline")}
+    assert isinstance(failed, str)
+    assert failed.startswith("it needed sampling/createMessage, which could not be relayed: the calling client did")
