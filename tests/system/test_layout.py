@@ -40,7 +40,6 @@ PENDING = {
             "gateway/routing/features.py",
             "gateway/store/redis/outputs.py",
             "gateway/think/engine.py",
-            "gateway/think/graph.py",
             "gateway/think/ops.py",
             "gateway/think/runner.py",
             "gateway/think/transitions.py",
