@@ -38,7 +38,6 @@ PENDING = {
             "gateway/hosted/server.py",
             "gateway/middleware/exposure/view.py",
             "gateway/routing/features.py",
-            "gateway/store/redis/outputs.py",
             "gateway/think/engine.py",
             "gateway/think/ops.py",
             "gateway/think/runner.py",
