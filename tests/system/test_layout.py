@@ -32,7 +32,6 @@ PENDING = {
     **dict.fromkeys(
         [
             "adapters/lane.py",
-            "adapters/sse.py",
             "gateway/fronts/auth/jwks.py",
             "gateway/hosted/server.py",
             "gateway/middleware/exposure/view.py",
