@@ -31,7 +31,6 @@ PENDING = {
     # issue 31 (`guards`): written next, one test module each.
     **dict.fromkeys(
         [
-            "adapters/lane.py",
             "gateway/fronts/auth/jwks.py",
             "gateway/hosted/server.py",
             "gateway/middleware/exposure/view.py",
