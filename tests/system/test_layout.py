@@ -32,7 +32,6 @@ PENDING = {
     **dict.fromkeys(
         [
             "gateway/fronts/auth/jwks.py",
-            "gateway/hosted/server.py",
             "gateway/middleware/exposure/view.py",
             "gateway/routing/features.py",
             "gateway/think/engine.py",
