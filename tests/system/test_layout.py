@@ -32,7 +32,6 @@ PENDING = {
     **dict.fromkeys(
         [
             "gateway/fronts/auth/jwks.py",
-            "gateway/routing/features.py",
         ],
         "issue 31: no test module of its own yet",
     ),
