@@ -28,13 +28,6 @@ PENDING = {
     "gateway/middleware/exposure/hook.py": "issue 31: the exposure hook writes the resolved entry on the Call (`door`)",
     # issues 33/36: the page is being reworked by `web`; the views' tests come with that work.
     "gateway/fronts/page/views.py": "issues 33/36: the page's views (`web`)",
-    # issue 31 (`guards`): written next, one test module each.
-    **dict.fromkeys(
-        [
-            "gateway/fronts/auth/jwks.py",
-        ],
-        "issue 31: no test module of its own yet",
-    ),
 }
 
 
