@@ -313,7 +313,7 @@ class Gateway:
             self.usage.bind(tg)
             self.tasks.bind(tg)
             for downstream in self.registry.downstreams.values():
-                await stack.enter_async_context(downstream)
+                await stack.enter_async_context(downstream.running())
             with anyio.move_on_after(self.config.limits.startup_wait_s):
                 async with anyio.create_task_group() as waiting:
                     for downstream in self.registry.downstreams.values():

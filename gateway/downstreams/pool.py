@@ -81,18 +81,20 @@ class Pool:
 
     # -- lifetime --------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
-        self._tg = await anyio.create_task_group().__aenter__()
-        self._tg.start_soon(
-            evict_idle, self.name, self._members, self.idle_s, self._timer, name=f"pool {self.name}: idle eviction"
-        )
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        assert self._tg is not None
-        tg, self._tg = self._tg, None
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(*exc_info)
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """The members and the idle eviction run in a task group of the pool's own for the block; leaving stops
+        every member's process."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(
+                evict_idle, self.name, self._members, self.idle_s, self._timer, name=f"pool {self.name}: idle"
+            )
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
 
     async def settled(self) -> None:
         """Nothing to wait for: members start on their user's first call."""
@@ -174,7 +176,7 @@ class Pool:
 
     async def _run(self, member: Member, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
-            async with member.downstream:
+            async with member.downstream.running():
                 task_status.started()
                 await member.stop.wait()
         finally:

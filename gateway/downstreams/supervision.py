@@ -4,7 +4,8 @@ is (re)starting instead of failing. What is sent over it is `downstream.Downstre
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from enum import StrEnum
 from typing import Any, Self, TypeVar
 
@@ -48,9 +49,8 @@ class State(StrEnum):
 class Supervised(ABC):
     """A downstream server behind one long-lived `mcp.Client`, shared by all client sessions.
 
-    Use as `async with`: entering starts the owner task (which connects, and reconnects with
-    exponential backoff whenever the connection is lost); leaving closes the connection and, for
-    stdio servers, the whole process group.
+    Run as `async with server.running()`: the owner task connects, and reconnects with exponential backoff
+    whenever the connection is lost; leaving closes the connection and, for stdio servers, the process group.
     """
 
     def __init__(
@@ -106,17 +106,18 @@ class Supervised(ABC):
         self._closed = anyio.Event()
         self._owner: anyio.CancelScope | None = None
 
-    async def __aenter__(self) -> Self:
-        self._tg = await anyio.create_task_group().__aenter__()
-        self._tg.start_soon(self._run, name=f"downstream {self.name}")
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        assert self._tg is not None
-        tg, self._tg = self._tg, None
-        self._stopping = True
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(*exc_info)
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """The owner task runs in a task group of this server's own for the block (it connects, and reconnects
+        whenever the connection is lost); leaving closes the connection and a stdio server's process group."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._run, name=f"downstream {self.name}")
+            try:
+                yield self
+            finally:
+                self._tg, self._stopping = None, True
+                tg.cancel_scope.cancel()
 
     async def settled(self) -> None:
         """Wait until the first connection attempt has succeeded or failed."""

@@ -46,7 +46,7 @@ def server(entered: anyio.Event) -> Server[Any]:
 @asynccontextmanager
 async def downstream(protocol: str, **options: Any) -> AsyncIterator[tuple[Downstream, anyio.Event]]:
     entered = anyio.Event()
-    async with Downstream("far", lambda: server(entered), protocol=protocol, **options) as ds:
+    async with Downstream("far", lambda: server(entered), protocol=protocol, **options).running() as ds:
         with anyio.fail_after(10):
             await ds.settled()
         yield ds, entered
@@ -106,7 +106,9 @@ async def test_a_servers_list_change_reaches_the_gateway_once_named_by_server_an
             heard.set()
 
     kitchen = Kitchen("k", None, 0, [])  # pushes in the handshake era, on a listen stream in 2026
-    async with Downstream("k", lambda: kitchen.server, protocol=protocol, on_list_changed=on_list_changed) as ds:
+    async with Downstream(
+        "k", lambda: kitchen.server, protocol=protocol, on_list_changed=on_list_changed
+    ).running() as ds:
         with anyio.fail_after(10):
             await ds.settled()
             # On connect: everything it offers may differ from before.

@@ -15,7 +15,7 @@ from gateway.config import ServerConfig
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.supervision import State, Target
 from gateway.errors import DownstreamFailed, DownstreamUnavailable
-from tests.harness import kitchen, text_of
+from tests.harness import kitchen, pid_alive, text_of, wait_for
 from tests.servers.kitchen import Kitchen
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +29,7 @@ def stdio(**entry: Any) -> Target:
 
 
 async def test_a_server_comes_up_and_serves_calls() -> None:
-    async with Downstream("k", lambda: stdio(**kitchen("k"))) as ds:
+    async with Downstream("k", lambda: stdio(**kitchen("k"))).running() as ds:
         with anyio.fail_after(20):
             await ds.settled()
             assert (ds.state, ds.last_error, ds.restarts) == (State.UP, None, 0)
@@ -41,7 +41,7 @@ async def test_a_server_that_cannot_start_is_down_and_a_call_is_told_why_at_once
     def missing() -> Target:
         raise FileNotFoundError("no such program: nowhere-mcp")
 
-    async with Downstream("gone", missing, backoff=(30.0, 30.0)) as ds:
+    async with Downstream("gone", missing, backoff=(30.0, 30.0)).running() as ds:
         with anyio.fail_after(10):
             await ds.settled()
             assert ds.state is State.DOWN
@@ -52,7 +52,7 @@ async def test_a_server_that_cannot_start_is_down_and_a_call_is_told_why_at_once
 
 async def test_a_server_that_never_answers_its_handshake_is_down_after_connect_timeout_s() -> None:
     silent = {"transport": "stdio", "command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
-    async with Downstream("mute", lambda: stdio(**silent), connect_timeout_s=0.5, backoff=(30.0, 30.0)) as ds:
+    async with Downstream("mute", lambda: stdio(**silent), connect_timeout_s=0.5, backoff=(30.0, 30.0)).running() as ds:
         with anyio.fail_after(20):
             await ds.settled()
     assert ds.state is State.DOWN
@@ -60,7 +60,7 @@ async def test_a_server_that_never_answers_its_handshake_is_down_after_connect_t
 
 
 async def test_a_crashed_server_is_restarted_and_the_next_call_is_served_by_the_new_process() -> None:
-    async with Downstream("k", lambda: stdio(**kitchen("k")), backoff=QUICK) as ds:
+    async with Downstream("k", lambda: stdio(**kitchen("k")), backoff=QUICK).running() as ds:
         with anyio.fail_after(30):
             await ds.settled()
             first = text_of(await ds.call_tool("pid", {}))  # type: ignore[arg-type]
@@ -73,7 +73,7 @@ async def test_a_crashed_server_is_restarted_and_the_next_call_is_served_by_the_
 
 
 async def test_close_lets_a_call_in_flight_finish_within_its_drain_time() -> None:
-    async with Downstream("k", lambda: Kitchen("k", None, 0, []).server) as ds:
+    async with Downstream("k", lambda: Kitchen("k", None, 0, []).server).running() as ds:
         with anyio.fail_after(20):
             await ds.settled()
             results: list[Any] = []
@@ -89,7 +89,7 @@ async def test_close_lets_a_call_in_flight_finish_within_its_drain_time() -> Non
 
 
 async def test_close_cuts_a_call_that_outlasts_the_drain_and_the_caller_is_told() -> None:
-    async with Downstream("k", lambda: stdio(**kitchen("k"))) as ds:
+    async with Downstream("k", lambda: stdio(**kitchen("k"))).running() as ds:
         with anyio.fail_after(20):
             await ds.settled()
             failed: list[Exception] = []
@@ -105,3 +105,15 @@ async def test_close_cuts_a_call_that_outlasts_the_drain_and_the_caller_is_told(
                 await anyio.wait_all_tasks_blocked()
                 await ds.close(drain_s=0.1)
     assert len(failed) == 1 and "'k'" in str(failed[0])
+
+
+async def test_leaving_running_ends_the_server_and_its_whole_process_group() -> None:
+    async with Downstream("k", lambda: stdio(**kitchen("k"))).running() as ds:
+        with anyio.fail_after(20):
+            await ds.settled()
+            server = int(text_of(await ds.call_tool("pid", {})))  # type: ignore[arg-type]
+            grandchild = int(text_of(await ds.call_tool("spawn_child", {})))  # type: ignore[arg-type]
+            assert pid_alive(server) and pid_alive(grandchild)
+    assert ds.state is not State.UP
+    with anyio.fail_after(20):
+        await wait_for(lambda: not pid_alive(server) and not pid_alive(grandchild), what="the process group to end")

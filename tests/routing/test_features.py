@@ -31,7 +31,7 @@ WHO: tuple[Identity, dict[str, str]] = (ANONYMOUS, {})
 @asynccontextmanager
 async def features(server: Any) -> AsyncIterator[tuple[Features, Relay]]:
     relay = Relay(logger_name=lambda server, name: server)
-    async with Downstream("c", lambda: server, protocol="legacy") as ds:
+    async with Downstream("c", lambda: server, protocol="legacy").running() as ds:
         with anyio.fail_after(10):
             await ds.settled()
         yield Features({"c": ds}, Uris(["c"]), relay), relay
