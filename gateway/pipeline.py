@@ -26,9 +26,8 @@ from typing import Any, ClassVar, Protocol
 
 import mcp.types as types
 
-from gateway.downstreams.inflight import InFlight
-from gateway.downstreams.peer import Peer
 from gateway.errors import GatewayError
+from gateway.inflight import InFlight, Peer
 from gateway.results import Hint, result_bytes
 from gateway.sdk import JsonObject, ProgressFn
 from gateway.session import Session

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.downstreams.downstream import Target
+from gateway.downstreams.supervision import Target
 from gateway.errors import GatewayError
 from gateway.pipeline import Call
 from gateway.session import Session

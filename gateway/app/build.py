@@ -11,9 +11,10 @@ from functools import partial
 from typing import Any
 
 from gateway.config import GatewayConfig
-from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
+from gateway.downstreams.supervision import Target
 from gateway.downstreams.url_asks import UrlAsks
 from gateway.errors import GatewayError
 from gateway.fronts.auth.callers import Callers

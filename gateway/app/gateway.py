@@ -16,8 +16,9 @@ from gateway.app.servers import Servers
 from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
-from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
+from gateway.downstreams.supervision import Target
 from gateway.errors import GatewayError, describe
 from gateway.fronts import eras, tasks_wire
 from gateway.fronts.server import Front
@@ -278,7 +279,7 @@ class Gateway:
             for service in (self.front.notify, self.front.rounds, self.usage, self.tasks):
                 await stack.enter_async_context(service.running())  # each owns its task group
             for downstream in self.registry.downstreams.values():
-                await stack.enter_async_context(downstream)
+                await stack.enter_async_context(downstream.running())
             with anyio.move_on_after(self.config.limits.startup_wait_s):
                 async with anyio.create_task_group() as waiting:
                     for downstream in self.registry.downstreams.values():

@@ -196,7 +196,7 @@ class Reloader:
             for name in [*report.added, *report.restarted]:
                 made = self._make(name, new[name])
                 assert isinstance(made, Downstream)  # pooled servers were set aside above
-                fresh_servers.append((name, await stack.enter_async_context(made)))  # starts it
+                fresh_servers.append((name, await stack.enter_async_context(made.running())))  # starts it
             async with anyio.create_task_group() as waiting:  # each takes calls as soon as it is up
                 for name, made in fresh_servers:
                     waiting.start_soon(self._swap_in, name, made, new[name], report, started)

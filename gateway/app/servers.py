@@ -16,10 +16,11 @@ import adapters
 from gateway.config import ServerConfig, StdioServerConfig
 from gateway.config.bundled import envs_home
 from gateway.downstreams import secrets as user_secrets
-from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.envs import Env
 from gateway.downstreams.pool import ListChangedFor, Pool
 from gateway.downstreams.relay import Relay
+from gateway.downstreams.supervision import Target
 
 
 class Servers:

@@ -4,7 +4,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from gateway.config.sections import ThinkConfig
-from gateway.downstreams.downstream import Target
+from gateway.downstreams.supervision import Target
 from gateway.hosted.prompts import PromptLibrary
 from gateway.routing.catalog import Catalog
 from gateway.routing.rename import reference

@@ -1,257 +1,39 @@
-"""One supervised downstream MCP server: connect, watch, restart with backoff, timeouts, error mapping."""
+"""One supervised downstream MCP server, as the gateway calls it: requests with the server's timeout, tool calls
+(through the lane, the session or the server's tasks), listings read entry by entry, resource subscriptions, and
+every failure mapped to a `DownstreamError` by what happened. The connection they travel is kept up by
+`supervision.Supervised`."""
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
-from typing import Any, Self, TypeVar
+from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError
-from mcp.client import advertise
-from mcp.server import Server
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import SERVER_INFO_META_KEY
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from adapters.lane import Lane
-from adapters.link import Connector, opened
-from adapters.streams import watched
-from gateway import __version__, sdk
+from gateway import sdk
 from gateway.downstreams import changes, listing, tasks
-from gateway.downstreams.callers import SessionCaller, ToolCaller, caller_for
+from gateway.downstreams.callers import SessionCaller
 from gateway.downstreams.deadline import Deadline
-from gateway.downstreams.inflight import InFlight
-from gateway.downstreams.subscriptions import Subscriptions
-from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, describe, from_downstream
+from gateway.downstreams.supervision import MODES, R, State, Supervised
+from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, from_downstream
 from gateway.sdk import ProgressFn
 
 logger = logging.getLogger(__name__)
-MCP_APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})
-"""MCP Apps, declared to every server: the gateway relays them whole (gateway.routing.apps), and a server SHOULD list
-its UI tools only to a client that declares them; a client that renders no UI gets the text every such tool returns."""
-
-Target = Connector | Server[Any]
-ListChanged = Callable[[str, str], None]
-"""Called with (server, kind) where kind is "tools", "resources" or "prompts"."""
-
-R = TypeVar("R", bound=BaseModel)
-_MODES: dict[str, str] = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
 
 
-class State(StrEnum):
-    STARTING = "starting"
-    UP = "up"
-    RESTARTING = "restarting"
-    DOWN = "down"
-    IDLE = "idle"
-    """A per-user server (`downstreams.pool`) with no user's process running: the next call starts one."""
-
-
-class Downstream:
-    """A downstream server behind one long-lived `mcp.Client`, shared by all client sessions.
-
-    Use as `async with`: entering starts the owner task (which connects, and reconnects with
-    exponential backoff whenever the connection is lost); leaving closes the connection and, for
-    stdio servers, the whole process group.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        target: Callable[[], Target],
-        *,
-        protocol: str = "auto",
-        timeout_s: float = 60.0,
-        max_timeout_s: float | None = None,
-        connect_timeout_s: float = 30.0,
-        on_list_changed: ListChanged | None = None,
-        backoff: tuple[float, float] = (0.1, 30.0),
-        callbacks: Mapping[str, Any] | None = None,
-        on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
-        on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
-        prepare: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        self.name = name
-        self.timeout_s = timeout_s
-        self.max_timeout_s = max_timeout_s
-        self.state = State.STARTING
-        self.last_error: str | None = None
-        self.restarts = 0
-        self.protocol_version: str | None = None
-        self.problems: dict[str, list[str]] = {}
-        """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
-        self.task_only: frozenset[str] = frozenset()  # tools its last listing runs only as tasks: `TaskCaller`
-        self.hosted = False
-        """An in-process server (Think, `gateway.*`): the forward tells it whose call it is (`OWNER_META_KEY`)."""
-        self._target, self._prepare = target, prepare
-        self._mode = _MODES[protocol]
-        self._connect_timeout_s = connect_timeout_s
-        self._on_list_changed = on_list_changed or (lambda server, kind: None)
-        self._backoff = backoff
-        # The relay's sampling, elicitation, roots and logging callbacks (DESIGN §15).
-        self._callbacks = dict(callbacks or {})
-        self._on_resource_updated = on_resource_updated
-        self._on_elicitation_complete = on_elicitation_complete
-        self._subscriptions = Subscriptions(name, on_resource_updated)
-        self._client: Client | None = None
-        self._caller: ToolCaller | None = None
-        self._lane: Lane | None = None
-        self._lost = anyio.Event()
-        # Set, then replaced, whenever a connection attempt ends (up or failed): calls wait on it.
-        self._attempt = anyio.Event()
-        self._settled = anyio.Event()
-        # Nothing here may need a running event loop: the HTTP front builds the gateway before uvicorn starts one.
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._stopping = False
-        self._calls = InFlight()
-        """Calls in flight, so `close` can let them finish."""
-        self._closed = anyio.Event()
-        self._owner: anyio.CancelScope | None = None
-
-    async def __aenter__(self) -> Self:
-        self._tg = await anyio.create_task_group().__aenter__()
-        self._tg.start_soon(self._run, name=f"downstream {self.name}")
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        assert self._tg is not None
-        tg, self._tg = self._tg, None
-        self._stopping = True
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(*exc_info)
-
-    async def settled(self) -> None:
-        """Wait until the first connection attempt has succeeded or failed."""
-        await self._settled.wait()
-
-    async def close(self, *, drain_s: float) -> None:
-        """Stop this server now (a reload dropped or replaced it): calls in flight get up to `drain_s` to finish,
-        then the connection (and a stdio server's process group) is closed. `async with`'s exit still runs later."""
-        with anyio.move_on_after(drain_s):
-            await self._calls.idle()
-        self._stopping = True
-        # The owner task's own scope: the task group's would also cancel whatever task entered it.
-        if self._owner is not None:
-            self._owner.cancel()
-        if self._tg is not None:
-            await self._closed.wait()
-
-    # -- the owner task ------------------------------------------------------------------------
-
-    def _attempt_ended(self) -> None:
-        self._settled.set()
-        self._attempt.set()
-        self._attempt = anyio.Event()
-
-    async def _run(self) -> None:
-        try:
-            with anyio.CancelScope() as self._owner:
-                await self._supervise()
-        finally:
-            self._closed.set()
-
-    async def _supervise(self) -> None:
-        delay = self._backoff[0]
-        while not self._stopping:
-            self._lost = anyio.Event()
-            was_up = False
-            try:
-                if self._prepare is not None:  # a `package:` server's environment: installs outlast connect_timeout_s
-                    await self._prepare()
-                async with anyio.create_task_group() as tg:
-                    with anyio.fail_after(self._connect_timeout_s):
-                        await tg.start(self._hold)
-                    was_up, delay = True, self._backoff[0]
-                    await self._lost.wait()
-                    tg.cancel_scope.cancel()
-                if self._stopping:
-                    break
-                self.last_error = "the connection was lost"
-            except TimeoutError:
-                self.last_error = f"no handshake within {self._connect_timeout_s:g} s (connect_timeout_s)"
-            except Exception as exc:  # noqa: BLE001 -- any failure to connect is retried, never fatal
-                self.last_error = describe(exc)
-            # A server that was up stays "restarting" through the backoff, so calls wait for the
-            # new connection instead of failing (the next call after a crash must succeed).
-            self.state = State.RESTARTING if was_up else State.DOWN
-            if not was_up:
-                self._attempt_ended()
-            logger.warning("server %s is %s: %s; retrying in %.1f s", self.name, self.state, self.last_error, delay)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, self._backoff[1])
-            self.restarts += 1
-            self.state = State.RESTARTING
-
-    async def _hold(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        target = self._target()
-        if isinstance(target, Server):
-            self.hosted = True
-            await self._serve(Client(target, **self._client_options()), None, task_status)
-            return
-        async with watched(target, self._lost) as link:
-            await self._serve(Client(opened(link.streams), **self._client_options()), link.lane, task_status)
-
-    def _client_options(self) -> dict[str, Any]:
-        return {
-            "mode": self._mode,
-            "cache": None,
-            "message_handler": self._on_message,
-            "client_info": types.Implementation(name="mcp-gateway", version=__version__),
-            "extensions": [MCP_APPS],
-            **self._callbacks,
-        }
-
-    async def _serve(self, client: Client, lane: Lane | None, task_status: anyio.abc.TaskStatus[None]) -> None:
-        try:
-            async with client:
-                self._client = client
-                sdk.offer_per_request(client.session)  # a 2026-era call declares what its client can answer
-                modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-                caller = caller_for(client.session, lane, modern=modern)
-                # A 2026-era connection's calls: one the server makes a task is followed to its end (`tasks`).
-                self._caller = tasks.ModernTasks(caller, client.session) if modern else caller
-                self._lane = lane
-                self.protocol_version = client.protocol_version
-                self.state = State.UP
-                self.last_error = None
-                # Before calls waiting for this connection go on: an update they cause reaches the subscribers.
-                # Bounded well inside the connect timeout (a slow subscription must not fail the connection).
-                with anyio.move_on_after(min(self.timeout_s, self._connect_timeout_s / 2)):
-                    await self._subscriptions.renew(client, self.request, self._tg)
-                self._attempt_ended()
-                logger.info("server %s is up (%s)", self.name, client.protocol_version)
-                task_status.started()
-                for kind in ("tools", "resources", "prompts"):  # what it offers may differ from before
-                    self._on_list_changed(self.name, kind)
-                if client.protocol_version == "2026-07-28":
-                    await changes.listen(client, self.name, self._on_list_changed)
-                await anyio.sleep_forever()
-        finally:
-            self._client = None
-            self._caller = None
-            self._lane = None
-            if self.state is State.UP:
-                self.state = State.RESTARTING  # never "up" without a client: calls would fail, not wait
-
-    async def _on_message(self, message: Any) -> None:
-        kind = changes.kind_of(message)
-        if kind is not None:
-            self._on_list_changed(self.name, kind)
-        elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
-            # A 2026-era server's updates come on the listen streams `subscribe` holds (the SDK also hands
-            # each to this handler): relayed there once, not twice.
-            if self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-                await self._on_resource_updated(self.name, message.params.uri)
-        elif isinstance(message, types.ElicitCompleteNotification) and self._on_elicitation_complete is not None:
-            await self._on_elicitation_complete(self.name, message.params.elicitation_id)
+class Downstream(Supervised):
+    """A downstream server and the requests sent to it; its connection is `Supervised`'s."""
 
     @property
     def capabilities(self) -> types.ServerCapabilities | None:
         """What the server declared on its current connection (None while not connected, or unknown: pinned
         to 2026-07-28 without a discovery)."""
-        if self._client is None or self._mode == _MODES["modern"]:
+        if self._client is None or self._mode == MODES["modern"]:
             return None
         return self._client.server_capabilities
 
@@ -278,6 +60,21 @@ class Downstream:
         client = self._client
         if client is not None:
             await client.session.send_notification(notification)
+
+    async def _on_message(self, message: Any) -> None:
+        kind = changes.kind_of(message)
+        if kind is not None:
+            # A 2026-era server's list changes come on the listen stream `changes.listen` holds (the SDK also hands
+            # each to this handler): reported there once, not twice.
+            if self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                self._on_list_changed(self.name, kind)
+        elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
+            # A 2026-era server's updates come on the listen streams `subscribe` holds (the SDK also hands
+            # each to this handler): relayed there once, not twice.
+            if self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await self._on_resource_updated(self.name, message.params.uri)
+        elif isinstance(message, types.ElicitCompleteNotification) and self._on_elicitation_complete is not None:
+            await self._on_elicitation_complete(self.name, message.params.elicitation_id)
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -361,7 +158,7 @@ class Downstream:
         client, session = await self._session()
         capability, request_type = _LISTS[kind]
         # A connection pinned to 2026-07-28 (`protocol: modern`) discovers nothing: its capabilities read empty.
-        known = self._mode != _MODES["modern"]
+        known = self._mode != MODES["modern"]
         if known and getattr(client.server_capabilities, capability) is None:
             return []
         items: list[Any] = []

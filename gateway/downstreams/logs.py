@@ -22,8 +22,8 @@ from typing import Any
 
 import mcp.types as types
 
-from gateway.downstreams.peer import LEVELS, Peer, passes, quietly, standalone
 from gateway.downstreams.throttle import Throttle
+from gateway.inflight import LEVELS, Peer, passes, quietly, standalone
 
 TRAILING_S = 2.0
 """How long after a call ends a server's log with no call in flight still counts as that call's."""

@@ -2,7 +2,7 @@
 per identity and set of secrets, so every user acts upstream as themselves.
 
 Each member is an ordinary `Downstream` (same supervision, restart, timeouts, process-group cleanup), run
-in a task of the pool's own. The pool caps members at `max_processes` (making room by stopping the least
+in a task of the pool's own. The pool caps members at `max_processes` (`members`: making room by stopping the least
 recently used idle one; when all are busy the call is refused with a clear error) and stops members idle
 for `idle_s`. A user whose secrets change (a new header value) gets a new member; the old one idles out.
 Tools are listed from the oldest member that is up (one server's software lists the same tools for all), only its
@@ -18,16 +18,17 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, Self
 
 import anyio
 import anyio.abc
 
-from gateway.downstreams.downstream import Downstream, State, Target
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.members import Member, evict_idle, make_room
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
-from gateway.errors import DownstreamError, DownstreamUnavailable
+from gateway.downstreams.supervision import State, Target
+from gateway.errors import DownstreamUnavailable
 from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
@@ -37,26 +38,6 @@ class ListChangedFor(Protocol):
     """`ListChanged`, with the key of the identity whose own listing changed (None: everyone's, e.g. tools)."""
 
     def __call__(self, server: str, kind: str, audience: str | None = None) -> None: ...
-
-
-class PoolFull(DownstreamError):
-    def __init__(self, server: str, limit: int) -> None:
-        super().__init__(
-            server,
-            f"Server {server!r} already runs its {limit} per-user processes (pool.max_processes) and all are "
-            f"busy; retry shortly, or ask the administrator to raise servers.{server}.pool.max_processes.",
-        )
-
-
-@dataclass(eq=False)
-class _Member:
-    key: str
-    identity: str
-    """The key of the identity whose process it is."""
-    downstream: Downstream
-    last_used: float
-    busy: int = 0
-    stop: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Pool:
@@ -94,22 +75,26 @@ class Pool:
         self._make_target = make_target
         self._on_list_changed: ListChangedFor = on_list_changed or (lambda server, kind, audience=None: None)
         self._timer = timer
-        self._members: dict[str, _Member] = {}
+        self._members: dict[str, Member] = {}
         self._lock = anyio.Lock()
         self._tg: anyio.abc.TaskGroup | None = None
 
     # -- lifetime --------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
-        self._tg = await anyio.create_task_group().__aenter__()
-        self._tg.start_soon(self._evict_idle, name=f"pool {self.name}: idle eviction")
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        assert self._tg is not None
-        tg, self._tg = self._tg, None
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(*exc_info)
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """The members and the idle eviction run in a task group of the pool's own for the block; leaving stops
+        every member's process."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(
+                evict_idle, self.name, self._members, self.idle_s, self._timer, name=f"pool {self.name}: idle"
+            )
+            try:
+                yield self
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
 
     async def settled(self) -> None:
         """Nothing to wait for: members start on their user's first call."""
@@ -158,11 +143,11 @@ class Pool:
             member.busy -= 1
             member.last_used = self._timer()
 
-    async def _member(self, key: str, identity: Identity, values: dict[str, str]) -> _Member:
+    async def _member(self, key: str, identity: Identity, values: dict[str, str]) -> Member:
         async with self._lock:  # two first calls of one user start one process
             member = self._members.get(key)
             if member is None:
-                self._make_room()
+                make_room(self.name, self._members, self.max_processes)
                 settings = expand(self.settings, values)
                 # The name routes what the process asks and logs (the relay's calls in flight are by server name):
                 # two identities may share a display name, so the owner digest tells them apart.
@@ -182,42 +167,22 @@ class Pool:
                     prepare=self._prepare,
                 )
                 downstream.task_only = self.task_only  # its own listing is never asked for (`list_all`)
-                member = self._members[key] = _Member(key, identity.key, downstream, self._timer())
+                member = self._members[key] = Member(key, identity.key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
                 await self._tg.start(self._run, member)
                 self.started += 1
             member.last_used = self._timer()
             return member
 
-    async def _run(self, member: _Member, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    async def _run(self, member: Member, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
-            async with member.downstream:
+            async with member.downstream.running():
                 task_status.started()
                 await member.stop.wait()
         finally:
             if self._members.get(member.key) is member:
                 del self._members[member.key]
             logger.info("server %s: stopped %s", self.name, member.downstream.name)
-
-    def _make_room(self) -> None:
-        if len(self._members) < self.max_processes:
-            return
-        idle = [m for m in self._members.values() if m.busy == 0 and not m.stop.is_set()]
-        if not idle:
-            raise PoolFull(self.name, self.max_processes)
-        oldest = min(idle, key=lambda m: m.last_used)
-        del self._members[oldest.key]  # at once: the new member takes its place
-        oldest.stop.set()
-
-    async def _evict_idle(self) -> None:
-        while True:
-            await anyio.sleep(min(self.idle_s / 4, 30.0))
-            now = self._timer()
-            for member in list(self._members.values()):
-                # A process whose user subscribed to its resources is in use (made room for only under pressure).
-                if member.busy == 0 and now - member.last_used >= self.idle_s and not member.downstream.watching:
-                    logger.info("server %s: %s idle for %.0f s", self.name, member.downstream.name, self.idle_s)
-                    member.stop.set()
 
     def release(self, identity: str, uri: str) -> None:
         """That identity's sessions no longer watch `uri`: its running processes leave it (none is started for it)."""
@@ -231,7 +196,7 @@ class Pool:
 
     # -- listings --------------------------------------------------------------------------------
 
-    def _lister(self) -> _Member | None:
+    def _lister(self) -> Member | None:
         return next((m for m in self._members.values() if m.downstream.state is State.UP), None)
 
     def _changed(self, key: str, identity: str, kind: str) -> None:

@@ -9,8 +9,8 @@ each: the client's request-scoped session, its request id, its capabilities):
   call's own channel (`related_request_id`), bounded by the server's `timeout_s`. With calls of
   several sessions in flight it cannot be told apart, so the downstream gets an error saying so
   (2026-era downstreams have no such gap: their input-required results come back in the call's
-  own answer, see `answer`). A client that lacks the capability, answers garbage or errs gives
-  the downstream a clear error and the client a notice on its tool result; nothing hangs.
+  own answer, see `asking.answer`). A client that lacks the capability, answers garbage or errs gives
+  the downstream a clear error and the client a notice on its tool result; nothing hangs (`asking`).
 * `notifications/message` goes to the sessions with a call in flight on that server, by the rules and at the
   pace of `logs.py`.
 * `notifications/resources/updated` goes only to the sessions subscribed to that URI (of a per-user server's
@@ -22,28 +22,19 @@ each: the client's request-scoped session, its request id, its capabilities):
 """
 
 import time
-import uuid
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import mcp.types as types
-from mcp import MCPError
 from mcp.client.session import ClientRequestContext
-from mcp.shared.message import ServerMessageMetadata
-from pydantic import ValidationError
 
+from gateway.downstreams.asking import Asking, refusal
 from gateway.downstreams.logs import Logs
-from gateway.downstreams.peer import Peer, elicitation_modes, quietly, standalone
-from gateway.downstreams.url_asks import UrlAsks, url_refusal
-
-_RESULTS: dict[str, tuple[Any, str]] = {
-    "sampling/createMessage": (types.CreateMessageResult, "sampling"),
-    "elicitation/create": (types.ElicitResult, "elicitation"),
-    "roots/list": (types.ListRootsResult, "roots"),
-}
+from gateway.downstreams.url_asks import UrlAsks
+from gateway.inflight import Peer, quietly, standalone
 
 
 class Relay:
@@ -64,6 +55,8 @@ class Relay:
         subscribed to it."""
         self.url_asks = url_asks if url_asks is not None else UrlAsks()  # (an empty one is falsy)
         """Whom each URL-mode elicitation asked: its completion goes there."""
+        self.asking = Asking(self.url_asks)
+        """How a downstream's request is put to one client, and what the server is told when it cannot be."""
         self.sole = False
         """True behind the stdio front: its one client is "the client" even when no call is in flight."""
 
@@ -175,17 +168,17 @@ class Relay:
     async def _pushed(self, server: str, request: Any, timeout_s: float) -> Any:
         peers = {peer.key: peer for peer in self._inflight.get(server, [])}
         if not peers:
-            return _refusal(
+            return refusal(
                 f"the gateway has no client call in flight on server {server!r}, so there is no client to ask "
                 f"for {request.method}; ask only while handling a request"
             )
         if len(peers) > 1:
-            return _refusal(
+            return refusal(
                 f"calls of {len(peers)} client sessions are in flight on server {server!r}, and a handshake-era "
                 f"{request.method} does not say which one it is for; connect the server with protocol: modern "
                 "(its input requests then travel in the call's own answer) or retry"
             )
-        return await self.ask(server, next(iter(peers.values())), request, timeout_s)
+        return await self.asking.ask(server, next(iter(peers.values())), request, timeout_s)
 
     async def _roots_outside(self, server: str, timeout_s: float, configured: list[types.Root]) -> Any:
         """`roots/list` with no call in flight (servers ask at start): behind the stdio front its one client, when it
@@ -194,66 +187,12 @@ class Relay:
         for key, connection in self.connected()[:1] if self.sole else []:
             caps = connection.client_capabilities
             if caps is not None and caps.roots is not None:
-                answer = await self.ask(
+                answer = await self.asking.ask(
                     server, Peer(key, connection, None, caps, False), types.ListRootsRequest(), timeout_s
                 )
                 if isinstance(answer, types.ListRootsResult):
                     return answer
         return types.ListRootsResult(roots=configured)
-
-    async def ask(self, server: str, peer: Peer, request: Any, timeout_s: float) -> Any:
-        """Ask the client of `peer`; its answer, or `ErrorData` that says why not (the client gets a notice)."""
-        result_type, capability = _RESULTS[request.method]
-        if (peer.modern and peer.ask_client is None) or getattr(peer.capabilities, capability, None) is None:
-            why = "speaks the 2026-07-28 era, and its call cannot take input rounds" if peer.modern else None
-            why = why or f"did not declare the {capability} capability"
-            peer.notices.append(f"server {server!r} asked for {request.method}, but this client {why}.")
-            return _refusal(f"the calling client {why}, so the gateway cannot relay {request.method}")
-        mode = _elicitation_mode(request)
-        if mode is not None and mode not in elicitation_modes(peer.capabilities):
-            why = f"declared elicitation without {mode} mode"
-            peer.notices.append(f"server {server!r} asked for a {mode}-mode elicitation, but this client {why}.")
-            return _refusal(f"the calling client {why}, so the gateway cannot relay this elicitation")
-        unsafe = url_refusal(request)
-        if unsafe is not None:
-            peer.notices.append(f"server {server!r} asked this client to open a URL; the gateway refused: {unsafe}.")
-            return _refusal(f"the gateway does not relay this URL-mode elicitation: {unsafe}", types.INVALID_PARAMS)
-        request = self._url_elicitation(server, peer, request)
-        try:
-            if peer.ask_client is not None:  # a 2026-era client: asked in an input-required result of its call
-                answer = result_type.model_validate(await peer.ask_client(request, timeout_s))
-            elif peer.request_id is None:  # a lane's call: ask on the connection's standalone stream
-                answer = await peer.session.send_request(request, opts={"timeout": timeout_s})
-            else:
-                answer = await peer.session.send_request(
-                    request,
-                    result_type,
-                    request_read_timeout_seconds=timeout_s,
-                    metadata=ServerMessageMetadata(related_request_id=peer.request_id),
-                )
-            return answer if mode != "url" else _action_only(answer)
-        except MCPError as exc:
-            peer.notices.append(f"server {server!r} asked for {request.method}; the client answered: {exc.message}")
-            return exc.error
-        except ValidationError as exc:
-            peer.notices.append(f"server {server!r} asked for {request.method}; the client's answer was invalid.")
-            return _refusal(
-                f"the client answered {request.method} with an invalid result ({exc.error_count()} problems)",
-                types.INVALID_PARAMS,
-            )
-
-    def _url_elicitation(self, server: str, peer: Peer, request: Any) -> Any:
-        """Remember whom a URL-mode elicitation asked; give it the id a 2025-11-25 client requires (a 2026-era
-        server names none)."""
-        params = request.params
-        if not isinstance(params, types.ElicitRequestURLParams):
-            return request
-        ident = params.elicitation_id
-        if ident is None:
-            ident = f"gateway-{uuid.uuid4().hex}"
-            request = request.model_copy(update={"params": params.model_copy(update={"elicitation_id": ident})})
-        self.url_asks.remember(server, ident, peer.key)
-        return request
 
     async def elicitation_complete(self, server: str, elicitation_id: str) -> None:
         """A downstream finished a URL-mode elicitation: tell the session it asked (its call may be over)."""
@@ -271,18 +210,6 @@ class Relay:
         if connection is not None:
             await quietly(standalone, connection, done)
 
-    async def answer(
-        self, server: str, peer: Peer, requests: Mapping[str, Any], timeout_s: float
-    ) -> dict[str, Any] | str:
-        """Answers to a 2026-era downstream's input requests from a handshake-era client; else why not."""
-        answers: dict[str, Any] = {}
-        for key, request in requests.items():
-            answer = await self.ask(server, peer, request, timeout_s)
-            if isinstance(answer, types.ErrorData):
-                return f"it needed {request.method}, which could not be relayed: {answer.message}"
-            answers[key] = answer
-        return answers
-
     # -- notifications from a downstream --------------------------------------------------------
 
     async def updated(self, exposed_uri: str, audience: str | None = None) -> None:
@@ -292,22 +219,3 @@ class Relay:
             session = self._connections.get(key)
             if session is not None:
                 await quietly(session.send_resource_updated, exposed_uri)
-
-
-def _elicitation_mode(request: Any) -> str | None:
-    if not isinstance(request, types.ElicitRequest):
-        return None
-    return "url" if isinstance(request.params, types.ElicitRequestURLParams) else "form"
-
-
-def _action_only(answer: Any) -> Any:
-    """A URL-mode elicitation's answer as passed on: its action, nothing else. What the user gives there goes to
-    the URL's page, never through the client or the gateway (2026-07-28 client/elicitation); a client that sends
-    content anyway (what it scraped, or its own credentials) does not have it forwarded."""
-    if isinstance(answer, types.ElicitResult):
-        return types.ElicitResult(action=answer.action)
-    return {"action": answer.get("action")} if isinstance(answer, dict) else answer
-
-
-def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
-    return types.ErrorData(code=code, message=message)

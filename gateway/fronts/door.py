@@ -16,10 +16,10 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY
 from pydantic import ValidationError
 
-from gateway.downstreams.peer import Peer, offered
 from gateway.downstreams.relay import Relay
 from gateway.fronts import tasks_offer
 from gateway.fronts.auth.callers import Caller
+from gateway.inflight import Peer, offered
 from gateway.pipeline import Call
 from gateway.sdk import ProgressFn
 from gateway.session import SessionStore

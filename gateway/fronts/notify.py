@@ -13,9 +13,9 @@ import anyio
 import anyio.abc
 from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
-from gateway.downstreams.peer import DELIVERY_S
 from gateway.downstreams.relay import Relay
 from gateway.fronts.audience import AudienceBus
+from gateway.inflight import DELIVERY_S
 
 logger = logging.getLogger(__name__)
 

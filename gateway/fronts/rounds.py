@@ -25,7 +25,7 @@ import anyio.abc
 import mcp.types as types
 from mcp import MCPError
 
-from gateway.downstreams.peer import Peer
+from gateway.inflight import Peer
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ import mcp.types as types
 from mcp import MCPError
 
 from gateway import __version__, sdk, telemetry
-from gateway.downstreams.peer import offerable
 from gateway.errors import to_mcp_error
 from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
@@ -20,6 +19,7 @@ from gateway.fronts.door import Door
 from gateway.fronts.freshness import Freshness
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
+from gateway.inflight import offerable
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Denial
 from gateway.pipeline import Call, Pipeline

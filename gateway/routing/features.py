@@ -1,7 +1,5 @@
-"""The forwards beyond listing and reading: tool calls with their relay, completion, subscriptions, log level.
-
-Each maps the client's exposed names back to the owning server's own before forwarding (DESIGN §15).
-"""
+"""The forwards beyond listing and reading: tool calls with their relay, completion, subscriptions, log level. Each
+maps the client's exposed names back to the owning server's own before forwarding (DESIGN §15)."""
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -16,11 +14,11 @@ from pydantic import TypeAdapter
 
 from gateway import sdk
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.peer import offerable
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import url_refusal
 from gateway.errors import DownstreamError, DownstreamFailed, RequestRejected
+from gateway.inflight import offerable
 from gateway.pipeline import Call
 from gateway.routing import apps
 from gateway.routing.uris import Uris
@@ -124,7 +122,7 @@ class Features:
             for _ in range(MAX_ROUNDS):
                 if not isinstance(result, types.InputRequiredResult) or peer is None or peer.modern:
                     break  # a 2026-era client answers the rounds itself and retries through us
-                answers = await self.relay.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
+                answers = await self.relay.asking.answer(ds.name, peer, result.input_requests or {}, ds.timeout_s)
                 if isinstance(answers, str):
                     raise DownstreamFailed(ds.name, f"{what} could not finish: {answers}")
                 extra["inputResponses"] = {
@@ -231,8 +229,7 @@ class Features:
 
 
 def unconverged(what: str, result: types.InputRequiredResult, answered: dict[str, Any]) -> str:
-    """Why a call's input rounds did not converge: what the server asked last and what the client answered before
-    it (kinds and keys, never the answers themselves: they may hold what the user typed)."""
+    """Why a call's input rounds did not converge: the server's last asks, the answers by kind (never content)."""
     asked = ", ".join(f"{key}: {request.method}" for key, request in (result.input_requests or {}).items())
     gave = ", ".join(f"{key}: {_kind(answer)}" for key, answer in answered.items()) or "nothing"
     return (
@@ -244,11 +241,9 @@ def unconverged(what: str, result: types.InputRequiredResult, answered: dict[str
 
 def _kind(answer: Any) -> str:
     """An answer told by its shape: an elicitation's action, a sampled message's model, roots by count."""
-    if isinstance(answer, dict):
-        if "action" in answer:
-            return f"elicitation {answer['action']}"
-        if "roots" in answer:
-            return f"{len(answer['roots'])} root(s)"
-        if "model" in answer:
-            return f"a message from {answer['model']}"
-    return "an answer"
+    shape = answer if isinstance(answer, dict) else {}
+    if "action" in shape:
+        return f"elicitation {shape['action']}"
+    if "roots" in shape:
+        return f"{len(shape['roots'])} root(s)"
+    return f"a message from {shape['model']}" if "model" in shape else "an answer"

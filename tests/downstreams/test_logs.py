@@ -9,7 +9,7 @@ import anyio
 import mcp.types as types
 import pytest
 
-from gateway.downstreams import peer
+from gateway import inflight
 from gateway.downstreams.logs import Logs
 from gateway.downstreams.relay import Relay
 
@@ -55,7 +55,7 @@ class Stalled(Connection):
 async def test_a_client_that_stopped_reading_holds_up_neither_the_server_nor_the_other_sessions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(peer, "DELIVERY_S", 0.2)
+    monkeypatch.setattr(inflight, "DELIVERY_S", 0.2)
     relay = Relay(logger_name=lambda server, logger: server)
     stalled, other = Stalled(), Recording()
     for key, connection in (("stalled|1", stalled), ("other|1", other)):

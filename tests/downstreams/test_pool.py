@@ -192,7 +192,7 @@ async def test_two_identities_with_one_display_name_get_processes_named_apart() 
     )("h", config)
     assert isinstance(pool, Pool)
     first, second = (Identity("alice", "jwt", subject, "https://idp.test") for subject in ("s-1", "s-2"))
-    async with pool:
+    async with pool.running():
         with anyio.fail_after(60):
             async with pool.lease(first, {"USER_TOKEN": "a"}) as one, pool.lease(second, {"USER_TOKEN": "b"}) as two:
                 names = (one.name, two.name)

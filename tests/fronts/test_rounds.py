@@ -10,8 +10,8 @@ import mcp.types as types
 import pytest
 from mcp import MCPError
 
-from gateway.downstreams.peer import Peer
 from gateway.fronts.rounds import PREFIX, Rounds
+from gateway.inflight import Peer
 
 pytestmark = pytest.mark.anyio
 

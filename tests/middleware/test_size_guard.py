@@ -19,7 +19,7 @@ from mcp.server import Server, ServerRequestContext
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.downstreams.downstream import Target
+from gateway.downstreams.supervision import Target
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.size_guard import PreviewStrategy, SizeGuard, preview
 from gateway.pipeline import Call

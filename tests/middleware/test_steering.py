@@ -8,7 +8,6 @@ import pytest
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.downstreams.peer import Peer
 from gateway.errors import (
     DownstreamFailed,
     DownstreamTimeout,
@@ -17,6 +16,7 @@ from gateway.errors import (
     RequestRejected,
     UnknownName,
 )
+from gateway.inflight import Peer
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.steering import Rule, Steering
 from gateway.pipeline import Call

@@ -70,15 +70,6 @@ async def test_a_task_is_forgotten_when_its_ttl_has_passed(backend: Backend) -> 
             ]
 
 
-async def test_local_records_of_an_owner_that_never_fetches_them_go_when_it_creates_another(tmp_path: Path) -> None:
-    backend = Backend("local", "", "t:", tmp_path)  # Redis expires its keys itself
-    async with opened(backend) as tasks:
-        await tasks.create("alice", "old", task("old"), 0.05, alive_s=60, caps=ROOMY)
-        await anyio.sleep(0.1)  # the ttl is the clock itself
-        await tasks.create("alice", "new", task("new"), 60, alive_s=60, caps=ROOMY)
-    assert [p.name.split("~")[1] for p in (backend.folder / "state" / ".tasks").glob("*.json")] == ["new.json"]
-
-
 def failed(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "status": "failed", "statusMessage": "its runner stopped"}
 

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 
-from gateway.downstreams.peer import Peer
 from gateway.downstreams.relay import Relay
+from gateway.inflight import Peer
 from tests.downstreams.relay.clients import (
     WATCHED,
     Person,

@@ -1,10 +1,15 @@
-"""The client end of a request in flight, as the relay sees it: whom a downstream's request or log during that
-request reaches, what its client declared (and so what a downstream may be offered), and at which log level;
-and how a notification reaches a client without a gone one disturbing anybody."""
+"""A request in flight, as the stages it crosses see it: its client end (whom a downstream's request or log during
+that request reaches, what its client declared and so what a downstream may be offered, and at which log level),
+how a notification reaches a client without a gone one disturbing anybody, and how many requests are in flight
+through something that may be retired (a server, a pipeline), so it can be closed without cutting one off.
+
+A leaf: the pipeline's `Call` carries a `Peer`; fronts build it, routing and downstreams read it.
+"""
 
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any
 
 import anyio
@@ -103,3 +108,35 @@ async def quietly(send: Callable[..., Any], *args: Any) -> None:
         logger.info("a client took no notification within %g s; it missed one", DELIVERY_S)
     except Exception as exc:  # noqa: BLE001 -- a gone client is not the downstream's problem
         logger.debug("notification not delivered: %s", exc)
+
+
+class InFlight:
+    """`with calls.counted():` around each call; `await calls.idle()` waits until none is in flight.
+
+    The event is made only when someone waits: every call passes here, a retirement is rare.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle: anyio.Event | None = None
+
+    def counted(self) -> "InFlight":
+        return self
+
+    def __enter__(self) -> None:
+        self.count += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.count -= 1
+        if self.count == 0 and self._idle is not None:
+            self._idle.set()
+            self._idle = None
+
+    async def idle(self) -> None:
+        """Wait until no call is in flight (at once when none is)."""
+        while self.count:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()

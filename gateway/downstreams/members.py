@@ -1,0 +1,63 @@
+"""The processes of a per-user pool (`pool.Pool`): one member per identity and set of secrets, busy while a call
+holds it; at most `max_processes`, room made by stopping the least recently used idle member (when all are busy the
+call is refused, saying so), and members idle for `idle_s` stopped in the background. A member whose user
+subscribed to its resources is in use: it is stopped only to make room."""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from gateway.downstreams.downstream import Downstream
+from gateway.errors import DownstreamError
+
+logger = logging.getLogger(__name__)
+
+
+class PoolFull(DownstreamError):
+    def __init__(self, server: str, limit: int) -> None:
+        super().__init__(
+            server,
+            f"Server {server!r} already runs its {limit} per-user processes (pool.max_processes) and all are "
+            f"busy; retry shortly, or ask the administrator to raise servers.{server}.pool.max_processes.",
+        )
+
+
+@dataclass(eq=False)
+class Member:
+    key: str
+    identity: str
+    """The key of the identity whose process it is."""
+    downstream: Downstream
+    last_used: float
+    busy: int = 0
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+def make_room(server: str, members: dict[str, Member], max_processes: int) -> None:
+    """Before a new member joins: stop the least recently used idle one when `max_processes` run.
+
+    Raises:
+        PoolFull: all of them are busy.
+    """
+    if len(members) < max_processes:
+        return
+    idle = [m for m in members.values() if m.busy == 0 and not m.stop.is_set()]
+    if not idle:
+        raise PoolFull(server, max_processes)
+    oldest = min(idle, key=lambda m: m.last_used)
+    del members[oldest.key]  # at once: the new member takes its place
+    oldest.stop.set()
+
+
+async def evict_idle(server: str, members: dict[str, Member], idle_s: float, timer: Callable[[], float]) -> None:
+    """Stop, for as long as the pool runs, every member nobody used for `idle_s` (looked at every quarter of it)."""
+    while True:
+        await anyio.sleep(min(idle_s / 4, 30.0))
+        now = timer()
+        for member in list(members.values()):
+            # A process whose user subscribed to its resources is in use (made room for only under pressure).
+            if member.busy == 0 and now - member.last_used >= idle_s and not member.downstream.watching:
+                logger.info("server %s: %s idle for %.0f s", server, member.downstream.name, idle_s)
+                member.stop.set()

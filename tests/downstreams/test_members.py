@@ -1,0 +1,59 @@
+"""Which of a per-user pool's processes stop (`members`): the least recently used idle one makes room under the cap,
+none when all are busy (the caller is told to retry, naming the setting), and those idle past `idle_s` stop alone
+unless their user watches their resources. The members' servers are never started: only their bookkeeping runs."""
+
+import anyio
+import pytest
+from mcp.server import Server
+
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.members import Member, PoolFull, evict_idle, make_room
+
+pytestmark = pytest.mark.anyio
+
+
+def member(key: str, last_used: float, busy: int = 0) -> Member:
+    return Member(key, key, Downstream(f"h@{key}", lambda: Server("h")), last_used, busy)
+
+
+def pool(*members: Member) -> dict[str, Member]:
+    return {m.key: m for m in members}
+
+
+def test_under_the_cap_nobody_is_stopped() -> None:
+    members = pool(member("a", 1.0), member("b", 2.0))
+    make_room("h", members, 3)
+    assert sorted(members) == ["a", "b"]
+    assert not any(m.stop.is_set() for m in members.values())
+
+
+def test_at_the_cap_the_least_recently_used_idle_member_makes_room_at_once() -> None:
+    oldest_busy, old, new = member("a", 1.0, busy=1), member("b", 2.0), member("c", 3.0)
+    members = pool(oldest_busy, old, new)
+    make_room("h", members, 3)
+    assert sorted(members) == ["a", "c"]  # gone from the pool at once: the new member takes its place
+    assert old.stop.is_set() and not new.stop.is_set() and not oldest_busy.stop.is_set()
+
+
+def test_when_every_member_is_busy_the_caller_is_told_to_retry_and_which_setting_to_raise() -> None:
+    members = pool(member("a", 1.0, busy=1), member("b", 2.0, busy=2))
+    with pytest.raises(PoolFull) as full:
+        make_room("h", members, 2)
+    assert str(full.value) == (
+        "Server 'h' already runs its 2 per-user processes (pool.max_processes) and all are busy; retry shortly, "
+        "or ask the administrator to raise servers.h.pool.max_processes."
+    )
+    assert sorted(members) == ["a", "b"]
+
+
+async def test_members_idle_past_idle_s_stop_and_busy_or_watched_or_recent_ones_run_on() -> None:
+    now = 100.0
+    idle, busy, recent, watched = member("a", 0.0), member("b", 0.0, busy=1), member("c", 99.0), member("d", 0.0)
+    watched.downstream._subscriptions.remember("note://x", True)  # its user subscribed to one of its resources
+    members = pool(idle, busy, recent, watched)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(evict_idle, "h", members, 4.0, lambda: now)
+            await idle.stop.wait()  # looked at every second (a quarter of idle_s)
+            tg.cancel_scope.cancel()
+    assert [m.key for m in members.values() if m.stop.is_set()] == ["a"]
