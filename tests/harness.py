@@ -46,6 +46,12 @@ MEASURED = {k: v for k, v in os.environ.items() if k == "COVERAGE_PROCESS_CONFIG
 only a safe few of its variables), so the code they run counts too."""
 
 
+def unmeasured() -> dict[str, str]:
+    """This process's environment without coverage's variable: a child that may not write files (a file-size limit,
+    another user) would fail to save its coverage data and say so on stderr."""
+    return {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"}
+
+
 def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:
     path = directory / "gateway.yaml"
     path.write_text(yaml.safe_dump({"servers": servers, **sections}), encoding="utf-8")

@@ -213,6 +213,8 @@ class TaskRunner:
         ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         owner, task_id = caller.identity.owner, running.record["taskId"]
         stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
+        # Forgotten here, with no await since the store took it: whoever reads it ended finds nothing kept in memory.
+        self._running.pop((owner, task_id), None)
         if stored is not None:
             await self._tell(caller.key, wire(stored))
 

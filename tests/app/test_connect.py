@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from gateway.app.connect import connect, entry
-from tests.harness import ROOT, kitchen, write_config
+from tests.harness import ROOT, kitchen, unmeasured, write_config
 
 URL = "http://127.0.0.1:8765/mcp"
 KEPT = "; the rest of the file is kept as it was"
@@ -72,7 +72,9 @@ GATEWAY = [sys.executable, "-m", "gateway"]
 
 
 def run(argv: list[str], *, stdin: str | None = None, user: int | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """`argv` unmeasured: its cases are a process that may not write (a file-size limit, another user), which could
+    not save coverage's data either, and coverage would say so on the stderr the cases read."""
+    env = {**unmeasured(), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         argv, input=stdin, cwd=ROOT, env=env, user=user, capture_output=True, text=True, timeout=60, check=False
     )
