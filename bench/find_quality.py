@@ -35,7 +35,15 @@ from gateway.middleware.exposure.search import SearchIndex
 HERE = Path(__file__).with_name("find_quality")
 LIVE = Path(__file__).with_name("livemcptool")
 CATALOGS = ("gitlab-jira", "everything")
-RANKERS = {"lexical": {"semantic": False}, "semantic": {"lexical": False}, "hybrid": {}}
+RANKERS: dict[str, dict[str, bool]] = {
+    "lexical": {"semantic": False, "expanded": False},
+    "semantic": {"lexical": False, "expanded": False},
+    "hybrid": {"expanded": False},
+    "lex+exp": {"semantic": False},
+    "hyb+exp": {},
+}
+"""`+exp`: with expansions (the shipped packs in config/expansions/; plus, in the `+learn` rows, what replaying the
+tune half's queries and calls taught)."""
 Entries = list[tuple[str, str, types.Tool]]
 
 
