@@ -30,6 +30,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
+from gateway.middleware.exposure.expansions import Expansions
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
@@ -141,6 +142,7 @@ class Gateway:
             bare=frozenset({bare} if bare else ()),
             workflows=lambda: self.engine is not None and bool(self.engine.library.names()),
         )
+        self.exposure.index.expansions = Expansions(self.stores.expansions)  # packs, and what use taught (shared)
         self.reloader = (
             None
             if config_path is None
