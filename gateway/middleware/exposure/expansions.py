@@ -10,8 +10,10 @@ to" for `jira_search_assignable_users`). Each tool is indexed with a few such re
   every user chooses freely.
 * **Learned from use**: a `find_tools` query followed, in the same turn, by a call of a tool one of the turn's
   searches found becomes an expansion of that tool (a first query that missed included: that is the phrasing
-  the index lacked). Kept in the store (`gateway.store.base.LearnedExpansions`: bounded, shared by replicas),
-  read back at most every REFRESH_S, removable by an operator (`forget`).
+  the index lacked). Learned requests are search text for every identity: a query holding an e-mail address, a
+  URL or a token-like string is not learned (PRIVATE). Kept in the store (`gateway.store.base.LearnedExpansions`:
+  bounded, shared by replicas), read back at most every REFRESH_S, listed and removable for an operator's page
+  (`learned`, `forget`).
 
 `expansions_for` gives a tool's expansions to whoever else renders them (a client's search hint).
 """
@@ -20,6 +22,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -44,6 +47,9 @@ TURN_S = 600.0
 """A search older than this is no longer part of the turn a call ends."""
 SESSIONS = 10_000
 """Sessions whose open turn is remembered (the least recently searching is forgotten first)."""
+PRIVATE = re.compile(r"[^\s@]+@[^\s@]+\.\w|[a-z][a-z0-9+.-]*://|[A-Za-z0-9_+/=-]{24,}")
+"""What a learned request must not carry: an e-mail address, a URL, or a token-like run of 24+ characters. A learned
+request is search text for every identity (and a client's search hint), so a query holding one is not learned."""
 
 
 def description_hash(description: str) -> str:
@@ -145,7 +151,7 @@ class Expansions:
         now = time.monotonic()
         if not turn or not any(tool in s.found for s in turn if now - s.at < TURN_S):
             return []
-        taught = [s.query for s in turn if now - s.at < TURN_S]
+        taught = [s.query for s in turn if now - s.at < TURN_S and not PRIVATE.search(s.query)]
         for request in taught:
             await self._add(tool, request)
         return taught

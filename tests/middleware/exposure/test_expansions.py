@@ -80,7 +80,7 @@ async def test_a_search_then_a_call_of_a_tool_it_found_teaches_every_query_of_th
     learned.searched("s1", "assignable users", [ASSIGNABLE, "jira.jira_assign_issue"])
     assert await learned.called("s1", ASSIGNABLE) == ["who could take this one", "assignable users"]
     assert learned.learned == {ASSIGNABLE: ["assignable users", "who could take this one"]}
-    assert await learned.store.all() == learned.learned if learned.store else False
+    assert learned.store is not None and await learned.store.all() == learned.learned
     assert await learned.called("s1", ASSIGNABLE) == []  # the call ended the turn
 
 
@@ -92,6 +92,23 @@ async def test_a_call_of_a_tool_no_search_found_teaches_nothing_and_ends_the_tur
     learned.searched("s2", "close the ticket", ["jira.jira_transition_issue"])
     assert await learned.called("s1", "jira.jira_transition_issue") == []  # another session's search is not yours
     assert learned.learned == {}
+
+
+async def test_a_query_holding_an_address_a_url_or_a_token_is_not_learned() -> None:
+    learned = Expansions(LocalExpansions())
+    private = [
+        "assign PROJ-7 to jane.doe@example.com",
+        "read https://intranet.example/secret/plan",
+        "rotate CI variable to ghp_Abcdefghijklmnopqrstuvwxyz0123",
+    ]
+    for query in [*private, "rotate a CI secret"]:
+        learned.searched("s1", query, ["gitlab.gitlab_update_variable"])
+    assert await learned.called("s1", "gitlab.gitlab_update_variable") == ["rotate a CI secret"]
+    assert (
+        await learned.store.all() == {"gitlab.gitlab_update_variable": ["rotate a CI secret"]}
+        if learned.store
+        else False
+    )
 
 
 async def test_the_index_learns_at_its_next_search_and_forgets_what_an_operator_removes() -> None:
