@@ -167,6 +167,19 @@ class Expansions:
         self.learned[tool] = [request, *(r for r in kept if r != request)][:LEARNED_PER_TOOL]
         self.version += 1
 
+    async def listing(self) -> dict[str, list[str]]:
+        """What every replica learned, fresh from the store (for an operator's page): canonical tool name -> requests,
+        most recently taught tool first.
+
+        Raises:
+            StoreUnavailable: the store cannot be read (the page says so).
+        """
+        if self.store is not None:
+            learned = await self.store.all()
+            if learned != self.learned:
+                self.learned, self.version = learned, self.version + 1
+        return {tool: list(requests) for tool, requests in self.learned.items()}
+
     async def forget(self, tool: str, request: str | None = None) -> bool:
         """Remove one learned request of `tool`, or all of them (the page's remove button); whether any was there."""
         gone = await self.store.remove(tool, request) if self.store is not None else False

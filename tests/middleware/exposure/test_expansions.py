@@ -134,3 +134,14 @@ async def test_the_index_learns_at_its_next_search_and_forgets_what_an_operator_
 
 def test_the_description_hash_is_the_first_16_hex_digits_of_its_sha256() -> None:
     assert description_hash("Convert time between timezones") == "6e9686a4f2f1f637"
+
+
+async def test_the_listing_shows_what_another_replica_learned_and_forgetting_removes_it_everywhere() -> None:
+    shared = LocalExpansions()  # one store behind two replicas' caches
+    one, two = Expansions(shared), Expansions(shared)
+    one.searched("s1", "hand this ticket over", ["jira.jira_assign_issue"])
+    await one.called("s1", "jira.jira_assign_issue")
+    assert await two.listing() == {"jira.jira_assign_issue": ["hand this ticket over"]}
+    assert await two.forget("jira.jira_assign_issue", "hand this ticket over") is True
+    assert await one.listing() == {}
+    assert await two.forget("jira.jira_assign_issue") is False
