@@ -27,6 +27,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
+from gateway.middleware.exposure.expansions import Expansions
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.publish import Publisher
@@ -100,6 +101,7 @@ class Gateway:
         self.policy = policy.from_config(config.policy)
         self.subjects = policy.Subjects(self.registry.view, self.registry.uris.owner)
         self.exposure = build.exposure(config, self._tool_denial, self._has_workflows)
+        self.exposure.index.expansions = Expansions(self.stores.expansions)  # packs, and what use taught (shared)
         self.reloader = (
             None
             if config_path is None

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from gateway import sdk
 from gateway.downstreams.callers import CALL_RESULT, ToolAnswer, ToolCaller
 from gateway.sdk import ProgressFn
-from gateway.store.base import TERMINAL
+from gateway.store.tasks import TERMINAL
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ from gateway.config.pipeline import TASK_HEARTBEAT_S
 from gateway.errors import GatewayError, RequestRejected, TaskCancelled, TaskCapReached, TaskFailed, TaskNotFound
 from gateway.fronts.auth.callers import Caller
 from gateway.fronts.tasks_alive import LAPSE_BEATS, beating, lapsed, settled
-from gateway.store.base import TERMINAL, TaskCaps, TaskRecords
+from gateway.store.tasks import TERMINAL, TaskCaps, TaskRecords
 
 logger = logging.getLogger(__name__)
 

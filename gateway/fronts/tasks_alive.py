@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from gateway.errors import GatewayError
-from gateway.store.base import TaskRecords
+from gateway.store.tasks import TaskRecords
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from gateway.fronts.server import Front
 from gateway.fronts.tasks import TaskRunner, wire
 from gateway.fronts.tasks_offer import declares
 from gateway.sdk import RequestCtx
-from gateway.store.base import TaskCaps, TaskRecords
+from gateway.store.tasks import TaskCaps, TaskRecords
 
 
 def runner(front: Front, records: TaskRecords, limits: Callable[[], LimitsConfig]) -> TaskRunner:

@@ -8,16 +8,17 @@ from gateway.config import GatewayConfig
 from gateway.store.base import (
     CallLog,
     ClientShare,
+    LearnedExpansions,
     Outputs,
     RunRecords,
     SessionShare,
     SharedLoads,
     Spills,
-    TaskRecords,
     Usage,
 )
 from gateway.store.local.calls import LocalCallLog
 from gateway.store.local.clients import LocalClients
+from gateway.store.local.expansions import LocalExpansions
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
 from gateway.store.local.signins import LocalSignIns
@@ -25,6 +26,7 @@ from gateway.store.local.spills import LocalSpills
 from gateway.store.local.tasks import FOLDER, LEGACY, LocalTasks, moved_from
 from gateway.store.local.usage import LocalUsage
 from gateway.store.signins import SignIns
+from gateway.store.tasks import TaskRecords
 
 
 @dataclass(slots=True)
@@ -50,6 +52,8 @@ class Stores:
     """Recent calls and operation counts for the page: in memory on the local backend, every replica's on Redis."""
     signins: SignIns = field(default_factory=LocalSignIns)
     """The page's sign-ins: in memory on the local backend, every replica's on Redis."""
+    expansions: LearnedExpansions = field(default_factory=LocalExpansions)
+    """Requests learned from use (find_tools then a call): in memory on the local backend, shared on Redis."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -72,6 +76,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis import client as redis_store
     from gateway.store.redis.calls import RedisCallLog
     from gateway.store.redis.clients import RedisClients
+    from gateway.store.redis.expansions import RedisExpansions
     from gateway.store.redis.loads import RedisLoads
     from gateway.store.redis.outputs import RedisOutputs
     from gateway.store.redis.runs import RedisRuns
@@ -93,7 +98,8 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     loads = RedisLoads(client, store.prefix)
     calls = RedisCallLog(client, store.prefix, where)
     signins = RedisSignIns(client, store.prefix, where)
-    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins)
+    learned = RedisExpansions(client, store.prefix, where, breaker=breaker)
+    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins, learned)
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

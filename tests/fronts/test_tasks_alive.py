@@ -13,7 +13,8 @@ import pytest
 from mcp import Client, MCPError
 
 from gateway.fronts import tasks_alive
-from gateway.store.base import StoreUnavailable, TaskRecords
+from gateway.store.base import StoreUnavailable
+from gateway.store.tasks import TaskRecords
 from tests.fronts.test_tasks import as_task, send, tasked
 from tests.harness import connected, write_config
 

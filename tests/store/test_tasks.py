@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.store.base import StoreUnavailable, TaskCaps, TaskRecords
+from gateway.store.base import StoreUnavailable
+from gateway.store.tasks import TaskCaps, TaskRecords
 from tests.store.conftest import Backend
 
 pytestmark = pytest.mark.anyio

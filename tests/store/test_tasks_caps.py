@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from gateway.errors import TaskCapReached
-from gateway.store.base import TaskCaps
+from gateway.store.tasks import TaskCaps
 from tests.store.conftest import Backend
 from tests.store.test_tasks import failed, opened, task
 

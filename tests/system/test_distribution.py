@@ -42,7 +42,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     (sdist,) = dist.glob("mcp_doorway-*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
-    assert {"workflows/code_review_v1.yaml", "prompts/prompts.yml", "config/gateway.yaml"} <= names
+    shipped = {"workflows/code_review_v1.yaml", "prompts/prompts.yml", "config/gateway.yaml"}
+    assert shipped | {"config/expansions/mcp-gitlab.json"} <= names
     assert not any(n.startswith(("tests/", "bench/", "scripts/")) for n in names)
     (wheel,) = dist.glob("mcp_doorway-*-py3-none-any.whl")
     # Installed the way a user installs a Python tool: pipx, into its own venv and a bin folder of its own.
@@ -61,6 +62,17 @@ def test_the_installed_gateway_is_the_wheel_not_the_checkout(installed: Installe
     done = subprocess.run(where, cwd=installed.home, env=installed.env, capture_output=True, text=True, check=True)
     assert done.stdout.startswith(str(installed.venv)) and not done.stdout.startswith(str(ROOT))
     assert installed.run("--version").stdout.strip().startswith("gateway 0.1.0")
+
+
+def test_the_installed_gateway_reads_its_shipped_expansion_packs(installed: Installed) -> None:
+    code = (
+        "from gateway.middleware.exposure.expansions import expansions_for, packs_folder; print(packs_folder()); "
+        "print(expansions_for('time', 'time.convert_time', 'Convert time between timezones')[0])"
+    )
+    where = [str(installed.venv / "bin" / "python"), "-c", code]
+    done = subprocess.run(where, cwd=installed.home, env=installed.env, capture_output=True, text=True, check=True)
+    folder, request = done.stdout.splitlines()
+    assert folder.startswith(str(installed.venv)) and request  # the wheel's own copy, and a request read from it
 
 
 async def test_the_installed_wheel_serves_the_embedded_default_over_stdio(installed: Installed) -> None:

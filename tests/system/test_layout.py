@@ -24,7 +24,6 @@ PENDING = {
     # in-process tests, with fakes at their edges the tests/test_pipeline.py way, come with that rewrite.
     "gateway/app/gateway.py": "issue 31: Gateway, built from factories by `door`",
     "gateway/routing/registry.py": "issue 31: Registry.forward using the Call's resolved entry, by `door`",
-    "gateway/middleware/exposure/hook.py": "issue 31: the exposure hook writes the resolved entry on the Call (`door`)",
     # issues 33/36: the page is being reworked by `web`; the views' tests come with that work.
     "gateway/fronts/page/views.py": "issues 33/36: the page's views (`web`)",
 }

@@ -4,9 +4,9 @@ Behind the same auth as /mcp (the `Authenticate` middleware runs before these ro
 checked as /mcp is, a strict Content-Security-Policy, every asset served from this package (no CDN, no
 inline script). A browser signs in at /ui/login with its token and gets a sign-in of its own, never the token
 (`gateway.fronts.auth.signins`: a random id in an HttpOnly, SameSite=Strict cookie for /ui only), which Sign out
-ends on every replica. Read-only but for one action, the reload, which is for `auth.admin_groups` only and, as a POST
-checked for Origin, cannot be forged by another site. Live tabs poll their own URL for the
-fresh `<main>` (header `X-Page-Part: main`).
+ends on every replica. Read-only but for two actions, for `auth.admin_groups` only: the reload, and forgetting a
+request find_tools learned (`/ui/learned`); as POSTs checked for Origin, neither can be forged by another site. Live
+tabs poll their own URL for the fresh `<main>` (header `X-Page-Part: main`).
 """
 
 import json
@@ -26,6 +26,7 @@ from gateway.fronts.auth.asgi import PAGE_COOKIE
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.auth.signins import PageSignIns
+from gateway.fronts.page import learned as learned_view
 from gateway.fronts.page import stored, think, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.publish import Publisher
@@ -144,6 +145,24 @@ def routes(
         found = request.path_params
         return await think.run(gateway.engine, who.identity.owner, found["workflow"], found["run_id"])
 
+    async def learned(request: Request, who: views.Viewer) -> dict[str, Any]:
+        return await learned_view.tab(gateway.exposure)
+
+    async def forget_learned(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)  # a form: Origin is the CSRF check
+        if refused is not None:
+            return refused
+        who = viewer(request)
+        why, status = admins.refusal(request, learned_view.FORGET), 403
+        if why is None:
+            form = await request.form()
+            try:
+                await learned_view.forget(gateway.exposure, str(form.get("tool", "")), str(form.get("request", "")))
+                return RedirectResponse("/ui/learned", status_code=303, headers=HEADERS)
+            except StoreUnavailable as exc:
+                why, status = f"Not forgotten: {exc}", 503
+        return _page("missing.html", {"tab": "learned", "viewer": who, "why": why}, status=status)
+
     async def reload(request: Request) -> Response:
         """The page's one action; answered with a page (a browser followed the form), the report in it."""
         refused = await security.validate_request(request, is_post=False)  # a form, not JSON: Origin is the check
@@ -220,6 +239,8 @@ def routes(
         Route("/ui/think/{workflow}/{run_id}", tab("run", one_run)),
         Route("/ui/metrics", tab("metrics", figures)),
         Route("/ui/reload", reload, methods=["POST"]),
+        Route("/ui/learned", tab("learned", learned)),
+        Route("/ui/learned/forget", forget_learned, methods=["POST"]),
         Mount("/ui/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
 

@@ -15,6 +15,8 @@
   exposure view's policy hook is the one place the policy meets tools (`gateway.middleware.policy`).
 * An unknown name is refused with the closest names the session may see, in its names; so is an unknown
   `server` of find_tools.
+* A search, then a call of a tool it (or a later search before that call) found, teaches the index the turn's
+  queries as requests in users' words for that tool (`gateway.middleware.exposure.expansions`).
 """
 
 import difflib
@@ -95,8 +97,10 @@ class ExposureMiddleware(Middleware):
         if entry is None:
             raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
         self._admit(call, entry)
-        if self.usage is not None and entry.server not in OWN_SERVERS:
-            self.usage.note(call.session.identity.owner, canonical)
+        if entry.server not in OWN_SERVERS:
+            if self.usage is not None:
+                self.usage.note(call.session.identity.owner, canonical)
+            await self.exposure.index.expansions.called(call.session.key, canonical)  # learns if a search found it
         call.params["name"] = canonical
         call.reference = reference(entry.server, entry.original)
         if canonical == names.by_original.get(FIND):
@@ -123,7 +127,10 @@ class ExposureMiddleware(Middleware):
         except find.BadArguments as exc:
             call.result = text_result(str(exc), error=True)
             return
+        learned = self.exposure.index.expansions
+        await learned.refresh()  # what other replicas learned (at most every few seconds)
         matches = self.exposure.search(catalog, call.session, request.query, limit=request.limit, server=request.server)
+        learned.searched(call.session.key, request.query, [h.name for h in matches.hits])
         call.result = find.answer(request, matches, names.to_session, self.answer_budget)
         if matches.hits:
             call.hints.append(Hint("exposure", NEXT_AFTER_FIND))

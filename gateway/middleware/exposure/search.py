@@ -11,6 +11,10 @@ the description, then parameter names and their descriptions.
 
 Hybrid: when the embedded model loads (`semantic.py`), a second ranker orders the tools by meaning, and
 the two lists are fused by reciprocal rank fusion; without it, the lexical ranker answers alone.
+
+Expansions (`expansions.py`: requests in users' words, shipped or learned from use) are a fourth column for
+the lexical ranker and extra vectors for the semantic one (a tool is as close as its closest text). When the
+learned ones change, the index rebuilds itself at its next search.
 """
 
 import re
@@ -21,13 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
+from gateway.middleware.exposure.expansions import Expansions, expansions_for
 from gateway.middleware.exposure.semantic import document, embedder
 
 if TYPE_CHECKING:
     from gateway.middleware.exposure.vectors import SemanticIndex
 
-WEIGHTS = (10.0, 1.0, 1.0)
-"""bm25() weights of the columns (name, description, params): the name is the strongest evidence."""
+WEIGHTS = (10.0, 1.0, 1.0, 2.0)
+"""bm25() weights of the columns (name, description, params, expansions): the name is the strongest evidence; a
+request in users' words (expansions) counts twice a description's words (chosen on the tune halves)."""
 MAX_QUERY_CHARS = 1_000
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -109,6 +115,10 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in words(text) if w not in STOPWORDS}
+
+
 def _name_text(name: str) -> str:
     """A name's words for the index, abbreviations spelled out (`gitlab_list_mrs`: list mrs merge request)."""
     return " ".join(w for word in words(name) for w in (word, *(SYNONYMS[word] if word in ABBREVIATIONS else ())))
@@ -150,17 +160,29 @@ Visible = Callable[[str, str], bool]
 
 class SearchIndex:
     """One in-memory FTS5 table of (exposed name, server, tool), and their embeddings when the model loads;
-    `build` replaces both. `semantic=False` keeps the lexical ranker alone (the bench compares them)."""
+    `build` replaces both. `semantic=False` keeps the lexical ranker alone, `expanded=False` indexes no expansions
+    (the bench compares them); the gateway sets `expansions` to its own (with the store of learned ones)."""
 
-    def __init__(self, *, semantic: bool = True, lexical: bool = True) -> None:
-        self._wants_semantic, self._lexical = semantic, lexical
+    def __init__(self, *, semantic: bool = True, lexical: bool = True, expanded: bool = True) -> None:
+        self._wants_semantic, self._lexical, self._expanded = semantic, lexical, expanded
+        self.expansions = Expansions()
+        self._built_at = -1
+        """The `expansions.version` the index was built with."""
         self._semantic: SemanticIndex | None = None
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
-            "CREATE VIRTUAL TABLE tools USING fts5(name, description, params, tokenize='porter unicode61')"
+            "CREATE VIRTUAL TABLE tools USING fts5(name, description, params, expansions, tokenize='porter unicode61')"
         )
         self._rows: list[tuple[str, str, types.Tool]] = []
         self._names: list[set[str]] = []
+        self._phrases: list[list[set[str]]] = []
+        self._shipped: list[list[str]] = []
+        """Each tool's pack entry (looked up once per build: a description's hash is not free at 1,000 tools)."""
+        self._extra: list[list[str]] = []
+        """Each tool's expansions as indexed."""
+        self._documents: list[str] = []
+        """Each tool's embedded document (name and description), for a semantic rebuild after a lesson."""
+        """Each tool's expansions as sets of stemmed content words (what a query may spell out, as a name)."""
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -175,22 +197,56 @@ class SearchIndex:
     def build(self, entries: Iterable[tuple[str, str, types.Tool]]) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there."""
         self._rows = list(entries)
+        self._built_at = self.expansions.version
+        self._shipped = [
+            expansions_for(srv, name, tool.description or "") if self._expanded else []
+            for name, srv, tool in self._rows
+        ]
+        self._extra = extra = self._expansions()
         self._names = [
             {_stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows
         ]
+        self._phrases = [[_content(request) for request in more] for more in extra]
         with self._db:
             self._db.execute("DELETE FROM tools")
             self._db.executemany(
-                "INSERT INTO tools(rowid, name, description, params) VALUES (?, ?, ?, ?)",
+                "INSERT INTO tools(rowid, name, description, params, expansions) VALUES (?, ?, ?, ?, ?)",
                 (
-                    (i, _name_text(name), tool.description or "", _param_text(tool.input_schema))
-                    for i, (name, _server, tool) in enumerate(self._rows)
+                    (i, _name_text(name), tool.description or "", _param_text(tool.input_schema), " \n".join(more))
+                    for i, ((name, _server, tool), more) in enumerate(zip(self._rows, extra, strict=True))
                 ),
             )
         if self._wants_semantic and self._semantic is None and (model := embedder()) is not None:
             self._semantic = model.index()  # loaded at the first build, once per process
+        self._documents = [document(words(t.name), t.description or "") for _n, _s, t in self._rows]
         if self._semantic is not None:
-            self._semantic.build([document(words(t.name), t.description or "") for _n, _s, t in self._rows])
+            self._semantic.build(self._documents, extra)
+
+    def _expansions(self) -> list[list[str]]:
+        """Each tool's shipped expansions (hashed at the build), then what was learned for it."""
+        learned = self.expansions.learned
+        return [
+            list(dict.fromkeys([*shipped, *learned.get(name, ())])) if name in learned else shipped
+            for shipped, (name, _s, _t) in zip(self._shipped, self._rows, strict=True)
+        ]
+
+    def _relearn(self) -> None:
+        """Take what was learned since the build: only the tools whose expansions changed are written again, and only
+        new texts are embedded (a full build at 1,000 tools costs ~200 ms; this some milliseconds)."""
+        self._built_at = self.expansions.version
+        extra = self._expansions()
+        changed = [row for row, (old, new) in enumerate(zip(self._extra, extra, strict=True)) if old != new]
+        if not changed:
+            return
+        self._extra = extra
+        with self._db:
+            self._db.executemany(
+                "UPDATE tools SET expansions = ? WHERE rowid = ?", ((" \n".join(extra[row]), row) for row in changed)
+            )
+        for row in changed:
+            self._phrases[row] = [_content(request) for request in extra[row]]
+        if self._semantic is not None:
+            self._semantic.build(self._documents, extra)
 
     def search(self, query: str, *, limit: int, server: str | None = None, visible: Visible | None = None) -> Matches:
         """The best `limit` tools for `query`, best first; `server` keeps one namespace, `visible` the allowed.
@@ -203,6 +259,8 @@ class SearchIndex:
         searched = terms(query)
         if not searched:
             return Matches([], 0, [])
+        if self._expanded and self._built_at != self.expansions.version:
+            self._relearn()
 
         def kept(row: int) -> bool:
             name, srv, _tool = self._rows[row]
@@ -233,16 +291,19 @@ class SearchIndex:
         # terms a tool matches and how rare they are (BM25's idf), which is what "closest" means here.
         match = " OR ".join(f'"{t}"' for t in searched)
         rows = self._db.execute(
-            "SELECT rowid, bm25(tools, ?, ?, ?) AS rank FROM tools WHERE tools MATCH ? ORDER BY rank",
+            "SELECT rowid, bm25(tools, ?, ?, ?, ?) AS rank FROM tools WHERE tools MATCH ? ORDER BY rank",
             (*WEIGHTS, match),
         ).fetchall()
         wanted = {_stem(t) for t in searched}
         scored: list[tuple[int, float]] = []
         for rowid, rank in rows:
-            own = self._names[rowid]
             # BM25 favours rare words wherever they are; a tool whose own name the query spells out
-            # ("get issue" for jira_get_issue) is the better answer, so name coverage scales the score.
-            coverage = len(own & wanted) / len(own) if own else 0.0
+            # ("get issue" for jira_get_issue), or one of its requests in users' words, is the better answer,
+            # so that coverage scales the score.
+            coverage = max(
+                (len(own & wanted) / len(own) for own in (self._names[rowid], *self._phrases[rowid]) if own),
+                default=0.0,
+            )
             scored.append((rowid, -rank * (1.0 + coverage)))
         scored.sort(key=lambda item: -item[1])
         return scored

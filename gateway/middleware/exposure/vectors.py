@@ -69,28 +69,57 @@ CANDIDATES = 50
 """The semantic ranker's list is cut here: past it, its ranks add noise to the fusion, not recall."""
 
 
+EXPANSION_WEIGHT = 0.7
+"""An expansion's cosine counts this much against the tool's own document's: a short request is closer to a short
+query than a description is, so at 1 a tool with expansions outranks one without on any common word. 0.7: the best
+recall@10 of 0.7-1.0 on the tune halves."""
+
+
+BLOCK = 1_024
+"""Rows per matrix-vector product. Above some 3,000 rows OpenBLAS splits one product over threads, which on a busy
+machine wait for cores: 16 ms instead of 0.04 ms at 4,000 rows (measured on the 2-core bench host); blocks of this
+size stay on the calling thread."""
+
+
 class SemanticIndex:
-    """The catalog's tool documents as unit vectors, one row per tool in the lexical index's row order."""
+    """The catalog's tool documents and their expansions as unit vectors: first one document per tool, in the
+    lexical index's row order, then the expansions, grouped by tool."""
 
     def __init__(self, model: Embedder) -> None:
         self._model = model
         self._vectors: Vectors = np.zeros((0, 0), dtype=np.float32)
+        self._tools = 0
+        self._expanded: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+        """The rows (tools) with expansions, in order."""
+        self._starts: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+        """Where each expanded row's vectors start, counted from the first expansion's."""
         self._known: dict[str, Vectors] = {}
-        """Document -> its vector, for the current catalog: a rebuild (one server's list changed) embeds only
-        the tools it has not seen (250 ms for 1,000 new tools, on the event loop)."""
+        """Text -> its vector, for the current catalog: a rebuild (one server's list changed, a request learned)
+        embeds only the texts it has not seen (250 ms for 1,000 new tools, on the event loop)."""
 
-    def build(self, documents: list[str]) -> None:
-        """Embed the catalog's documents, once per catalog version and once per document."""
-        fresh = [d for d in dict.fromkeys(documents) if d not in self._known]
-        known = {d: self._known[d] for d in documents if d in self._known}
+    def build(self, documents: list[str], expansions: list[list[str]] | None = None) -> None:
+        """Embed the catalog's documents and each tool's expansions, once per text."""
+        more = expansions or [[] for _ in documents]
+        texts = [*documents, *(t for extra in more for t in extra)]
+        fresh = [t for t in dict.fromkeys(texts) if t not in self._known]
+        known = {t: self._known[t] for t in texts if t in self._known}
         known.update(zip(fresh, self._model.embed(fresh), strict=True))
-        self._known = known
-        self._vectors = np.stack([known[d] for d in documents]) if documents else np.zeros((0, 0), np.float32)
+        self._known, self._tools = known, len(documents)
+        self._expanded = np.array([row for row, extra in enumerate(more) if extra], dtype=np.intp)
+        self._starts = np.cumsum([0, *(len(extra) for extra in more if extra)])[:-1].astype(np.intp)
+        self._vectors = np.stack([known[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def ranked(self, query: str) -> list[int]:
         """Row numbers of the tools closest to `query`, best first, at most CANDIDATES, none below MIN_SIMILARITY."""
         if not len(self._vectors):
             return []
-        scores = self._vectors @ self._model.embed([query])[0]
+        query_vector = self._model.embed([query])[0]
+        every = np.concatenate(
+            [self._vectors[i : i + BLOCK] @ query_vector for i in range(0, len(self._vectors), BLOCK)]
+        )
+        scores = every[: self._tools].copy()
+        if len(self._expanded):  # an expanded tool is as close as the closest of its document and expansions
+            best = np.maximum.reduceat(every[self._tools :], self._starts) * EXPANSION_WEIGHT
+            scores[self._expanded] = np.maximum(scores[self._expanded], best)
         top = np.argsort(-scores)[:CANDIDATES]
         return [int(row) for row in top if scores[row] >= MIN_SIMILARITY]

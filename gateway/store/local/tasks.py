@@ -27,9 +27,10 @@ from typing import Any, TypeVar
 import anyio
 
 from gateway.errors import TaskCapReached
-from gateway.store.base import OWNED, TERMINAL, StoreUnavailable, TaskCaps, minted, owned
+from gateway.store.base import OWNED, StoreUnavailable, owned
 from gateway.store.local.locks import locked
 from gateway.store.local.spills import _read, _write
+from gateway.store.tasks import TERMINAL, TaskCaps, minted
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from gateway.errors import TaskCapReached
-from gateway.store.base import TaskCaps, minted, owned
+from gateway.store.base import owned
 from gateway.store.redis.client import Redis, guarded
+from gateway.store.tasks import TaskCaps, minted
 
 _CREATE = """
 local function live(set, prefix)
