@@ -223,7 +223,7 @@ def rows(text: str) -> list[dict[str, Any]]:
 async def test_calls_tail_shows_each_call_and_opens_one_beside_what_the_model_received(base: str) -> None:
     seen = rows((await get(base, "/ui/calls")).text)
     assert [r["tool"] for r in seen] == ["k.boom", "k.blob", "k.boom", "k.echo", "k.echo", "k.echo"]
-    assert seen[0]["outcome"] == "refused (policy)" and seen[2]["outcome"] == "DownstreamFailed"
+    assert seen[0]["outcome"] == "refused" and seen[2]["outcome"] == "server error"
     assert [r["tool"] for r in rows((await get(base, "/ui/calls", token=BOB)).text)] == ["k.boom"]  # its own
     first = (await get(base, f"/ui/calls/{seen[-1]['number']}")).text
     before = re.search(r'<section id="before">(.*?)</section>', first, re.DOTALL)
@@ -231,9 +231,28 @@ async def test_calls_tail_shows_each_call_and_opens_one_beside_what_the_model_re
     assert before is not None and after is not None
     assert "hello 0" in before.group(1) and "hello 0" in after.group(1)
     assert 'data-kind="bootstrap"' in after.group(1) and "bootstrap" not in before.group(1)
+    assert "Sent to server &#39;k&#39; as its tool &#39;echo&#39;" in first
     spilled = (await get(base, f"/ui/calls/{seen[1]['number']}")).text
     assert "Spilled whole to the output store" in spilled and "xxxx" in spilled
     assert (await get(base, f"/ui/calls/{seen[1]['number']}", token=BOB)).status_code == 404  # alice's
+
+
+async def test_a_failed_calls_detail_shows_what_was_sent_what_the_server_said_and_what_the_model_got(
+    base: str,
+) -> None:
+    seen = rows((await get(base, "/ui/calls")).text)
+    crashed = (await get(base, f"/ui/calls/{seen[2]['number']}")).text
+    assert 'id="outcome">server error<' in crashed
+    assert "Sent to server &#39;k&#39; as its tool &#39;boom&#39;" in crashed and "Refused" not in crashed
+    received = re.search(r'<div id="received">(.*?)</div>', crashed, re.DOTALL)
+    assert received is not None  # the error text the model read, then the gateway's hint marked as its addition
+    blocks = re.findall(r'<pre( class="added" data-kind="(\w+)")?>(.*?)</pre>', received.group(1), re.DOTALL)
+    assert "Server &#39;k&#39; failed" in blocks[0][2] and blocks[0][1] == ""
+    assert [k for _, k, t in blocks if "the server failed, not your arguments" in t] == ["error"]
+    refused = (await get(base, f"/ui/calls/{seen[0]['number']}")).text
+    assert "Not sent: refused by policy rule &#39;no-boom-for-devs&#39;." in refused
+    assert "closed to you by the gateway&#39;s policy" in refused  # what bob's model read, marked as added
+    assert 'id="outcome">refused<' in refused
 
 
 async def test_the_catalog_search_box_shows_find_tools_ranking_as_the_viewer_would_get_it(base: str) -> None:
@@ -252,10 +271,15 @@ async def test_metrics_tab_shows_calls_errors_and_percentiles_per_tool_and_serve
         assert found is not None, f"no {kind} {name}"
         return re.findall(r"<td[^>]*>(.*?)</td>", found.group(1))
 
+    # By, Name, Calls, Calls/s, ok, tool error, server error, timeout, refused, p50, p99
     echo = row("tool", "k.echo")
-    assert echo[2] == "3" and echo[4] == "0" and 0 < float(echo[5]) <= float(echo[6])
-    assert row("tool", "k.boom")[2:5:2] == ["2", "2"]  # alice's raised, bob's refused: both errors
-    assert int(row("server", "k")[2]) >= 5
+    assert echo[2] == echo[4] == "3" and echo[6] == "0" and 0 < float(echo[9]) <= float(echo[10])
+    assert row("tool", "k.boom")[2] == "2" and row("tool", "k.boom")[6:9] == ["1", "0", "1"]  # raised; refused
+    rule = row("rule", "policy rule &#39;no-boom-for-devs&#39;")
+    assert rule[2] == "1" and rule[4:9] == ["0", "0", "0", "0", "1"]
+    server = row("server", "k")
+    assert server[2] == "5" and server[8] == "0"  # bob's refused call asked no server: not k's, not an error
+    assert 'data-server="gateway"' not in text
     bob = (await get(base, "/ui/metrics", token=BOB)).text
     assert 'data-tool="k.echo"' not in bob  # alice's calls are not bob's figures
 

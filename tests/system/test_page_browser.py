@@ -127,7 +127,7 @@ def tabs(base: str, browser: Browser) -> None:
     tools = [cells(calls, "data-call", n)[3] for n, _ in numbers]
     assert tools[-3:] == ["k.boom", "k.blob", "k.echo"] and "think.plan" in tools
     outcomes = dict(zip(tools[-3:], [outcome for _, outcome in numbers][-3:], strict=True))
-    assert outcomes == {"k.boom": "refused (policy)", "k.blob": "ok", "k.echo": "ok"}
+    assert outcomes == {"k.boom": "refused", "k.blob": "ok", "k.echo": "ok"}
     assert "spilled" in cells(calls, "data-call", numbers[-2][0])[8]
 
     spilled = look(browser, f"{base}/ui/calls/{numbers[-2][0]}", "call-spilled")
@@ -142,8 +142,16 @@ def tabs(base: str, browser: Browser) -> None:
     assert before is not None and after is not None
     assert "hello page" in before.group(1) and 'data-kind="bootstrap"' in after.group(1)
 
+    failed = look(browser, f"{base}/ui/calls/{numbers[-3][0]}", "call-failed")
+    assert "Not sent: refused by policy rule" in failed
+    model_got = browser.evaluate("[...document.querySelectorAll('#received pre')].map(p => p.innerText)")
+    assert "is not available to anonymous" in model_got[0]  # the refusal as the model read it...
+    assert any("do not retry" in text for text in model_got[1:])  # ...and the gateway's hint, marked
+    marked = browser.evaluate("getComputedStyle(document.querySelector('#received pre.added')).borderLeftWidth")
+    assert marked == "4px"
+
     figures = look(browser, base + "/ui/metrics", "metrics")
-    assert cells(figures, "data-tool", "k.boom")[4] == "1" and cells(figures, "data-tool", "k.echo")[2] == "2"
+    assert cells(figures, "data-tool", "k.boom")[8] == "1" and cells(figures, "data-tool", "k.echo")[2] == "2"
 
     think = look(browser, base + "/ui/think", "think")
     loop = re.search(r'<section class="workflow" data-workflow="loop_v1">(.*?)</section>', think, re.DOTALL)

@@ -7,6 +7,7 @@ identity, outcome, sizes and results, never what it was called with.
 
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import mcp.types as types
@@ -14,6 +15,7 @@ import mcp.types as types
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
+from gateway.middleware.record import OUTCOMES
 from gateway.session import Identity, Session
 
 
@@ -95,9 +97,13 @@ def owners(viewer: Viewer) -> frozenset[str] | None:
 
 
 def calls(recent: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Newest first, as the tail shows them (how long ago worked out now)."""
-    now = time.time()
-    return [{**c, "ago_s": round(max(0.0, now - c["at"]), 1), "ms": round(c["seconds"] * 1000, 1)} for c in recent]
+    """Newest first, as the tail shows them, each with its time (UTC, to the second) and duration in ms."""
+    return [{**c, "when": when(c["at"]), "ms": round(c["seconds"] * 1000, 1)} for c in recent]
+
+
+def when(at: float) -> str:
+    """An absolute time as the page shows it (UTC): "3605.2 s ago" is no time a person can place."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def call(recent: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
@@ -106,30 +112,35 @@ def call(recent: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
 
 
 def figures(recent: list[dict[str, Any]], window_s: float = 3600.0) -> dict[str, Any]:
-    """Per server and per tool over the last `window_s` of the recent calls the viewer may see (every replica's,
-    on Redis): calls, calls/s, errors, p50 and p99 (nearest rank). Exact for what the call log holds."""
+    """Per server, per tool and per refusing rule over the last `window_s` of the recent calls the viewer may see
+    (every replica's, on Redis): calls, calls/s, each outcome, p50 and p99 (nearest rank). A refused call counts
+    for its tool and the rule that refused it, never as an error of a server (none was asked)."""
     now = time.time()
     shown = [c for c in recent if now - c["at"] <= window_s]
     span = max(1.0, now - min(c["at"] for c in shown)) if shown else 1.0
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for c in shown:
-        groups.setdefault(("server", c["server"] or "gateway"), []).append(c)
+        if c["outcome"] == "refused":
+            groups.setdefault(("rule", c.get("refusal") or "the gateway"), []).append(c)
+        elif c["server"] is not None:
+            groups.setdefault(("server", c["server"]), []).append(c)
         groups.setdefault(("tool", c["tool"]), []).append(c)
     rows = []
     for (kind, name), members in sorted(groups.items()):
         ms = sorted(m["seconds"] * 1000 for m in members)
+        counted = {word: sum(1 for m in members if m["outcome"] == word) for word in OUTCOMES}
         rows.append(
             {
                 "kind": kind,
                 "name": name,
                 "calls": len(ms),
                 "rate": round(len(ms) / span, 3),
-                "errors": sum(1 for m in members if m["outcome"] != "ok"),
+                "outcomes": counted,
                 "p50": round(_rank(ms, 0.50), 1),
                 "p99": round(_rank(ms, 0.99), 1),
             }
         )
-    return {"rows": rows, "window_s": window_s, "span_s": round(span)}
+    return {"rows": rows, "window_s": window_s, "span_s": round(span), "outcomes": OUTCOMES}
 
 
 def _rank(ordered: list[float], q: float) -> float:
