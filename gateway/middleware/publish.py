@@ -94,6 +94,7 @@ def entry(c: Recorded, ref: str, hint_budget: int, wall: float) -> dict[str, Any
         "ref": ref,
         "at": wall,
         "identity": c.identity.name,
+        "owner": c.identity.owner,  # whose stored output a spilled result is (a digest: no name or issuer in it)
         "client": None if c.client is None else shortened(c.client),
         "tool": shortened(c.tool),  # a caller's name of a million characters is not kept whole
         "server": c.server,

@@ -116,6 +116,29 @@ async def test_metrics_and_the_page_need_the_same_credentials_as_mcp(base: str) 
     assert (await get(base, "/ui/login", token=None)).status_code == 200  # the sign-in form
 
 
+async def test_a_browser_without_a_sign_in_is_sent_to_the_sign_in_form_and_a_program_gets_the_401(base: str) -> None:
+    html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    for path in ("/ui", "/ui/calls", "/ui/calls/0-1"):
+        browsing = await get(base, path, token=None, **html)
+        assert browsing.status_code == 303 and browsing.headers["location"] == "/ui/login", path
+    assert (await get(base, "/ui", token=None)).status_code == 401  # no HTML asked for: the challenge
+    assert (await get(base, "/metrics", token=None, **html)).status_code == 401  # not the page's
+    async with httpx2.AsyncClient(timeout=30) as http:
+        posted = await http.post(base + "/ui/reload", headers=html)
+    assert posted.status_code == 401  # a POST is not a page to open
+
+
+async def test_another_identitys_stored_output_says_whose_it_is_to_an_admin(own: str) -> None:
+    async with http_client(own, headers=bearer(BOB)) as client:
+        await client.call_tool("k.blob", {"n": 50_000})
+    seen = rows((await get(own, "/ui/calls")).text)
+    assert seen[0]["tool"] == "k.blob"
+    page = (await get(own, f"/ui/calls/{seen[0]['number']}")).text  # alice, an admin, looks at bob's call
+    assert "This output is bob&#39;s" in page and "only bob can read it" in page
+    assert 'id="stored-link"' not in page  # no link to a 404
+    assert "50,000 bytes stored" in (await get(own, f"/ui/calls/{seen[0]['number']}", token=BOB)).text
+
+
 async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:
     async with httpx2.AsyncClient(base_url=base, timeout=30) as http, httpx2.AsyncClient(timeout=30) as thief:
         wrong = await http.post("/ui/login", data={"token": "wrong-token-0123456789"})

@@ -207,7 +207,8 @@ async def test_a_person_signs_in_with_a_token_and_sees_the_calls(signed: str, br
 
 
 def sign_in(base: str, browser: Browser) -> None:
-    browser.open(base + "/ui/login", 1280)
+    browser.open(base + "/ui/calls", 1280)  # no sign-in yet: the form, not a JSON-RPC 401
+    assert 'id="login"' in browser.dom() and browser.evaluate("location.pathname") == "/ui/login"
     browser.screenshot(SHOTS / "login-1280.png")
     # Typed into the form and submitted as a person would; the answer redirects to /ui with the cookie set.
     submit = f"document.querySelector('input[name=token]').value = '{TOKEN}'; document.getElementById('login').submit()"

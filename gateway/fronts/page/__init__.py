@@ -29,7 +29,7 @@ from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.page import stored, think, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.publish import Publisher
-from gateway.session import ANONYMOUS
+from gateway.session import ANONYMOUS, Identity
 from gateway.store.base import StoreUnavailable
 
 HERE = Path(__file__).parent
@@ -73,9 +73,15 @@ def routes(
     admins: Admins,
     *,
     signins: PageSignIns,
+    local: Identity | None = None,
 ) -> list[BaseRoute]:
+    """`local`: whose page it is when no one signed in (`serve --ui`: the stdio session's OS user, whose runs, outputs
+    and calls the page then shows; without auth only callers on this machine reach it)."""
+
     def viewer(request: Request) -> views.Viewer:
         identity = request.scope.get(IDENTITY_SCOPE, ANONYMOUS)
+        if local is not None and identity.kind == "anonymous":
+            identity = local
         return views.Viewer(identity, admins.why_not(request, RELOAD) is None)
 
     def tab(name: str, data: Callable[[Request, views.Viewer], Awaitable[dict[str, Any] | None]]) -> Handler:
@@ -114,8 +120,13 @@ def routes(
         found = views.call(await recent(who), request.path_params["ref"])
         if found is None:
             return None
-        spilled = found["spilled"]
-        output = None if spilled is None else await stored.preview(gateway.outputs, who.identity.owner, spilled)
+        spilled, owner = found["spilled"], found.get("owner")
+        if spilled is None:
+            output = None
+        elif owner is not None and owner != who.identity.owner:  # an admin looking at another's call
+            output = stored.others(spilled, found["identity"])
+        else:
+            output = await stored.preview(gateway.outputs, who.identity.owner, spilled)
         return {"call": found, "output": output}
 
     async def output(request: Request, who: views.Viewer) -> dict[str, Any] | None:
