@@ -204,6 +204,8 @@ class Registry:
                 "restarts": ds.restarts,
                 "protocol": ds.protocol_version,
                 "last_error": ds.last_error,
+                "failing_since": getattr(ds, "failing_since", None),  # a pool of per-user processes has none
+                "next_try": getattr(ds, "next_try", None),
                 "problems": [
                     p
                     for kind in ("tools", "prompts", "resources", "resource_templates")

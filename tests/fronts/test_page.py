@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.harness import http_client, http_gateway, kitchen, write_config
+from tests.harness import free_port, http_client, http_gateway, kitchen, write_config
 
 ALICE = "alice-token-0123456789"  # an admin (group ops)
 BOB = "bob-token-0123456789ab"  # a developer whom the policy keeps from k.boom
@@ -215,12 +215,41 @@ async def test_every_tab_answers_with_a_strict_content_security_policy(base: str
 
 async def test_servers_tab_shows_each_server_its_era_and_tools(base: str) -> None:
     text = (await get(base, "/ui")).text
-    row = re.search(r'<tr data-server="k">(.*?)</tr>', text, re.DOTALL)
+    row = re.search(r'<tr data-server="k" data-state="up">(.*?)</tr>', text, re.DOTALL)
     assert row is not None
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.DOTALL)
-    assert cells[1] == "up" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells[2]) and int(cells[3]) > 5
+    assert (
+        re.sub(r"<[^>]+>", "", cells[1]) == "up" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells[2]) and int(cells[3]) > 5
+    )
     live = await get(base, "/ui", **{"X-Page-Part": "main"})
     assert live.text.lstrip().startswith("<h1>Servers</h1>")  # the live part alone, for the poller
+
+
+async def test_servers_tab_says_at_a_glance_how_many_are_down_and_tells_a_missing_command_from_a_network_one(
+    tmp_path: Path,
+) -> None:
+    servers = {
+        "k": kitchen("k"),
+        "gone": {"transport": "stdio", "command": "/nonexistent/binary"},
+        "far": {"transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
+    }
+    async with http_gateway(write_config(tmp_path, servers)) as url:
+        text = (await get(url, "/ui", token=None)).text
+        health = (await get(url, "/healthz", token=None)).json()
+    assert health["status"] == "degraded"
+    summary = re.search(r'<p id="health" class="health health-(\w+)"[^>]*>(.*?)</p>', text, re.DOTALL)
+    assert summary is not None and summary.group(1) == "degraded"
+    assert f"2 of {len(health['servers'])} servers down" in summary.group(2) and "degraded" in summary.group(2)
+
+    def state(name: str) -> str:
+        row = re.search(rf'<tr data-server="{name}" data-state="(\w+)"><td>{name}</td><td[^>]*>(.*?)</td>', text)
+        assert row is not None, name
+        return re.sub(r"<[^>]+>", " ", row.group(2))
+
+    assert "cannot start: fix its command" in state("gone") and "unreachable" not in state("gone")
+    assert "unreachable" in state("far") and "cannot start" not in state("far")
+    assert re.search(r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s\)", state("gone"))
+    assert state("k").split() == ["up"]
 
 
 async def test_catalog_shows_every_tool_and_why_the_policy_hides_one_from_an_identity(base: str) -> None:

@@ -103,7 +103,7 @@ def routes(
 
     async def servers(request: Request, who: views.Viewer) -> dict[str, Any]:
         last = gateway.reloader.last if gateway.reloader is not None else None
-        return {"servers": views.servers(gateway), "last_reload": None if last is None else last.as_dict()}
+        return {**views.health(gateway), "last_reload": None if last is None else last.as_dict()}
 
     async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
         return await views.catalog(gateway, who, request.query_params.get("q", "").strip())

@@ -26,8 +26,43 @@ class Viewer:
     """May change state, and sees every identity's calls (others see their own)."""
 
 
-def servers(gateway: Observed) -> list[dict[str, Any]]:
-    return [{"name": name, **status} for name, status in sorted(gateway.registry.status().items())]
+SERVING = frozenset({"up", "idle"})
+"""States in which a server takes calls (idle: a per-user server whose next call starts a process)."""
+
+
+def health(gateway: Observed) -> dict[str, Any]:
+    """The servers at a glance: each worded and told apart (a command that cannot start is not a network blip),
+    when it began failing and when the next try is, and a summary line with `/healthz`'s own verdict."""
+    now = time.time()
+    report = gateway.health()
+    rows = [_server(name, status, now) for name, status in sorted(report["servers"].items())]
+    down = [r for r in rows if r["state"] not in SERVING]
+    summary = f"{len(down)} of {len(rows)} servers down" if down else f"All {len(rows)} servers up"
+    died = sorted(report.get("died", {}).items())
+    return {"servers": rows, "summary": summary, "status": report["status"], "died": died}
+
+
+def _server(name: str, status: dict[str, Any], now: float) -> dict[str, Any]:
+    state, error = status["state"], status.get("last_error") or ""
+    if state in SERVING or state == "starting":
+        trouble = None
+    elif "cannot start" in error:  # the stdio adapter's OSError starting the command, as `errors.describe` words it
+        trouble = "cannot start: fix its command in the config; retrying will not help"
+    else:
+        trouble = "unreachable: retried with a growing pause until it answers"
+    since, next_try = status.get("failing_since"), status.get("next_try")
+    return {
+        "name": name,
+        **status,
+        "trouble": trouble,
+        "since": None if since is None or state in SERVING else f"since {when(since)} ({_span(now - since)})",
+        "next_in": None if next_try is None else f"next try in {_span(next_try - now)}",
+    }
+
+
+def _span(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 
 
 def identities(gateway: Observed, viewer: Viewer) -> list[Identity]:
