@@ -4,6 +4,7 @@
 be blank; any console error, uncaught exception, failed request or CSP violation fails the test. Skipped without
 Chromium (`scripts/services` installs it)."""
 
+import json
 import re
 import shutil
 import struct
@@ -170,19 +171,45 @@ def tabs(base: str, browser: Browser) -> None:
     assert 'data-identical="true"' in opened and 'data-capture="echoes' in opened
 
 
-async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browser: Browser) -> None:
+async def test_the_calls_tab_shows_a_new_call_in_place_keeping_the_readers_focus(base: str, browser: Browser) -> None:
     await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
     assert "k.measure" not in await anyio.to_thread.run_sync(browser.dom)
+    focus = "const a = document.querySelector('#calls tbody a'); a.focus(); a.mine = 'yes'; a.textContent"
+    focused = await anyio.to_thread.run_sync(browser.evaluate, focus)
     async with http_client(base) as client:
         await client.call_tool("k.measure", {"text": "abc"})
-    # Resolves once the page's own poller has swapped in a <main> listing the call (no reload; no sleep here).
+    # Resolves once the page's own poller has patched in the call (no reload; no sleep here).
     shown = """new Promise(done => {
-        const seen = () => document.body.innerText.includes('k.measure');
+        const seen = () => document.querySelector('#calls tbody').innerText.includes('k.measure');
         if (seen()) return done(true);
         new MutationObserver(() => seen() && done(true)).observe(document.body, {childList: true, subtree: true});
     })"""
     with anyio.fail_after(30):
         assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
+    kept = "[document.activeElement.mine, document.activeElement.textContent]"
+    assert await anyio.to_thread.run_sync(browser.evaluate, kept) == ["yes", focused]  # the same element, focused
+    new = "[...document.querySelectorAll('#calls tr.new')].map(r => r.innerText)"
+    [row] = await anyio.to_thread.run_sync(browser.evaluate, new)
+    assert "k.measure" in row
+    said = "[document.getElementById('announce').textContent, document.getElementById('live-status').textContent]"
+    announced, status = await anyio.to_thread.run_sync(browser.evaluate, said)
+    assert announced == "1 new call" and status.startswith("Updated ")
+    assert browser.problems == []
+
+
+async def test_a_filtered_list_exports_as_csv_and_json_with_just_the_calls_it_shows(
+    base: str, browser: Browser
+) -> None:
+    await anyio.to_thread.run_sync(browser.open, base + "/ui/calls?outcome=refused", 1280)
+    shown = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('counts').innerText")
+    assert shown.startswith("1 of ") and "recent calls match" in shown
+    fetch = "fetch(document.getElementById('export-{}').href, {{credentials: 'same-origin'}}).then(r => r.text())"
+    table = await anyio.to_thread.run_sync(browser.evaluate, fetch.format("csv"))
+    header, *rows = table.strip().splitlines()
+    assert header.startswith("ref,when,identity,client,server,tool,outcome,refusal")
+    assert len(rows) == 1 and ",k.boom,refused,policy rule 'no-boom'," in rows[0]
+    records = json.loads(await anyio.to_thread.run_sync(browser.evaluate, fetch.format("json")))
+    assert [(r["tool"], r["outcome"]) for r in records] == [("k.boom", "refused")]
     assert browser.problems == []
 
 

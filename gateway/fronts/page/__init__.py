@@ -26,7 +26,7 @@ from gateway.fronts.auth.asgi import PAGE_COOKIE
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.auth.signins import PageSignIns
-from gateway.fronts.page import stored, think, views
+from gateway.fronts.page import listing, stored, think, views
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.publish import Publisher
 from gateway.session import ANONYMOUS, Identity
@@ -114,7 +114,27 @@ def routes(
         return await publisher.log.recent(views.owners(who))
 
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return {"calls": views.calls(await recent(who))}
+        return listing.page(views.calls(await recent(who)), request.query_params)
+
+    def export(kind: str) -> Handler:
+        """The Calls tab's list as filtered (every page of it), as JSON or CSV, for download."""
+
+        async def endpoint(request: Request) -> Response:
+            return await exporting(request, kind)
+
+        return endpoint
+
+    async def exporting(request: Request, kind: str) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        try:
+            found = listing.matching(views.calls(await recent(viewer(request))), listing.chosen(request.query_params))
+        except StoreUnavailable as exc:
+            return PlainTextResponse(f"Not exported: {exc}", status_code=503, headers=HEADERS)
+        media = "application/json" if kind == "json" else "text/csv; charset=utf-8"
+        disposition = {"Content-Disposition": f'attachment; filename="calls.{kind}"'}
+        return Response(listing.exported(found, kind), media_type=media, headers={**HEADERS, **disposition})
 
     async def one_call(request: Request, who: views.Viewer) -> dict[str, Any] | None:
         found = views.call(await recent(who), request.path_params["ref"])
@@ -224,6 +244,8 @@ def routes(
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
         Route("/ui/calls", tab("calls", calls)),
+        Route("/ui/calls.json", export("json")),
+        Route("/ui/calls.csv", export("csv")),
         Route("/ui/calls/{ref}", tab("call", one_call)),
         Route("/ui/outputs/{output_id}", tab("output", output)),
         Route("/ui/outputs/{output_id}/download", download),
