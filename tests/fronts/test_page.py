@@ -139,6 +139,28 @@ async def test_another_identitys_stored_output_says_whose_it_is_to_an_admin(own:
     assert "50,000 bytes stored" in (await get(own, f"/ui/calls/{seen[0]['number']}", token=BOB)).text
 
 
+async def test_a_tool_tried_from_the_page_is_the_viewers_call_refused_by_policy_and_safe_from_other_sites(
+    own: str,
+) -> None:
+    async with httpx2.AsyncClient(base_url=own, timeout=30) as http:
+        form = await http.get("/ui/try/k.boom", headers=bearer(BOB))
+        assert form.status_code == 200 and 'id="denied"' in form.text and "no-boom-for-devs" in form.text
+        forged = await http.post(
+            "/ui/try/k.boom", data={"confirm": "yes"}, headers={**bearer(BOB), "Origin": "https://evil.example"}
+        )
+        unconfirmed = await http.post("/ui/try/k.echo", data={"text": "x"}, headers=bearer(BOB))
+        bad = await http.post("/ui/try/k.blob", data={"n": "many", "confirm": "yes"}, headers=bearer(BOB))
+        tried = await http.post("/ui/try/k.boom", data={"confirm": "yes"}, headers=bearer(BOB))
+        missing = await http.get("/ui/try/k.nosuch", headers=bearer(BOB))
+    assert forged.status_code == 403 and unconfirmed.status_code == 400 and "tick the confirmation" in unconfirmed.text
+    assert bad.status_code == 400 and "Field &#39;n&#39; wants integer; &#39;many&#39; is not one" in bad.text
+    assert missing.status_code == 404
+    assert tried.status_code == 303 and tried.headers["location"].startswith("/ui/calls/")
+    detail = (await get(own, tried.headers["location"], token=BOB)).text  # bob's own call, refused as any call is
+    assert 'id="outcome">refused<' in detail and "gateway page" in detail
+    assert [r["tool"] for r in rows((await get(own, "/ui/calls", token=BOB)).text)] == ["k.boom", "k.boom"]
+
+
 async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:
     async with httpx2.AsyncClient(base_url=base, timeout=30) as http, httpx2.AsyncClient(timeout=30) as thief:
         wrong = await http.post("/ui/login", data={"token": "wrong-token-0123456789"})

@@ -213,6 +213,36 @@ async def test_a_filtered_list_exports_as_csv_and_json_with_just_the_calls_it_sh
     assert browser.problems == []
 
 
+async def test_a_tool_tried_from_the_page_is_a_call_in_calls_with_its_before_and_after(
+    base: str, browser: Browser
+) -> None:
+    await anyio.to_thread.run_sync(try_echo, base, browser)
+
+
+def try_echo(base: str, browser: Browser) -> None:
+    """From the catalog's link to the form, filled and confirmed as a person would, to the recorded call."""
+    browser.open(base + "/ui/catalog", 1280)
+    browser.navigate_by("document.querySelector('tr[data-tool=\"k.echo\"] a').click()")  # from the catalog
+    assert browser.evaluate("location.pathname") == "/ui/try/k.echo"
+    browser.screenshot(SHOTS / "try-1280.png")
+    unconfirmed = "document.getElementById('f-text').value = 'tried from the page'; document.forms.try.checkValidity()"
+    assert browser.evaluate(unconfirmed) is False  # echo may change things (no readOnlyHint): the confirmation first
+    browser.navigate_by(
+        "document.getElementById('confirm').checked = true; document.getElementById('try').requestSubmit()"
+    )
+    assert re.fullmatch(r"/ui/calls/[0-9a-f]+-\d+", browser.evaluate("location.pathname"))
+    detail = look(browser, browser.evaluate("location.href"), "call-tried")
+    before = re.search(r'<section id="before">(.*?)</section>', detail, re.DOTALL)
+    after = re.search(r'<section id="after">(.*?)</section>', detail, re.DOTALL)
+    assert before is not None and after is not None
+    assert "tried from the page" in before.group(1) and "tried from the page" in after.group(1)
+    assert "gateway page" in detail  # the client it is recorded under
+    browser.open(base + "/ui/calls?client=gateway+page", 1280)
+    assert [cells(browser.dom(), "data-call", n)[3] for n in re.findall(r'<tr data-call="([^"]+)"', browser.dom())] == [
+        "k.echo"
+    ]
+
+
 TOKEN = "carol-token-0123456789"
 
 

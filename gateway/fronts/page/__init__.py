@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import mcp.types as types
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
@@ -21,14 +22,17 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from gateway.downstreams.peer import Peer
 from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import PAGE_COOKIE
-from gateway.fronts.auth.callers import IDENTITY_SCOPE
+from gateway.fronts.auth.callers import IDENTITY_SCOPE, Caller
 from gateway.fronts.auth.refusal import Refused
 from gateway.fronts.auth.signins import PageSignIns
-from gateway.fronts.page import listing, stored, think, views
+from gateway.fronts.page import listing, stored, think, trying, views
 from gateway.fronts.page.observed import Observed
+from gateway.middleware.policy import Subject
 from gateway.middleware.publish import Publisher
+from gateway.routing.catalog import Entry
 from gateway.session import ANONYMOUS, Identity
 from gateway.store.base import StoreUnavailable
 
@@ -191,6 +195,49 @@ def routes(
         context = {"tab": "servers", "viewer": who, "ok": report["ok"], "report": json.dumps(report, indent=2)}
         return _page("reload.html", context, status=200 if report["ok"] else 422)
 
+    async def tool(request: Request) -> tuple[views.Viewer, Entry | None]:
+        entry = (await gateway.registry.catalog()).tools.get(request.path_params["tool"])
+        return viewer(request), entry if entry is not None and isinstance(entry.item, types.Tool) else None
+
+    def try_page(who: views.Viewer, entry: Entry, error: str | None = None, status: int = 200) -> Response:
+        denied = gateway.policy.denial(who.identity, Subject.of(entry))
+        context = {"tab": "try", "viewer": who, "tool": views.tried(entry), "denied": denied, "error": error}
+        return _page("try.html", context, status=status)
+
+    async def try_form(request: Request) -> Response:
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        who, entry = await tool(request)
+        if entry is None:
+            return _page("missing.html", {"tab": "try", "viewer": who, "why": "No tool by that name."}, status=404)
+        return try_page(who, entry)
+
+    async def try_call(request: Request) -> Response:
+        """A tool called as the viewer through the whole pipeline; answered with the recorded call's detail."""
+        refused = await security.validate_request(request, is_post=False)  # a form: Origin is the CSRF check
+        if refused is not None:
+            return refused
+        who, entry = await tool(request)
+        if entry is None:
+            return _page("missing.html", {"tab": "try", "viewer": who, "why": "No tool by that name."}, status=404)
+        assert isinstance(entry.item, types.Tool)
+        form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+        if trying.changes_state(entry.item) and form.get("confirm") != "yes":
+            why = "This tool may change things: tick the confirmation to call it."
+            return try_page(who, entry, why, status=400)
+        try:
+            arguments = trying.arguments(entry.item, form)
+        except trying.BadForm as exc:
+            return try_page(who, entry, str(exc), status=400)
+        identity = who.identity
+        caller = Caller(f"{identity.key}|page", identity)
+        gateway.front.sessions.get(caller.key, identity).client = trying.CLIENT
+        await gateway.front.call_tool(caller, entry.exposed, arguments, Peer(caller.key, None, None, None, False))
+        mine = [c for c in await recent(who) if c.get("owner") == identity.owner and c.get("client") == trying.CLIENT]
+        made = next((c for c in mine if c["tool"] == entry.exposed), None)
+        return RedirectResponse("/ui/calls" if made is None else f"/ui/calls/{made['ref']}", 303, headers=HEADERS)
+
     async def login_form(request: Request) -> Response:
         refused = await security.validate_request(request, is_post=False)
         return refused or _page("login.html", {"tab": "login", "viewer": viewer(request), "error": None})
@@ -249,6 +296,8 @@ def routes(
         Route("/ui/calls/{ref}", tab("call", one_call)),
         Route("/ui/outputs/{output_id}", tab("output", output)),
         Route("/ui/outputs/{output_id}/download", download),
+        Route("/ui/try/{tool:path}", try_form),
+        Route("/ui/try/{tool:path}", try_call, methods=["POST"]),
         Route("/ui/think", tab("think", workflows)),
         Route("/ui/think/{workflow}/{run_id}", tab("run", one_run)),
         Route("/ui/metrics", tab("metrics", figures)),

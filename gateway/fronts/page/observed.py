@@ -4,10 +4,15 @@ nothing of the composition root above it."""
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import mcp.types as types
+
 from gateway.config import GatewayConfig
+from gateway.downstreams.peer import Peer
+from gateway.fronts.auth.callers import Caller
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Policy
 from gateway.routing.registry import Registry
+from gateway.session import SessionStore
 from gateway.store.base import Outputs
 from gateway.think.engine import Engine
 
@@ -23,7 +28,20 @@ class Reloads(Protocol):
     async def reload_json(self) -> dict[str, Any]: ...
 
 
+class Front(Protocol):
+    """The client-facing front, for a tool tried from the page: a call as any client's, through the pipeline."""
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
+    async def call_tool(
+        self, caller: Caller, name: str, arguments: dict[str, Any] | None, peer: Peer
+    ) -> types.CallToolResult | types.InputRequiredResult: ...
+
+
 class Observed(Protocol):
+    @property
+    def front(self) -> Front: ...
     @property
     def config(self) -> GatewayConfig: ...
     @property

@@ -12,10 +12,12 @@ from typing import Any
 
 import mcp.types as types
 
+from gateway.fronts.page import trying
 from gateway.fronts.page.observed import Observed
 from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
 from gateway.middleware.policy import Subject
 from gateway.middleware.record import OUTCOMES
+from gateway.routing.catalog import Entry
 from gateway.session import Identity, Session
 
 
@@ -124,6 +126,20 @@ async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[st
             }
         )
     return {"rules": rules, "identities": [i.name for i in who], "tools": rows, "found": found, "query": query}
+
+
+def tried(entry: Entry) -> dict[str, Any]:
+    """A tool as its try form shows it: what it does, its fields, whether it may change things."""
+    assert isinstance(entry.item, types.Tool)
+    tool = entry.item
+    return {
+        "name": entry.exposed,
+        "server": entry.server,
+        "description": tool.description or "",
+        "fields": trying.fields(tool),
+        "changes_state": trying.changes_state(tool),
+        "destructive": trying.destructive(tool),
+    }
 
 
 def owners(viewer: Viewer) -> frozenset[str] | None:
