@@ -95,6 +95,8 @@ def entry(c: Recorded, ref: str, hint_budget: int, wall: float) -> dict[str, Any
         "at": wall,
         "identity": c.identity.name,
         "owner": c.identity.owner,  # whose stored output a spilled result is (a digest: no name or issuer in it)
+        "kind": c.identity.kind,
+        "groups": sorted(c.identity.groups),  # what policy rules match: the catalog's column for this identity
         "client": None if c.client is None else shortened(c.client),
         "tool": shortened(c.tool),  # a caller's name of a million characters is not kept whole
         "server": c.server,

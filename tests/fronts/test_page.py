@@ -283,6 +283,24 @@ async def test_catalog_shows_every_tool_and_why_the_policy_hides_one_from_an_ide
     assert "no-boom-for-devs" in boom.group(1)
     bob_view = (await get(base, "/ui/catalog", token=BOB)).text
     assert "<th>alice</th>" not in bob_view  # a non-admin sees its own listing only
+    assert "hidden: no-boom-for-devs" in boom.group(1)  # the rule named in the cell...
+    denial = re.findall(r'<li data-denial="([^"]+)"><strong>[^<]*</strong>: ([^<]*)</li>', text)
+    assert denial == [("no-boom-for-devs", "denied by &#39;k.boom&#39;")]  # ...its reason once, below
+
+
+async def test_catalog_says_what_each_client_rule_is_actually_listed_as_tools_list_lists_it(tmp_path: Path) -> None:
+    exposure = {"mode": "all", "clients": [{"client": "mcp", "mode": "auto", "max_tools": 6}]}
+    async with http_gateway(write_config(tmp_path, {"k": kitchen("k")}, exposure=exposure)) as url:
+        async with http_client(url) as client:  # the Python client names itself "mcp": under the rule
+            listed = (await client.list_tools()).tools
+        text = (await get(url, "/ui/catalog", token=None)).text
+    auto = re.search(r'<tr data-rule="mcp">(.*?)</tr>', text, re.DOTALL)
+    everything = re.search(r'<tr data-rule="\(default\)">(.*?)</tr>', text, re.DOTALL)
+    assert auto is not None and everything is not None
+    auto_cells = re.findall(r"<td>(.*?)</td>", auto.group(1))
+    assert int(auto_cells[2]) == len(listed) <= 6  # the very count tools/list gave that client, not every tool
+    every = int(re.findall(r"<td>(.*?)</td>", everything.group(1))[2])
+    assert every > len(listed) and auto_cells[5].startswith(f"{every} tools")  # what listing everything would be, beside
 
 
 def rows(text: str) -> list[dict[str, Any]]:

@@ -110,7 +110,8 @@ def routes(
         return {**views.health(gateway), "last_reload": None if last is None else last.as_dict()}
 
     async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return await views.catalog(gateway, who, request.query_params.get("q", "").strip())
+        seen = await recent(who) if who.admin else []  # every identity that has used the gateway lately
+        return await views.catalog(gateway, who, request.query_params.get("q", "").strip(), seen)
 
     async def recent(who: views.Viewer) -> list[dict[str, Any]]:
         """The calls the viewer may see, this replica's latest included (published first: read, not waited for)."""

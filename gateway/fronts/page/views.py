@@ -6,6 +6,7 @@ identity, outcome, sizes and results, never what it was called with.
 """
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,10 +15,10 @@ import mcp.types as types
 
 from gateway.fronts.page import trying
 from gateway.fronts.page.observed import Observed
-from gateway.middleware.exposure.listed import OWN_SERVERS, definition_chars
+from gateway.middleware.exposure.listed import definition_chars
 from gateway.middleware.policy import Subject
 from gateway.middleware.record import OUTCOMES
-from gateway.routing.catalog import Entry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.session import Identity, Session
 
 
@@ -67,23 +68,57 @@ def _span(seconds: float) -> str:
     return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 
 
-def identities(gateway: Observed, viewer: Viewer) -> list[Identity]:
-    """Whose listing the catalog shows: the viewer, and for an admin every configured static token's identity."""
-    shown = [viewer.identity]
+KINDS = frozenset({"jwt", "static", "os", "anonymous"})
+
+
+def identities(gateway: Observed, viewer: Viewer, seen: Sequence[dict[str, Any]] = ()) -> list[Identity]:
+    """Whose listing the catalog shows: the viewer, and for an admin every configured static token's identity and
+    every identity the recent calls show (a JWT's too: its name and groups, which is what policy rules match)."""
+    shown = {viewer.identity.key: viewer.identity}
     if viewer.admin:
         for token in gateway.config.auth.tokens:
             who = Identity(token.name, "static", token.name, groups=frozenset(token.groups))
-            if who.key != viewer.identity.key:
-                shown.append(who)
-    return shown
+            shown.setdefault(who.key, who)
+        for call in seen:
+            kind = call.get("kind")
+            if kind in KINDS and not any(i.name == call["identity"] for i in shown.values()):
+                who = Identity(call["identity"], kind, call["identity"], groups=frozenset(call.get("groups") or ()))
+                shown.setdefault(who.key, who)
+    return list(shown.values())
 
 
-async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[str, Any]:
-    """Every tool with its size, and per identity whether it is listed or the policy rule that hides it; per
-    exposure rule what a client under it is listed (all tools, or the pinned ones plus what find_tools finds);
-    with a `query`, find_tools' ranking of it as the viewer would get it."""
+def rule_listings(gateway: Observed, catalog: Catalog, viewer: Viewer) -> list[dict[str, Any]]:
+    """Per exposure rule, what a new session of the viewer's under it is listed: the very `tools/list` computation
+    (`Exposure.listed`), beside what listing everything would cost."""
+    exposure = gateway.exposure
+    session = Session(f"page:{viewer.identity.key}", viewer.identity)
+    rows = []
+    for rule in exposure.rules():
+        listed = exposure.listed(catalog, session, rule)
+        tools, chars = exposure.full_size(catalog, rule)
+        rows.append(
+            {
+                "client": rule.client_glob or "(default)",
+                "mode": rule.mode,
+                "searching": exposure.searching(catalog, rule),
+                "listed": len(listed),
+                "listed_chars": sum(definition_chars(t) for t in listed),
+                "tools": tools,
+                "chars": chars,
+                "names": {t.name for t in listed},
+            }
+        )
+    return rows
+
+
+async def catalog(
+    gateway: Observed, viewer: Viewer, query: str = "", seen: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """Every tool with its size, and per identity whether it is listed or the policy rule that hides it (each
+    rule's reason said once, below); per exposure rule what a client under it is actually listed; with a `query`,
+    find_tools' ranking of it as the viewer would get it."""
     catalog = await gateway.registry.catalog()
-    exposure, who = gateway.exposure, identities(gateway, viewer)
+    exposure, who = gateway.exposure, identities(gateway, viewer, seen)
     found: dict[str, Any] | None = None
     if query:
         try:
@@ -93,21 +128,10 @@ async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[st
         else:
             hits = [{"name": h.name, "server": h.server, "score": round(h.score, 3)} for h in matches.hits]
             found = {"query": query, "error": None, "hits": hits, "total": matches.total, "terms": matches.terms}
-    rules = []
-    for rule in exposure.rules():
-        tools, chars = exposure.full_size(catalog, rule)
-        searching = exposure.searching(catalog, rule)
-        rules.append(
-            {
-                "client": rule.client_glob or "(default)",
-                "mode": rule.mode,
-                "searching": searching,
-                "tools": tools,
-                "chars": chars,
-                "tokens": chars // 4,
-            }
-        )
-    searching_any = any(r["searching"] for r in rules)
+    rules = rule_listings(gateway, catalog, viewer)
+    default = rules[0]
+    names = exposure.names(catalog, exposure.rules()[0].separator)
+    denials: dict[str, str] = {}
     rows = []
     for entry in catalog.tools.values():
         if not isinstance(entry.item, types.Tool):
@@ -115,17 +139,30 @@ async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[st
         per: list[str] = []
         for identity in who:
             denied = gateway.policy.denial(identity, Subject.of(entry))
-            per.append("listed" if denied is None else f"hidden: {denied}")
+            if denied is None:
+                per.append("listed")
+            else:
+                denials.setdefault(denied.rule, denied.why)
+                per.append(f"hidden: {denied.rule}")
         rows.append(
             {
                 "name": entry.exposed,
                 "server": entry.server,
                 "chars": definition_chars(entry.item),
-                "found_only": searching_any and entry.server not in OWN_SERVERS and not exposure.pinned(entry),
+                "found_only": default["searching"] and names.to_session(entry.exposed) not in default["names"],
                 "per": per,
             }
         )
-    return {"rules": rules, "identities": [i.name for i in who], "tools": rows, "found": found, "query": query}
+    for rule in rules:
+        del rule["names"]
+    return {
+        "rules": rules,
+        "identities": [i.name for i in who],
+        "tools": rows,
+        "found": found,
+        "query": query,
+        "denials": denials,
+    }
 
 
 def tried(entry: Entry) -> dict[str, Any]:
