@@ -300,7 +300,9 @@ async def test_catalog_says_what_each_client_rule_is_actually_listed_as_tools_li
     auto_cells = re.findall(r"<td>(.*?)</td>", auto.group(1))
     assert int(auto_cells[2]) == len(listed) <= 6  # the very count tools/list gave that client, not every tool
     every = int(re.findall(r"<td>(.*?)</td>", everything.group(1))[2])
-    assert every > len(listed) and auto_cells[5].startswith(f"{every} tools")  # what listing everything would be, beside
+    assert every > len(listed) and auto_cells[5].startswith(
+        f"{every} tools"
+    )  # what listing everything would be, beside
 
 
 def rows(text: str) -> list[dict[str, Any]]:

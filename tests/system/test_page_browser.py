@@ -163,6 +163,9 @@ def tabs(base: str, browser: Browser) -> None:
     statuses = dict(re.findall(r'data-step="([^"]+)" data-status="([^"]+)"', run))
     assert statuses["shout"] == "skipped" and statuses["echo_each"] == "expanded"
     assert statuses["echo_each[0]"] == "done" and statuses["echo_each[1]"] == "pending"
+    assert '<g class="node status-pending ready" data-step="echo_each[1]"' in run  # the run's next step stands out
+    listed = re.findall(r'<li data-step="([^"]+)"', loop.group(1))
+    assert listed[:2] == ["echo_each", "shout"]  # the graph as a list too, for small screens and screen readers
     drawn = "[...document.querySelectorAll('svg.graph path.edge')].every(p => p.getTotalLength() > 10)"
     assert browser.evaluate(drawn) is True  # the browser laid out every edge as a visible curve
 
@@ -175,6 +178,9 @@ async def test_the_calls_tab_shows_a_new_call_in_place_keeping_the_readers_focus
     await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
     assert "k.measure" not in await anyio.to_thread.run_sync(browser.dom)
     focus = "const a = document.querySelector('#calls tbody a'); a.focus(); a.mine = 'yes'; a.textContent"
+    await anyio.to_thread.run_sync(
+        browser.evaluate, "document.getSelection().selectAllChildren(document.querySelector('h1'))"
+    )
     focused = await anyio.to_thread.run_sync(browser.evaluate, focus)
     async with http_client(base) as client:
         await client.call_tool("k.measure", {"text": "abc"})
@@ -188,6 +194,8 @@ async def test_the_calls_tab_shows_a_new_call_in_place_keeping_the_readers_focus
         assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
     kept = "[document.activeElement.mine, document.activeElement.textContent]"
     assert await anyio.to_thread.run_sync(browser.evaluate, kept) == ["yes", focused]  # the same element, focused
+    selected = await anyio.to_thread.run_sync(browser.evaluate, "document.getSelection().toString()")
+    assert selected == "Calls"  # the reader's selection survives the update
     new = "[...document.querySelectorAll('#calls tr.new')].map(r => r.innerText)"
     [row] = await anyio.to_thread.run_sync(browser.evaluate, new)
     assert "k.measure" in row

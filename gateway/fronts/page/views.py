@@ -58,12 +58,13 @@ def _server(name: str, status: dict[str, Any], now: float) -> dict[str, Any]:
         "name": name,
         **status,
         "trouble": trouble,
-        "since": None if since is None or state in SERVING else f"since {when(since)} ({_span(now - since)})",
-        "next_in": None if next_try is None else f"next try in {_span(next_try - now)}",
+        "since": None if since is None or state in SERVING else f"since {when(since)} ({span(now - since)})",
+        "next_in": None if next_try is None else f"next try in {span(next_try - now)}",
     }
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
+    """A length of time as a person reads it: seconds, minutes, hours."""
     seconds = max(0, round(seconds))
     return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 

@@ -39,7 +39,10 @@
       if (node.nodeType === 3 || node.nodeType === 8) {
         if (match.nodeValue !== node.nodeValue) match.nodeValue = node.nodeValue;
       } else {
-        for (const a of Array.from(match.attributes)) if (!node.hasAttribute(a.name)) match.removeAttribute(a.name);
+        for (const a of Array.from(match.attributes)) {
+          if (a.name === "open" && match.nodeName === "DETAILS") continue; // the reader opened it: stays open
+          if (!node.hasAttribute(a.name)) match.removeAttribute(a.name);
+        }
         for (const a of Array.from(node.attributes)) if (match.getAttribute(a.name) !== a.value) match.setAttribute(a.name, a.value);
         patch(match, node, added);
       }
