@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
@@ -159,6 +160,25 @@ async def test_a_tool_tried_from_the_page_is_the_viewers_call_refused_by_policy_
     detail = (await get(own, tried.headers["location"], token=BOB)).text  # bob's own call, refused as any call is
     assert 'id="outcome">refused<' in detail and "gateway page" in detail
     assert [r["tool"] for r in rows((await get(own, "/ui/calls", token=BOB)).text)] == ["k.boom", "k.boom"]
+
+
+async def test_the_live_calls_stream_says_when_a_call_the_viewer_may_see_arrives(own: str) -> None:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        async with http.stream("GET", own + "/ui/calls/live", headers=bearer(BOB)) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.aiter_lines()
+            assert await anext(lines) == ": still here"  # subscribed: what bob may see was read once
+            async with http_client(own, headers=bearer(ALICE)) as client:
+                await client.call_tool("k.echo", {"text": "alice's"})  # not bob's to see: no event
+            async with http_client(own, headers=bearer(BOB)) as client:
+                await client.call_tool("k.echo", {"text": "bob's"})
+            with anyio.fail_after(20):
+                async for line in lines:
+                    if line.startswith("event:"):
+                        break
+            assert line == "event: calls"
+            ref = (await anext(lines)).removeprefix("data: ")
+    assert rows((await get(own, "/ui/calls", token=BOB)).text)[0]["number"] == ref
 
 
 async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:

@@ -194,6 +194,8 @@ async def test_the_calls_tab_shows_a_new_call_in_place_keeping_the_readers_focus
         assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
     kept = "[document.activeElement.mine, document.activeElement.textContent]"
     assert await anyio.to_thread.run_sync(browser.evaluate, kept) == ["yes", focused]  # the same element, focused
+    streamed = "document.getElementById('live').dataset.stream === 'open'"
+    assert await anyio.to_thread.run_sync(browser.evaluate, streamed) is True  # told by server-sent events
     selected = await anyio.to_thread.run_sync(browser.evaluate, "document.getSelection().toString()")
     assert selected == "Calls"  # the reader's selection survives the update
     new = "[...document.querySelectorAll('#calls tr.new')].map(r => r.innerText)"

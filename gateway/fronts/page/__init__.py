@@ -10,15 +10,16 @@ fresh `<main>` (header `X-Page-Part: main`).
 """
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as types
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -51,6 +52,12 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 RELOAD = "POST /ui/reload"
+LIVE_STREAMS = 32
+"""Live Calls views (server-sent events) served at once, all viewers together."""
+LIVE_S = 300.0
+"""How long one live view's stream lasts (the browser reconnects)."""
+LIVE_POLL_S = 5.0
+"""How often a live view looks at the call log without a call on this replica (other replicas' calls)."""
 _templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -120,6 +127,43 @@ def routes(
 
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
         return listing.page(views.calls(await recent(who)), request.query_params)
+
+    streams = 0
+
+    async def live(request: Request) -> Response:
+        """Server-sent events for the Calls tab: `calls` (with the newest call's reference) whenever a call the
+        viewer may see arrives; the page then fetches its list as filtered. Bounded: `LIVE_STREAMS` at once, each
+        ending after `LIVE_S` (a browser's EventSource reconnects by itself)."""
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        if streams >= LIVE_STREAMS:
+            why = f"{streams} live views are open, the most this gateway serves at once; the page polls instead."
+            return PlainTextResponse(why, status_code=503, headers=HEADERS)
+        who = viewer(request)
+
+        async def events() -> AsyncIterator[str]:
+            nonlocal streams
+            streams += 1
+            try:
+                newest = None
+                with anyio.move_on_after(LIVE_S):
+                    while True:
+                        arrived = publisher.recorder.arrival()  # before the read: a call meanwhile still wakes us
+                        shown = await recent(who)
+                        top = shown[0]["ref"] if shown else ""
+                        if newest is not None and top != newest:
+                            yield f"event: calls\ndata: {top}\n\n"
+                        newest = top
+                        with anyio.move_on_after(LIVE_POLL_S):  # another replica's calls wake no one here
+                            await arrived.wait()
+                        yield ": still here\n\n"
+            except StoreUnavailable:
+                return  # the browser reconnects; the poller says what is wrong
+            finally:
+                streams -= 1
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=HEADERS)
 
     def export(kind: str) -> Handler:
         """The Calls tab's list as filtered (every page of it), as JSON or CSV, for download."""
@@ -292,6 +336,7 @@ def routes(
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
         Route("/ui/calls", tab("calls", calls)),
+        Route("/ui/calls/live", live),
         Route("/ui/calls.json", export("json")),
         Route("/ui/calls.csv", export("csv")),
         Route("/ui/calls/{ref}", tab("call", one_call)),

@@ -102,6 +102,15 @@
     if (paused) { clearTimeout(timer); timer = null; say(`Paused; updated ${updated}`, false); }
     else refresh();
   });
+  if (main.dataset.stream && window.EventSource) { // the Calls tab: told at once when a call arrives
+    const source = new EventSource(main.dataset.stream);
+    const live = document.getElementById("live");
+    source.addEventListener("open", function () { live.dataset.stream = "open"; });
+    source.addEventListener("error", function () { live.dataset.stream = "closed"; });
+    source.addEventListener("calls", function () {
+      if (timer) { clearTimeout(timer); refresh(); } // not while paused, nor while a refresh is under way
+    });
+  }
   updated = clock();
   say(`Updated ${updated}`, false);
   timer = setTimeout(refresh, every);
