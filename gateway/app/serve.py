@@ -29,6 +29,7 @@ from gateway.fronts.page import routes as page_routes
 from gateway.fronts.stdio import serve_stdio
 from gateway.middleware.audit import AuditStream
 from gateway.pipeline import Middleware
+from gateway.session import os_user
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,9 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     admins = Admins(frozenset(config.auth.admin_groups), locality)
     auth = authenticator(config.auth, config.listen)
     signins = page_signins(gateway, auth)
-    routes = page_routes(gateway, gateway.publisher, TransportSecurityMiddleware(security), admins, signins=signins)
+    transport = TransportSecurityMiddleware(security)
+    # The page is the stdio user's: their runs, outputs and calls (a token's holder, if auth is on, sees their own).
+    routes = page_routes(gateway, gateway.publisher, transport, admins, signins=signins, local=os_user())
     app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality, signins=signins))
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.

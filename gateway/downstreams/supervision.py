@@ -3,6 +3,7 @@ server), watches it, and reconnects with exponential backoff whenever it is lost
 is (re)starting instead of failing. What is sent over it is `downstream.Downstream`'s."""
 
 import logging
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -77,6 +78,10 @@ class Supervised(ABC):
         self.state = State.STARTING
         self.last_error: str | None = None
         self.restarts = 0
+        self.failing_since: float | None = None
+        """When (wall clock) the server last stopped being up, or first failed to come up; None while it is up."""
+        self.next_try: float | None = None
+        """When (wall clock) the next connection attempt starts, during a backoff; None otherwise."""
         self.protocol_version: str | None = None
         self.problems: dict[str, list[str]] = {}
         """Per listing kind, the entries the server's last listing had wrong (repaired or left out)."""
@@ -163,6 +168,7 @@ class Supervised(ABC):
                     with anyio.fail_after(self._connect_timeout_s):
                         await tg.start(self._hold)
                     was_up, delay = True, self._backoff[0]
+                    self.failing_since = None
                     await self._lost.wait()
                     tg.cancel_scope.cancel()
                 if self._stopping:
@@ -176,10 +182,14 @@ class Supervised(ABC):
             # A server that was up stays "restarting" through the backoff, so calls wait for the
             # new connection instead of failing (the next call after a crash must succeed).
             self.state = State.RESTARTING if was_up else State.DOWN
+            if self.failing_since is None:
+                self.failing_since = time.time()
             if not was_up:
                 self._attempt_ended()
             logger.warning("server %s is %s: %s; retrying in %.1f s", self.name, self.state, self.last_error, delay)
+            self.next_try = time.time() + delay
             await anyio.sleep(delay)
+            self.next_try = None
             delay = min(delay * 2, self._backoff[1])
             self.restarts += 1
             self.state = State.RESTARTING

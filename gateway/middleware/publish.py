@@ -17,7 +17,7 @@ import mcp.types as types
 
 from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
-from gateway.results import HINTS_META_KEY
+from gateway.results import HINTS_META_KEY, result_bytes
 from gateway.store.backends import Stores
 from gateway.store.base import CallLog
 from gateway.telemetry.operations import Histogram, shortened
@@ -29,45 +29,91 @@ TEXT_SHOWN = 20_000
 """Characters of a result kept for the page (the rest is said to be cut)."""
 
 
+def _block(block: types.ContentBlock) -> str:
+    return block.text if isinstance(block, types.TextContent) else f"[{block.type} block]"
+
+
 def _text(result: types.CallToolResult) -> str:
-    parts = [b.text if isinstance(b, types.TextContent) else f"[{b.type} block]" for b in result.content]
+    parts = [_block(b) for b in result.content]
     if result.structured_content is not None and not parts:
         parts.append(str(result.structured_content))
-    text = "\n\n".join(parts)
+    return _shown("\n\n".join(parts))
+
+
+def _shown(text: str) -> str:
     return text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN] + f"\n… ({len(text) - TEXT_SHOWN:,} more characters)"
 
 
-def _before_note(c: Recorded, original: types.CallToolResult | None) -> str:
+def _sent(c: Recorded) -> str:
+    """What was sent to the server, or why nothing was."""
+    size = "" if c.request_bytes is None else f" with {c.request_bytes:,} bytes of arguments"
+    if c.sent is not None:
+        return f"Sent to server {c.server!r} as its tool {c.sent!r}{size}."
+    if c.outcome == "refused":
+        return f"Not sent: refused by {c.refusal}."
+    if c.outcome == "server error":  # the server was not up to take it
+        return f"Not sent: server {c.server!r} was not up to take it."
+    return "Not sent: answered by the gateway itself."
+
+
+def _answered(c: Recorded, original: types.CallToolResult | None) -> str:
+    """What the server answered, in a sentence; its text (if any) is shown below it."""
     if c.spilled is not None:
         return f"Spilled whole to the output store as {c.spilled}; the client got a preview and how to read it."
-    if original is None:
-        return "Answered by the gateway itself: nothing was forwarded." if c.error is None else "Refused: not sent."
-    return "As the server answered it."
+    if c.sent is None:
+        return "Nothing: the request did not reach a server."
+    if original is not None:
+        return "As the server answered it." if not original.is_error else "An error result, as the server sent it."
+    if c.outcome == "timeout":
+        return "No answer in time: the gateway stopped waiting (the error below)."
+    return "No result: the call failed (the error below)."
+
+
+def received(c: Recorded) -> tuple[list[dict[str, Any]], int | None]:
+    """Exactly what the model received, as the chain rendered it (`gateway.middleware.render`: a failure as the error
+    result, the hints after it), block by block, each block the gateway added marked with its kind."""
+    rendered = c.result
+    if rendered is None:
+        return [], None
+    added = [n for n in (rendered.meta or {}).get(HINTS_META_KEY, []) if isinstance(n, dict)]
+    own = max(len(rendered.content) - len(added), 0)
+    blocks = [{"text": _shown(_block(b)), "added": None} for b in rendered.content[:own]]
+    if rendered.structured_content is not None and not own:
+        blocks.append({"text": _shown(str(rendered.structured_content)), "added": None})
+    for block, note in zip(rendered.content[own:], added, strict=False):
+        blocks.append({"text": _shown(_block(block)), "added": str(note.get("kind"))})
+    return blocks, result_bytes(rendered)
 
 
 def entry(c: Recorded, ref: str, wall: float) -> dict[str, Any]:
-    """One call as the page shows it: metadata, the server's answer beside what the client received."""
-    received = c.result  # as the client received it: rendered in the chain (`gateway.middleware.render`)
+    """One call as the page shows it: what was sent, what the server answered, what the model received."""
     original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
-    notes = (received.meta or {}).get(HINTS_META_KEY, []) if received is not None else []
+    after, after_bytes = received(c)
     return {
         "ref": ref,
         "at": wall,
         "identity": c.identity.name,
+        "owner": c.identity.owner,  # whose stored output a spilled result is (a digest: no name or issuer in it)
+        "kind": c.identity.kind,
+        "groups": sorted(c.identity.groups),  # what policy rules match: the catalog's column for this identity
+        "client": None if c.client is None else shortened(c.client),
         "tool": shortened(c.tool),  # a caller's name of a million characters is not kept whole
         "server": c.server,
         "outcome": c.outcome,
+        "refusal": c.refusal,
+        "error_type": None if c.error is None else type(c.error).__name__,
         "seconds": c.seconds,
         "request_bytes": c.request_bytes,
-        "response_bytes": c.response_bytes,
+        "response_bytes": c.response_bytes if c.response_bytes is not None else after_bytes,
+        "server_bytes": None if original is None else result_bytes(original),
         "spilled": c.spilled,
         "hints": [hint.kind for hint in c.hints],
         "trace_id": c.trace_id,
         "error": None if c.error is None else str(c.error),
+        "sent": _sent(c),
         "before": None if original is None else _text(original),
-        "before_note": _before_note(c, original),
-        "after": None if received is None else _text(received),
-        "gateway_text": [{"kind": n.get("kind"), "text": n.get("text")} for n in notes if isinstance(n, dict)],
+        "before_note": _answered(c, original),
+        "after": after,
     }
 
 

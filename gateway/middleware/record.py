@@ -17,7 +17,7 @@ import anyio
 import mcp.types as types
 
 from gateway import telemetry
-from gateway.errors import DownstreamError, GatewayError
+from gateway.errors import DownstreamError, DownstreamTimeout, DownstreamUnavailable, GatewayError
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes
 from gateway.session import Identity
@@ -36,6 +36,12 @@ METHODS = frozenset(
         "completion/complete",
     }
 )
+
+
+OUTCOMES = ("ok", "tool error", "server error", "timeout", "refused")
+"""What became of a tool call: answered; answered with an error result; the server failed or was not up to take
+it; it did not answer in time; the gateway said no (policy, an unknown name, a limit) and sent nothing."""
+_REFUSALS = {"UnknownName": "unknown name", "RequestRejected": "limits", "TaskCapReached": "limits"}
 
 
 class Recorded(NamedTuple):
@@ -61,6 +67,11 @@ class Recorded(NamedTuple):
     """What the server answered (None: refused, answered by the gateway, or spilled: see `spilled`)."""
     trace: int | None
     """The trace id (formatted when shown)."""
+    client: str | None
+    """The client's `clientInfo.name` (None: it gave none)."""
+    sent: str | None
+    """The server's own name of the tool the request was sent to (None: not sent: refused, answered by the
+    gateway, or the server was not up to take it)."""
     held: int
     """Bytes of results this entry keeps alive."""
 
@@ -70,13 +81,26 @@ class Recorded(NamedTuple):
 
     @property
     def outcome(self) -> str:
-        """ "ok", "refused (<by>)" when the gateway said no, else the `error.type`."""
-        error = self.error
-        if error is not None:
-            if isinstance(error, DownstreamError):
-                return type(error).__name__
-            return f"refused ({self.refused_by or type(error).__name__})"
-        return "tool_error" if self.result is not None and self.result.is_error else "ok"
+        """One of `OUTCOMES`: what became of the call, the same word on the list, the detail and Metrics."""
+        match self.error:
+            case None:
+                return "tool error" if self.result is not None and self.result.is_error else "ok"
+            case DownstreamTimeout():
+                return "timeout"
+            case DownstreamError():
+                return "server error"
+            case _:
+                return "refused"
+
+    @property
+    def refusal(self) -> str | None:
+        """Who said no, for a refused call: the policy rule by name, else the stage or the kind of refusal."""
+        if self.outcome != "refused":
+            return None
+        rule = getattr(self.error, "rule", None)
+        if isinstance(rule, str):
+            return f"policy rule {rule!r}"
+        return self.refused_by or _REFUSALS.get(type(self.error).__name__, type(self.error).__name__)
 
 
 def error_type(call: Call) -> str | None:
@@ -128,6 +152,7 @@ class Recorder(Middleware):
         elif original is not None and original is not result and original.__class__ is types.CallToolResult:
             held += result_bytes(original)  # rewritten (cut) without a spill: both shown
         trace = telemetry.current_trace_id()
+        down = isinstance(call.error, DownstreamUnavailable)
         recent = self.recent
         recent.append(
             (
@@ -145,6 +170,9 @@ class Recorder(Middleware):
                 result if result.__class__ is types.CallToolResult else None,
                 original,
                 trace,
+                call.session.client,
+                # forward_s is set whenever the forward ran, also when it found no tool or no server up to take it.
+                call.tool if call.forward_s is not None and call.server is not None and not down else None,
                 held,
             )
         )

@@ -9,7 +9,7 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.config import GatewayConfig
-from gateway.errors import DownstreamTimeout, DownstreamUnavailable, RequestRejected, UnknownName
+from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, RequestRejected, UnknownName
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint
@@ -53,8 +53,26 @@ def _builtin_error_hint(call: Call) -> str:
     match call.error:
         case UnknownName():
             return "Next: pick a tool from the names above, or find one with gateway.find_tools {query}; do not guess."
-        case DownstreamUnavailable() | DownstreamTimeout():
-            return "Next: call gateway.status to see which servers are up, then retry once or use another tool."
+        case _ if call.refused_by == "policy":
+            return (
+                "Next: this is closed to you by the gateway's policy, not failing: do not retry it or reach it another "
+                "way; use another tool, or tell the user that an administrator has to allow it."
+            )
+        case DownstreamUnavailable(server=server):
+            return (
+                f"Next: server {server!r} is down, so none of its tools work right now; do not retry in a loop: use "
+                "another server's tools, or tell the user it is down (gateway.status shows when it is back)."
+            )
+        case DownstreamTimeout():
+            return (
+                "Next: retry once asking for less (fewer items, a narrower range, a smaller page); if it times out "
+                "again, tell the user the server is too slow for this request."
+            )
+        case DownstreamFailed(code=code) if code != types.INVALID_PARAMS:
+            return (
+                "Next: the server failed, not your arguments: retry once unchanged; if it fails again, use another "
+                "tool or tell the user what failed (the error above) instead of retrying."
+            )
         case RequestRejected():
             return "Next: resend with a reference (path, URL, id) or a summary instead of the raw content."
         case _:
@@ -84,6 +102,8 @@ class Steering(Middleware):
         # A Think tool failure carries its own guidance ({"error", "details", "guidance"}); the generic
         # "retry once" would contradict it (VALIDATION_FAILED: fix the fields; the step stays pending).
         own_guidance = call.error is None and call.server in SELF_GUIDED
+        # A call a Think run observed was told its next step (think.next): a second, other "Next:" would contradict it.
+        own_guidance = own_guidance or any(hint.kind == "observe" for hint in call.hints)
         if "error" in happened and not own_guidance:
             self._add(call, Hint("error", _builtin_error_hint(call)))
         for rule in self.rules:

@@ -26,3 +26,11 @@ class Catalog:
     prompts: dict[str, Entry] = field(default_factory=dict[str, Entry])
     resources: list[types.Resource] = field(default_factory=list[types.Resource])
     resource_templates: list[types.ResourceTemplate] = field(default_factory=list[types.ResourceTemplate])
+    unlisted: dict[str, str] = field(default_factory=dict[str, str])
+    """Servers that have listed no tools yet (down since the start, or starting): the prefix of their tools'
+    names -> the server, so a call to one is told the server is not up rather than that the tool is unknown."""
+
+    def unlisted_owner(self, name: str) -> str | None:
+        """The server not yet listed whose tools' names `name` has the prefix of (None: no such server)."""
+        owners = [server for prefix, server in self.unlisted.items() if name.startswith(prefix)]
+        return max(owners, key=len, default=None)

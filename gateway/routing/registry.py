@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
+DOWN = frozenset({State.DOWN, State.RESTARTING, State.STARTING})
 
 
 def sanitize_tool(tool: types.Tool, exposed: str) -> types.Tool:
@@ -165,6 +166,11 @@ class Registry:
         tool_names = names.assign(((s, t.name) for s, t in tools), sep, limit, self._bare)
         prompt_names = names.assign(((s, p.name) for s, p in prompts), sep, limit, self._bare)
         catalog = Catalog()
+        catalog.unlisted = {  # a per-user server idle with no process yet is not down: its next call starts one
+            f"{s}{sep}": s
+            for s, ds in self.downstreams.items()
+            if self._cache.peek(f"{s}:tools") is None and not isinstance(ds, Pool)
+        }
         for server, tool in tools:
             exposed = tool_names[server, tool.name]
             listed = apps.exposed(server, tool, self.uris)  # an MCP App's UI resource as the client reads it
@@ -205,6 +211,8 @@ class Registry:
                 "restarts": ds.restarts,
                 "protocol": ds.protocol_version,
                 "last_error": ds.last_error,
+                "failing_since": getattr(ds, "failing_since", None),  # a pool of per-user processes has none
+                "next_try": getattr(ds, "next_try", None),
                 "problems": [
                     p
                     for kind in ("tools", "prompts", "resources", "resource_templates")
@@ -286,6 +294,10 @@ class Registry:
         entry = entries.get(name)
         if entry is not None:
             return entry
+        server = self._merged.unlisted_owner(name) if self._merged is not None and kind == "tool" else None
+        ds = None if server is None else self.downstreams.get(server)
+        if ds is not None and ds.state in DOWN:  # never came up: that, not a list of other tools, helps
+            raise DownstreamUnavailable(ds.name, ds.state.value, ds.last_error)
         suffix = [e for e in entries if e.endswith(f"{self._ns.separator}{name}")]
         closest = suffix or difflib.get_close_matches(name, list(entries), n=3, cutoff=0.5)
         raise UnknownName(kind, name, closest[:3])

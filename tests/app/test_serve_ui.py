@@ -2,6 +2,7 @@
 calls that session made, to callers on this machine only (no auth configured); `--ui` with `--http` is refused
 (the page is at /ui there)."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import httpx2
 import pytest
 from mcp import Client
 
+from gateway.session import os_user
 from tests.harness import PYTHON, ROOT, free_port, gateway_params, kitchen, write_config
+from tests.think.harness import FIXTURES
 
 pytestmark = pytest.mark.anyio
 
@@ -54,3 +57,27 @@ def test_ui_with_http_is_refused_with_a_reason(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)}, timeout=60)
     assert done.returncode == 2
     assert "--ui is for a stdio session" in done.stderr
+
+
+async def test_the_page_beside_a_stdio_session_is_its_users_with_their_outputs_and_runs(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"k": kitchen("k")},
+        limits={"max_inline_bytes": 2000, "outputs_dir": str(tmp_path / "outputs")},
+        think={"state_dir": str(tmp_path / "think"), "workflows_dirs": [str(FIXTURES)]},
+    )
+    port = free_port()
+    params = gateway_params(config)
+    params.args = [*params.args, "--ui", f"127.0.0.1:{port}"]
+    async with Client(params) as client:
+        await client.call_tool("k.blob", {"n": 30_000})
+        plan = await client.call_tool("think.plan", {"workflow": "loop_v1", "params": {"files": ["a.py"]}})
+        assert isinstance(plan.structured_content, dict)
+        run_id = plan.structured_content["run_id"]
+        calls = await answering(f"http://127.0.0.1:{port}/ui/calls")
+        ref = re.findall(r'<tr data-call="([0-9a-f]+-\d+)"', calls.text)[-1]
+        detail = await answering(f"http://127.0.0.1:{port}/ui/calls/{ref}")
+        think = await answering(f"http://127.0.0.1:{port}/ui/think")
+    assert f"{os_user().name} · admin" in calls.text  # the page's viewer is the stdio session's OS user
+    assert "30,000 bytes stored" in detail.text and 'id="stored-error"' not in detail.text  # their own output
+    assert f'data-run="{run_id}"' in think.text  # the run the session just started

@@ -20,6 +20,7 @@ from gateway.inflight import Peer
 from gateway.middleware.limits import SizeLimits
 from gateway.middleware.steering import Rule, Steering
 from gateway.pipeline import Call
+from gateway.results import Hint
 from tests.harness import connected, tool_call, write_config
 from tests.servers.kitchen import Kitchen
 
@@ -99,17 +100,35 @@ async def test_rules_fire_in_config_order_after_the_builtin_error_hint() -> None
     ("error", "advice"),
     [
         (UnknownName("tool", "k.nope", ["k.echo"]), "pick a tool from the names above"),
-        (DownstreamUnavailable("k", "restarting", None), "call gateway.status"),
-        (DownstreamTimeout("k", 5), "call gateway.status"),
+        (DownstreamUnavailable("k", "restarting", None), "server 'k' is down"),
+        (DownstreamTimeout("k", 5), "retry once asking for less"),
         (RequestRejected("too big"), "resend with a reference (path, URL, id) or a summary"),
-        (DownstreamFailed("k", "kaboom"), "fix the arguments against the tool's input schema and retry once"),
+        (DownstreamFailed("k", "kaboom"), "the server failed, not your arguments"),
+        (DownstreamFailed("k", "bad n", code=types.INVALID_PARAMS), "fix the arguments against the tool's input"),
     ],
 )
-async def test_an_error_gets_a_builtin_hint_on_what_to_try_next(error: GatewayError, advice: str) -> None:
+async def test_each_kind_of_failure_gets_its_own_next_step(error: GatewayError, advice: str) -> None:
     call = tool_call("k.x", error=error)
     await Steering().on_response(call)
     [hint] = call.hints
     assert hint.kind == "error" and hint.text.startswith("Next: ") and advice in hint.text
+
+
+async def test_a_policy_denial_is_told_not_to_retry_rather_than_to_fix_its_arguments() -> None:
+    call = tool_call("k.x", error=GatewayError("Tool 'k.x' is not available to bob (policy rule 'r')."))
+    call.refused_by = "policy"
+    await Steering().on_response(call)
+    [hint] = call.hints
+    assert "closed to you by the gateway's policy" in hint.text and "do not retry" in hint.text
+    assert "fix the arguments" not in hint.text
+
+
+async def test_a_call_a_think_run_observed_gets_one_next_step_only() -> None:
+    call = tool_call("k.x", result=text_result("bad input", error=True))
+    call.hints.append(Hint("observe", "Step `s` of run r recorded by the gateway. Next: think.next {...}"))
+    await Steering().on_response(call)
+    assert [h.kind for h in call.hints] == ["observe"]
+    assert sum(h.text.count("Next:") for h in call.hints) == 1
 
 
 async def test_an_error_after_a_refused_relay_names_the_relay_not_the_arguments() -> None:
@@ -162,7 +181,7 @@ async def test_rules_and_builtin_hints_on_real_results_through_the_gateway(tmp_p
 
     assert builtin("success", "error") == builtin("success", "truncated") == []
     [boom] = builtin("downstream error", "error")
-    assert "retry once" in boom
+    assert "the server failed, not your arguments" in boom
     [unknown] = builtin("unknown tool", "error")
     assert "pick a tool" in unknown
     [spill] = builtin("spilled", "truncated")

@@ -4,6 +4,7 @@
 be blank; any console error, uncaught exception, failed request or CSP violation fails the test. Skipped without
 Chromium (`scripts/services` installs it)."""
 
+import json
 import re
 import shutil
 import struct
@@ -127,7 +128,7 @@ def tabs(base: str, browser: Browser) -> None:
     tools = [cells(calls, "data-call", n)[3] for n, _ in numbers]
     assert tools[-3:] == ["k.boom", "k.blob", "k.echo"] and "think.plan" in tools
     outcomes = dict(zip(tools[-3:], [outcome for _, outcome in numbers][-3:], strict=True))
-    assert outcomes == {"k.boom": "refused (policy)", "k.blob": "ok", "k.echo": "ok"}
+    assert outcomes == {"k.boom": "refused", "k.blob": "ok", "k.echo": "ok"}
     assert "spilled" in cells(calls, "data-call", numbers[-2][0])[8]
 
     spilled = look(browser, f"{base}/ui/calls/{numbers[-2][0]}", "call-spilled")
@@ -142,8 +143,16 @@ def tabs(base: str, browser: Browser) -> None:
     assert before is not None and after is not None
     assert "hello page" in before.group(1) and 'data-kind="bootstrap"' in after.group(1)
 
+    failed = look(browser, f"{base}/ui/calls/{numbers[-3][0]}", "call-failed")
+    assert "Not sent: refused by policy rule" in failed
+    model_got = browser.evaluate("[...document.querySelectorAll('#received pre')].map(p => p.innerText)")
+    assert "is not available to anonymous" in model_got[0]  # the refusal as the model read it...
+    assert any("do not retry" in text for text in model_got[1:])  # ...and the gateway's hint, marked
+    marked = browser.evaluate("getComputedStyle(document.querySelector('#received pre.added')).borderLeftWidth")
+    assert marked == "4px"
+
     figures = look(browser, base + "/ui/metrics", "metrics")
-    assert cells(figures, "data-tool", "k.boom")[4] == "1" and cells(figures, "data-tool", "k.echo")[2] == "2"
+    assert cells(figures, "data-tool", "k.boom")[8] == "1" and cells(figures, "data-tool", "k.echo")[2] == "2"
 
     think = look(browser, base + "/ui/think", "think")
     loop = re.search(r'<section class="workflow" data-workflow="loop_v1">(.*?)</section>', think, re.DOTALL)
@@ -154,6 +163,9 @@ def tabs(base: str, browser: Browser) -> None:
     statuses = dict(re.findall(r'data-step="([^"]+)" data-status="([^"]+)"', run))
     assert statuses["shout"] == "skipped" and statuses["echo_each"] == "expanded"
     assert statuses["echo_each[0]"] == "done" and statuses["echo_each[1]"] == "pending"
+    assert '<g class="node status-pending ready" data-step="echo_each[1]"' in run  # the run's next step stands out
+    listed = re.findall(r'<li data-step="([^"]+)"', loop.group(1))
+    assert listed[:2] == ["echo_each", "shout"]  # the graph as a list too, for small screens and screen readers
     drawn = "[...document.querySelectorAll('svg.graph path.edge')].every(p => p.getTotalLength() > 10)"
     assert browser.evaluate(drawn) is True  # the browser laid out every edge as a visible curve
 
@@ -162,20 +174,83 @@ def tabs(base: str, browser: Browser) -> None:
     assert 'data-identical="true"' in opened and 'data-capture="echoes' in opened
 
 
-async def test_the_calls_tab_shows_a_new_call_without_a_reload(base: str, browser: Browser) -> None:
+async def test_the_calls_tab_shows_a_new_call_in_place_keeping_the_readers_focus(base: str, browser: Browser) -> None:
     await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
     assert "k.measure" not in await anyio.to_thread.run_sync(browser.dom)
+    focus = "const a = document.querySelector('#calls tbody a'); a.focus(); a.mine = 'yes'; a.textContent"
+    await anyio.to_thread.run_sync(
+        browser.evaluate, "document.getSelection().selectAllChildren(document.querySelector('h1'))"
+    )
+    focused = await anyio.to_thread.run_sync(browser.evaluate, focus)
     async with http_client(base) as client:
         await client.call_tool("k.measure", {"text": "abc"})
-    # Resolves once the page's own poller has swapped in a <main> listing the call (no reload; no sleep here).
+    # Resolves once the page's own poller has patched in the call (no reload; no sleep here).
     shown = """new Promise(done => {
-        const seen = () => document.body.innerText.includes('k.measure');
+        const seen = () => document.querySelector('#calls tbody').innerText.includes('k.measure');
         if (seen()) return done(true);
         new MutationObserver(() => seen() && done(true)).observe(document.body, {childList: true, subtree: true});
     })"""
     with anyio.fail_after(30):
         assert await anyio.to_thread.run_sync(browser.evaluate, shown) is True
+    kept = "[document.activeElement.mine, document.activeElement.textContent]"
+    assert await anyio.to_thread.run_sync(browser.evaluate, kept) == ["yes", focused]  # the same element, focused
+    streamed = "document.getElementById('live').dataset.stream === 'open'"
+    assert await anyio.to_thread.run_sync(browser.evaluate, streamed) is True  # told by server-sent events
+    selected = await anyio.to_thread.run_sync(browser.evaluate, "document.getSelection().toString()")
+    assert selected == "Calls"  # the reader's selection survives the update
+    new = "[...document.querySelectorAll('#calls tr.new')].map(r => r.innerText)"
+    [row] = await anyio.to_thread.run_sync(browser.evaluate, new)
+    assert "k.measure" in row
+    said = "[document.getElementById('announce').textContent, document.getElementById('live-status').textContent]"
+    announced, status = await anyio.to_thread.run_sync(browser.evaluate, said)
+    assert announced == "1 new call" and status.startswith("Updated ")
     assert browser.problems == []
+
+
+async def test_a_filtered_list_exports_as_csv_and_json_with_just_the_calls_it_shows(
+    base: str, browser: Browser
+) -> None:
+    await anyio.to_thread.run_sync(browser.open, base + "/ui/calls?outcome=refused", 1280)
+    shown = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('counts').innerText")
+    assert shown.startswith("1 of ") and "recent calls match" in shown
+    fetch = "fetch(document.getElementById('export-{}').href, {{credentials: 'same-origin'}}).then(r => r.text())"
+    table = await anyio.to_thread.run_sync(browser.evaluate, fetch.format("csv"))
+    header, *rows = table.strip().splitlines()
+    assert header.startswith("ref,when,identity,client,server,tool,outcome,refusal")
+    assert len(rows) == 1 and ",k.boom,refused,policy rule 'no-boom'," in rows[0]
+    records = json.loads(await anyio.to_thread.run_sync(browser.evaluate, fetch.format("json")))
+    assert [(r["tool"], r["outcome"]) for r in records] == [("k.boom", "refused")]
+    assert browser.problems == []
+
+
+async def test_a_tool_tried_from_the_page_is_a_call_in_calls_with_its_before_and_after(
+    base: str, browser: Browser
+) -> None:
+    await anyio.to_thread.run_sync(try_echo, base, browser)
+
+
+def try_echo(base: str, browser: Browser) -> None:
+    """From the catalog's link to the form, filled and confirmed as a person would, to the recorded call."""
+    browser.open(base + "/ui/catalog", 1280)
+    browser.navigate_by("document.querySelector('tr[data-tool=\"k.echo\"] a').click()")  # from the catalog
+    assert browser.evaluate("location.pathname") == "/ui/try/k.echo"
+    browser.screenshot(SHOTS / "try-1280.png")
+    unconfirmed = "document.getElementById('f-text').value = 'tried from the page'; document.forms.try.checkValidity()"
+    assert browser.evaluate(unconfirmed) is False  # echo may change things (no readOnlyHint): the confirmation first
+    browser.navigate_by(
+        "document.getElementById('confirm').checked = true; document.getElementById('try').requestSubmit()"
+    )
+    assert re.fullmatch(r"/ui/calls/[0-9a-f]+-\d+", browser.evaluate("location.pathname"))
+    detail = look(browser, browser.evaluate("location.href"), "call-tried")
+    before = re.search(r'<section id="before">(.*?)</section>', detail, re.DOTALL)
+    after = re.search(r'<section id="after">(.*?)</section>', detail, re.DOTALL)
+    assert before is not None and after is not None
+    assert "tried from the page" in before.group(1) and "tried from the page" in after.group(1)
+    assert "gateway page" in detail  # the client it is recorded under
+    browser.open(base + "/ui/calls?client=gateway+page", 1280)
+    assert [cells(browser.dom(), "data-call", n)[3] for n in re.findall(r'<tr data-call="([^"]+)"', browser.dom())] == [
+        "k.echo"
+    ]
 
 
 TOKEN = "carol-token-0123456789"
@@ -199,7 +274,8 @@ async def test_a_person_signs_in_with_a_token_and_sees_the_calls(signed: str, br
 
 
 def sign_in(base: str, browser: Browser) -> None:
-    browser.open(base + "/ui/login", 1280)
+    browser.open(base + "/ui/calls", 1280)  # no sign-in yet: the form, not a JSON-RPC 401
+    assert 'id="login"' in browser.dom() and browser.evaluate("location.pathname") == "/ui/login"
     browser.screenshot(SHOTS / "login-1280.png")
     # Typed into the form and submitted as a person would; the answer redirects to /ui with the cookie set.
     submit = f"document.querySelector('input[name=token]').value = '{TOKEN}'; document.getElementById('login').submit()"

@@ -21,7 +21,7 @@ from mcp.server.auth.routes import build_resource_metadata_url, create_protected
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -116,6 +116,9 @@ class Authenticate:
                 await self.app(scope, receive, send)  # without an identity: the public answer
                 return
             logger.info("refused %s %s: %s", scope["method"], scope["path"], refused.description)
+            if _browsing(scope) and refused.status == 401:  # a person at a browser: the sign-in form, not JSON-RPC
+                await RedirectResponse("/ui/login", status_code=303)(scope, receive, send)
+                return
             await self._refuse(send, refused)
             return
         await self._admit(scope, receive, send, identity)
@@ -155,6 +158,14 @@ class Authenticate:
         if refused.retry_after_s is not None:
             headers.append((b"retry-after", str(refused.retry_after_s).encode()))
         await respond_json(send, jsonrpc_error(None, -32001, message), refused.status, headers)
+
+
+def _browsing(scope: Scope) -> bool:
+    """A browser opening one of the page's tabs (a GET asking for HTML), which a 401 body would leave stranded."""
+    if scope["method"] != "GET" or not scope["path"].startswith("/ui"):
+        return False
+    accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
+    return b"text/html" in accept
 
 
 def _page_cookie(scope: Scope) -> str | None:

@@ -40,6 +40,9 @@ class Box:
     y: int
     label: str
     sub: str
+    ready: bool = False
+    """Pending with every dependency finished: the run's next step, highlighted."""
+    deps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,7 @@ def layout(steps: Sequence[Step]) -> Drawn:
     for step in shown:  # file order is a valid order (deps come first; items after their parent)
         above = [level[d] for d in (*step.deps, *([step.parent] if step.parent else [])) if d in level]
         level[step.id] = 1 + max(above) if above else 0
+    statuses = {s.id: s.status for s in steps}
     rows: dict[int, list[Step]] = {}
     for step in shown:
         rows.setdefault(level[step.id], []).append(step)
@@ -104,7 +108,9 @@ def layout(steps: Sequence[Step]) -> Drawn:
             for column, step in enumerate(line):
                 x = GAP_X // 2 + column * (WIDTH + GAP_X)
                 sub = step.status or ("" if step.parent else step.call)
-                boxes[step.id] = Box(step.id, step.call, step.status, step.tag, x, y, _short(step.id), _short(sub))
+                ready = _ready(step, statuses)
+                label, deps = _short(step.id), tuple(step.deps)
+                boxes[step.id] = Box(step.id, step.call, step.status, step.tag, x, y, label, _short(sub), ready, deps)
             y += HEIGHT + GAP_Y
     edges = []
     for step in shown:
@@ -116,8 +122,23 @@ def layout(steps: Sequence[Step]) -> Drawn:
     return Drawn(list(boxes.values()), edges, widest * (WIDTH + GAP_X), y - GAP_Y // 2, cut)
 
 
+FINISHED = frozenset({"done", "skipped", "expanded"})
+
+
+def _ready(step: Step, statuses: dict[str, str | None]) -> bool:
+    """A pending step whose dependencies (and foreach parent) are all finished: what the run does next."""
+    if step.status != "pending":
+        return False
+    return all(statuses.get(d) in FINISHED for d in (*step.deps, *([step.parent] if step.parent else [])))
+
+
 def _path(a: Box, b: Box) -> str:
-    """A curve from the bottom middle of `a` to the top middle of `b` (where the arrowhead sits)."""
+    """From the bottom middle of `a` to the top middle of `b` (where the arrowhead sits): a curve between adjacent
+    rows; across rows, down the gutter between columns beside `b`, so the edge passes no box on the way."""
     x1, y1, x2, y2 = a.x + WIDTH // 2, a.y + HEIGHT, b.x + WIDTH // 2, b.y - 2
-    bend = max(GAP_Y // 2, (y2 - y1) // 2)
-    return f"M{x1},{y1} C{x1},{y1 + bend} {x2},{y2 - bend} {x2},{y2}"
+    if y2 - y1 <= GAP_Y or b.y <= a.y:
+        bend = max(GAP_Y // 2, (y2 - y1) // 2)
+        return f"M{x1},{y1} C{x1},{y1 + bend} {x2},{y2 - bend} {x2},{y2}"
+    gutter = max(2, b.x - GAP_X // 2)  # the free strip left of b's column (the margin, for the first column)
+    below, above = y1 + GAP_Y // 2, y2 - GAP_Y // 2 + 2
+    return f"M{x1},{y1} L{x1},{below} L{gutter},{below} L{gutter},{above} L{x2},{above} L{x2},{y2}"

@@ -4,10 +4,15 @@ nothing of the composition root above it."""
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import mcp.types as types
+
 from gateway.config import GatewayConfig
+from gateway.fronts.door import Door
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Policy
+from gateway.pipeline import Call
 from gateway.routing.registry import Registry
+from gateway.session import SessionStore
 from gateway.store.base import Outputs
 from gateway.think.engine import Engine
 
@@ -23,7 +28,22 @@ class Reloads(Protocol):
     async def reload_json(self) -> dict[str, Any]: ...
 
 
+class Front(Protocol):
+    """The client-facing front, for a tool tried from the page: a call as any client's, through the pipeline."""
+
+    @property
+    def sessions(self) -> SessionStore: ...
+    @property
+    def door(self) -> Door: ...
+
+    async def call_tool(
+        self, call: Call, rounds: dict[str, Any] | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult: ...
+
+
 class Observed(Protocol):
+    @property
+    def front(self) -> Front: ...
     @property
     def config(self) -> GatewayConfig: ...
     @property
@@ -38,3 +58,7 @@ class Observed(Protocol):
     def engine(self) -> Engine | None: ...
     @property
     def outputs(self) -> Outputs: ...
+
+    def health(self) -> dict[str, Any]:
+        """What `/healthz` tells a caller who passed auth: `status` (ok, degraded), `servers`, `died`."""
+        ...

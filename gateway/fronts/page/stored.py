@@ -29,6 +29,15 @@ async def preview(outputs: Outputs, owner: str, output_id: str) -> dict[str, Any
     return {"id": output_id, "error": None, "text": page.text, "total_bytes": page.total_bytes, "more_bytes": more}
 
 
+def others(output_id: str, whose: str) -> dict[str, Any]:
+    """Another identity's output, as an admin viewing their call sees it: whose it is, not a dead link."""
+    why = (
+        f"This output is {whose}'s. The store keeps each identity's outputs to itself, so only {whose} can read it "
+        "(gateway.read_output in their session, or this page signed in as them)."
+    )
+    return {"id": output_id, "error": why, "whose": whose}
+
+
 async def download(outputs: Outputs, owner: str, output_id: str) -> StreamingResponse | str:
     """The whole text view, page by page (memory bounded by a page), or why not (the store's message): the first
     page is read before answering, so a missing output is a 404 page, not a broken download."""

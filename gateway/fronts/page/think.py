@@ -12,6 +12,7 @@ from typing import Any
 
 from gateway.errors import GatewayError
 from gateway.fronts.page.graph import Drawn, Step, layout
+from gateway.fronts.page.views import span, when
 from gateway.think import tools
 from gateway.think.engine import Engine
 from gateway.think.graph import build
@@ -66,7 +67,8 @@ def _summary(run: RunState) -> dict[str, Any]:
         "run_id": run.run_id,
         "workflow": run.workflow,
         "status": run.status,
-        "updated": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.updated)),
+        "updated": when(run.updated),
+        "idle": None if run.status != "active" else span(time.time() - run.updated),
         "history": len(run.history),
         "graph": run_graph(run),
     }

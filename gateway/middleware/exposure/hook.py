@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 
 import mcp.types as types
 
-from gateway.errors import UnknownName
+from gateway.errors import DownstreamUnavailable, UnknownName
 from gateway.middleware.exposure import find
 from gateway.middleware.exposure.listed import OWN_SERVERS
 from gateway.middleware.exposure.usage import UsageTally
@@ -95,6 +95,9 @@ class ExposureMiddleware(Middleware):
             call.params = {"name": canonical, "arguments": arguments}
             entry = catalog.tools.get(canonical)
         if entry is None:
+            down = catalog.unlisted_owner(canonical)
+            if down is not None:  # a server that never came up: said so, as the forward says of one that went down
+                raise DownstreamUnavailable(down, "not up", None)
             raise UnknownName("tool", str(call.params.get("name")), self._closest(catalog, call, names))
         self._admit(call, entry)
         if entry.server not in OWN_SERVERS:

@@ -1,6 +1,8 @@
 """The step graph's layout: a step one row below its lowest dependency, an edge per dependency and per foreach
 item, and bounds (items past MAX_ITEMS become one box, rows wrap) so a run of thousands draws a bounded picture."""
 
+from itertools import pairwise
+
 from gateway.fronts.page.graph import HEIGHT, MAX_ITEMS, MAX_NODES, PER_ROW, Step, layout
 
 
@@ -49,3 +51,30 @@ def test_an_edge_of_a_cycle_is_drawn_as_a_back_edge() -> None:
     drawn = layout([Step("first", "x", ("second",)), Step("second", "x", ("first",))])
     kinds = {(e.source, e.target): e.kind for e in drawn.edges}
     assert kinds == {("second", "first"): "back", ("first", "second"): "dep"}
+
+
+def test_an_edge_across_rows_runs_down_a_gutter_and_crosses_no_box() -> None:
+    steps = [Step("a", "x", ()), Step("b", "x", ("a",)), Step("c", "x", ("b",)), Step("d", "x", ("a", "c"))]
+    drawn = layout(steps)
+    boxes = {b.id: b for b in drawn.boxes}
+    long = next(e for e in drawn.edges if (e.source, e.target) == ("a", "d"))
+    points = [tuple(map(int, p[1:].split(","))) for p in long.path.split()]
+    assert long.path.startswith("M") and " L" in f" {long.path}"  # straight runs, not a curve through b and c
+    for (x1, y1), (x2, y2) in pairwise(points):  # each segment misses every box
+        for box in boxes.values():
+            inside_x = max(x1, x2) > box.x and min(x1, x2) < box.x + 168
+            inside_y = max(y1, y2) > box.y and min(y1, y2) < box.y + HEIGHT
+            assert not (inside_x and inside_y), (long.path, box.id)
+
+
+def test_the_next_ready_step_of_a_run_is_marked() -> None:
+    drawn = layout(
+        [
+            Step("a", "x", (), "done"),
+            Step("b", "x", ("a",), "pending"),
+            Step("c", "x", ("b",), "pending"),
+            Step("e", "x", (), "expanded"),
+            Step("e[0]", "x", (), "pending", None, "e"),
+        ]
+    )
+    assert {b.id for b in drawn.boxes if b.ready} == {"b", "e[0]"}  # c waits for b
