@@ -31,12 +31,13 @@ from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
+from gateway.middleware.exposure.offers import INSTRUCTIONS_CHARS, offers
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
-from gateway.routing.catalog import Entry
+from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.registry import Registry
 from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
@@ -147,6 +148,8 @@ class Gateway:
             else Reloader(config_path, config, self.registry, self.servers, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
+        self._offered: Catalog | None = None
+        """The catalog `initialize`'s instructions describe (None until the servers first settle)."""
         self.died: dict[str, str] = {}
         """Component tasks that ended with an error, and why: `/healthz` turns `degraded` (503); serving goes on."""
         self.audit = audit.sink(config.audit)
@@ -177,8 +180,17 @@ class Gateway:
         return full_text
 
     def _instructions(self, config: GatewayConfig) -> str:
+        """The driver summary, then what each server offers (`offers`), within Codex's 2,048 characters."""
         driver = self.prompts.get(config.bootstrap.driver_version)
-        return self._own.text(summary(driver, self._driver_full_text(config)))
+        text = self._own.text(summary(driver, self._driver_full_text(config)))
+        catalog = self._offered
+        servers = "" if catalog is None else offers(catalog, INSTRUCTIONS_CHARS - len(text) - 1)
+        return f"{text}\n{servers}" if servers else text
+
+    def _offer(self, catalog: Catalog) -> None:
+        """A new catalog: sessions that initialize from now on are told what its servers offer."""
+        self._offered = catalog
+        self.front.server.instructions = self._instructions(self.config)
 
     def _middlewares(
         self, config: GatewayConfig, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
@@ -317,7 +329,8 @@ class Gateway:
                 async with anyio.create_task_group() as waiting:
                     for downstream in self.registry.downstreams.values():
                         waiting.start_soon(downstream.settled)
-            await self.registry.catalog()
+            self.exposure.on_catalog = self._offer
+            self._offer(await self.registry.catalog())
             if self.reloader is not None:
                 await tg.start(self._component, "reloader", self.reloader.run)
             if self.publisher is not None:

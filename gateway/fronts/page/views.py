@@ -55,13 +55,15 @@ async def catalog(gateway: Observed, viewer: Viewer, query: str = "") -> dict[st
             hits = [{"name": h.name, "server": h.server, "score": round(h.score, 3)} for h in matches.hits]
             found = {"query": query, "error": None, "hits": hits, "total": matches.total, "terms": matches.terms}
     rules = []
-    for rule in exposure.rules():
+    for _label, rule in exposure.ways():
         tools, chars = exposure.full_size(catalog, rule)
         searching = exposure.searching(catalog, rule)
         rules.append(
             {
-                "client": rule.client_glob or "(default)",
-                "mode": rule.mode,
+                "client": ", ".join(exposure.config.native_search)
+                if rule.native and not rule.client_glob
+                else rule.client_glob or "(default)",
+                "mode": f"{rule.mode} + search hints" if rule.native else rule.mode,
                 "searching": searching,
                 "tools": tools,
                 "chars": chars,

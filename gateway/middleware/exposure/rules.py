@@ -6,7 +6,7 @@ client name that arrives late re-resolves the rule without losing what the sessi
 """
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
 from gateway.config import ExposureConfig
@@ -56,6 +56,11 @@ class View:
 def searches_natively(config: ExposureConfig, client: str | None) -> bool:
     """Whether `client` is in the table of clients that search tools themselves (`exposure.native_search`)."""
     return client is not None and any(fnmatchcase(client, glob) for glob in config.native_search)
+
+
+def native_rule(config: ExposureConfig, separator: str) -> Rule:
+    """The rule of a client in the `native_search` table that no client rule names."""
+    return replace(resolve(config, separator, None), mode="all", native=True)
 
 
 def resolve(config: ExposureConfig, separator: str, client: str | None) -> Rule:

@@ -31,7 +31,7 @@ from gateway.middleware.exposure.listed import (
     as_listed,
     definition_chars,
 )
-from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, resolve
+from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, native_rule, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
 from gateway.routing import apps
 from gateway.routing.catalog import Catalog, Entry
@@ -73,6 +73,8 @@ class Exposure:
         """The catalog `index` holds (built lazily, at the first search of a new catalog)."""
         self.settings = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
+        self.on_catalog: Callable[[Catalog], None] = lambda catalog: None
+        """Told each new catalog this view follows (the composition root rewrites `initialize`'s instructions)."""
 
     def reconfigure(self, config: ExposureConfig) -> None:
         """A reloaded `exposure` section: sessions get their rule under it at their next request."""
@@ -96,6 +98,7 @@ class Exposure:
     def _follow(self, catalog: Catalog) -> None:
         if catalog is not self._catalog:
             self._catalog, self._names, self._fits = catalog, {}, {}
+            self.on_catalog(catalog)
 
     def _searchable(self, catalog: Catalog) -> SearchIndex:
         """The index of `catalog`, built at its first search (a gateway nobody searches never loads the model)."""
@@ -213,6 +216,14 @@ class Exposure:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""
         sep = self.namespace.separator
         return [resolve(self.config, sep, None), *(resolve(self.config, sep, r.client) for r in self.config.clients)]
+
+    def ways(self) -> list[tuple[str, Rule]]:
+        """Which way each kind of client is listed, labelled (for `gateway tools` and the page's Catalog): clients
+        that search natively, the others (the default rule), then each client rule."""
+        sep, native = self.namespace.separator, self.config.native_search
+        out = [(f"native search ({len(native)} clients)", native_rule(self.config, sep))] if native else []
+        out.append(("default", resolve(self.config, sep, None)))
+        return out + [(f"client {r.client}", resolve(self.config, sep, r.client)) for r in self.config.clients]
 
     def input_schema(self, catalog: Catalog, name: str) -> dict[str, Any] | None:
         """The input schema of the tool some client knows as `name`, under any rule's separator: the SDK checks a
