@@ -30,6 +30,7 @@ def measure(exposure: Exposure, catalog: Catalog, rule: Rule) -> dict[str, Any]:
         "tokens": chars // 4,
         "own_chars": sum(definition_chars(t, rule) for t in tools if t.name in own),
         "searching": exposure.searching(catalog, rule),
+        "native": rule.native,
     }
 
 
@@ -49,7 +50,8 @@ def render(figures: list[dict[str, Any]]) -> list[str]:
         line = f"{row['view']:<40}  {row['tools']:>5}  {row['chars']:>9,}  {row['tokens']:>8,}  {row['own_chars']:>12,}"
         if not row["view"].startswith("mode") and row["searching"]:
             line += "  (search: the rest through gateway.find_tools)"
-        warning = next((why for cap, why in CLIENT_CAPS if row["tools"] > cap), None)
+        # A client that searches natively defers what it lists behind its own search: no cap applies.
+        warning = None if row.get("native") else next((why for cap, why in CLIENT_CAPS if row["tools"] > cap), None)
         if warning:
             line += f"  ⚠ {row['tools']} tools: {warning}"
         lines.append(line)
