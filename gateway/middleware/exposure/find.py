@@ -23,6 +23,8 @@ ANSWER_CHARS = 1_500
 """A compact answer's text (up to 10 hits: name, gloss, required arguments) stays within this: it is read by a model
 that has a call to make, not a catalog to study. `detail: true` answers within the inline size limit instead."""
 GLOSS_WORDS = 8
+QUOTED = 60
+"""Characters of the query an answer quotes back (a query may be 1,000: the answer is for the hits)."""
 ONE_LINE = 120
 """A hit's description in detail's text: its first sentence, cut here."""
 
@@ -178,15 +180,16 @@ def answer(
         notes.append(f'No close match. Browse {best}\'s tools: find_tools {{"server": "{best}"}}; or other words.')
     if notes:
         body["notes"] = notes
+    asked = repr(request.query if len(request.query or "") <= QUOTED else f"{(request.query or '')[:QUOTED]}…")
     if not hits:
         text = (
-            f"No tool matches {request.query!r}"
+            f"No tool matches {asked}"
             + (f" on server {request.server!r}" if request.server else "")
             + '. Try the words a tool would use (the action and the object), or find_tools {"server": ...} '
             "to list a server's tools."
         )
     else:
-        head = f"{len(hits)} of {matches.total} for {request.query!r} (name (required): what it does):"
+        head = f"{len(hits)} of {matches.total} for {asked} (name (required): what it does):"
         text = "\n".join([head, *lines, "Call one by exact name, or via gateway.call_tool {name, arguments}."])
     if notes:
         text += "\n" + "\n".join(notes)

@@ -39,6 +39,11 @@ def test_ten_hits_answer_in_at_most_1500_chars_with_name_an_eight_word_gloss_and
         assert set(hit) == {"name", "gloss", "required"}
     if len(body["tools"]) < 10:
         assert "more left out" in text
+    long = "open a merge request " * 45  # near the 1,000-character query limit, and a miss: still within 1,500
+    missed = Matches(index.search("merge request", limit=10).hits, 12, ["zyzzyva"])
+    found = answer(FindRequest(long, 10, None, False), missed, str, 20_000)
+    text = found.content[0].text if isinstance(found.content[0], types.TextContent) else ""
+    assert len(text) <= 1_500 and "Browse gitlab's tools" in text
     detailed = answer(FindRequest("mr", 1, None, True), index.search("merge request", limit=1), str, 20_000)
     assert detailed.structured_content is not None and detailed.structured_content["tools"][0]["description"] == LONG
 
