@@ -29,6 +29,7 @@ from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.expansions import Expansions
 from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
+from gateway.middleware.exposure.offers import INSTRUCTIONS_CHARS, offers
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
@@ -108,6 +109,8 @@ class Gateway:
             else Reloader(config_path, config, self.registry, self.servers, self._front_changed, self.reconfigure)
         )
         self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
+        self._offered: Catalog | None = None
+        """The catalog `initialize`'s instructions describe (None until the servers first settle)."""
         self.audit = audit.sink(config.audit)
         self.pipeline = Pipeline(self.registry, self._middlewares(config, self.policy, self.audit))
         self.front = Front(
@@ -151,8 +154,17 @@ class Gateway:
         return full_text
 
     def _instructions(self, config: GatewayConfig) -> str:
+        """The driver summary, then what each server offers (`offers`), within Codex's 2,048 characters."""
         driver = self.prompts.get(config.bootstrap.driver_version)
-        return self._own.text(summary(driver, self._driver_full_text(config)))
+        text = self._own.text(summary(driver, self._driver_full_text(config)))
+        catalog = self._offered
+        servers = "" if catalog is None else offers(catalog, INSTRUCTIONS_CHARS - len(text) - 1)
+        return f"{text}\n{servers}" if servers else text
+
+    def _offer(self, catalog: Catalog) -> None:
+        """A new catalog: sessions that initialize from now on are told what its servers offer."""
+        self._offered = catalog
+        self.front.server.instructions = self._instructions(self.config)
 
     def _middlewares(
         self, config: GatewayConfig, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
@@ -286,7 +298,8 @@ class Gateway:
                 async with anyio.create_task_group() as waiting:
                     for downstream in self.registry.downstreams.values():
                         waiting.start_soon(downstream.settled)
-            await self.registry.catalog()
+            self.exposure.on_catalog = self._offer
+            self._offer(await self.registry.catalog())
             if self.reloader is not None:
                 await tg.start(self._component, "reloader", self.reloader.run)
             if self.publisher is not None:

@@ -8,6 +8,17 @@ from gateway.config.base import ConfigModel
 
 Mode = Literal["auto", "all", "search"]
 
+NATIVE_SEARCH = (
+    "claude-code",  # Claude Code (defers MCP tools behind its ToolSearch)
+    "Visual Studio Code*",  # VS Code + Copilot: productService.nameLong, " - Insiders" too
+    "Code - OSS",  # VS Code built from source
+    "github-copilot-developer",  # Copilot CLI (github/copilot-cli#432)
+    "copilot-cli",  # Copilot CLI 1.0.x
+    "codex-mcp-client",  # Codex (tool_search per server)
+    "cursor-vscode",  # Cursor
+)
+"""`clientInfo.name` globs of the clients that search tools themselves (DESIGN §14)."""
+
 
 class ClientRuleConfig(ConfigModel):
     client: str
@@ -24,6 +35,9 @@ class ClientRuleConfig(ConfigModel):
     """Cap on listed descriptions for this client; unset: `exposure.description_chars`."""
     promote: bool | None = None
     """Whether tools this client finds join its list; unset: `exposure.promote`."""
+    native_search: bool | None = None
+    """Whether this client searches tools itself (then, without `mode`, it is listed every tool with client hints);
+    unset: whether its name matches `exposure.native_search`."""
 
 
 class ExposureConfig(ConfigModel):
@@ -42,5 +56,9 @@ class ExposureConfig(ConfigModel):
     promote: bool = True
     """Tools a session finds (or calls while hidden) join that session's list, at most `max_tools`, least
     recently used out first; the session is sent `notifications/tools/list_changed`."""
+    native_search: list[str] = list(NATIVE_SEARCH)
+    """`clientInfo.name` globs of clients that search tools themselves: unless a client rule sets their `mode`, they
+    are listed every tool (mode `all`), each with `_meta["anthropic/searchHint"]`, and what a session needs from its
+    first turn with `_meta["anthropic/alwaysLoad"]`. Add a client with a rule `{client: NAME, native_search: true}`."""
     clients: list[ClientRuleConfig] = []
     """Per-client rules by `clientInfo.name` glob, first match wins; a field left unset keeps the value above."""

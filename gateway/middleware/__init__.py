@@ -94,7 +94,7 @@ def default_chain(
         None if parts.engine is None else Observe.from_config(config, engine=parts.engine),
         Bootstrap.from_config(config, prompts=parts.prompts, full_text=parts.driver_full_text),
         Steering.from_config(config, limits=limits),
-        SizeGuard.from_config(config, outputs=parts.outputs, limits=limits),
+        SizeGuard.from_config(config, outputs=parts.outputs, limits=limits, on_spill=exposure.spilled),
         # The last stage that changes the answer: the observers after it see what the client received.
         Render(hint_budget=config.limits.hint_budget_chars, adapt=parts.adapt),
         None if sink is None else audit.Audit(sink),

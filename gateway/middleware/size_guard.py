@@ -11,6 +11,7 @@ previews short.
 """
 
 import logging
+from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from typing import Any, Literal, Self
 
@@ -20,10 +21,11 @@ from pydantic_core import to_json
 from gateway import telemetry
 from gateway.config import GatewayConfig
 from gateway.errors import RequestRejected
-from gateway.middleware.exposure.rules import STATE_KEY, View
+from gateway.middleware.exposure.rules import STATE_KEY, TELLS_LIMIT, View
 from gateway.middleware.limits import SizeLimits
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, cut, text_view, utf8_len
+from gateway.session import Session
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES
 from gateway.telemetry.repeats import Repeating
@@ -34,8 +36,6 @@ repeats = Repeating(logger)
 PreviewStrategy = Literal["head", "tail", "both"]
 OUTPUT_URI = "gateway://outputs/{id}"
 MAX_RESULT_SIZE = "anthropic/maxResultSizeChars"
-TELLS_LIMIT = ("claude-code*",)
-"""`clientInfo.name` globs of clients that read `MAX_RESULT_SIZE` on a listed tool (Claude Code)."""
 
 
 def preview(text: str, budget: int, strategy: PreviewStrategy) -> tuple[str, int]:
@@ -84,8 +84,12 @@ class SizeGuard(Middleware):
         strategy: PreviewStrategy = "both",
         hint_chars: int = 2048,
         separator: str = ".",
+        on_spill: Callable[[Session], Awaitable[bool]] | None = None,
     ) -> None:
         self.store = store
+        self.on_spill = on_spill
+        """Tells exposure a session had a result spilled (read_output joins its list); answers whether the client's
+        list already held read_output. None (a chain without exposure): the notice names both ways to read."""
         self.limits = limits or SizeLimits()
         self.strategy = strategy
         self.hint_chars = hint_chars
@@ -94,9 +98,17 @@ class SizeGuard(Middleware):
         """`namespace.separator`: the limits' globs name tools with it."""
 
     @classmethod
-    def from_config(cls, config: GatewayConfig, *, outputs: Outputs, limits: SizeLimits) -> Self:
+    def from_config(
+        cls,
+        config: GatewayConfig,
+        *,
+        outputs: Outputs,
+        limits: SizeLimits,
+        on_spill: Callable[[Session], Awaitable[bool]] | None = None,
+    ) -> Self:
         strategy, hint_chars = config.limits.truncation_strategy, config.limits.hint_budget_chars
-        return cls(outputs, limits, strategy=strategy, hint_chars=hint_chars, separator=config.namespace.separator)
+        separator = config.namespace.separator
+        return cls(outputs, limits, strategy=strategy, hint_chars=hint_chars, separator=separator, on_spill=on_spill)
 
     async def on_request(self, call: Call) -> None:
         if call.method != "tools/call":
@@ -152,13 +164,22 @@ class SizeGuard(Middleware):
         )
         call.result = self._replace(call, result, [types.TextContent(text=shown), link])
         call.spilled = spilled.id
+        listed = await self.on_spill(call.session) if self.on_spill is not None else False
+        arguments = f'{{"id": "{spilled.id}", "offset": {next_offset}, "length": {MAX_PAGE_BYTES}}}'
+        # A client that calls only the tools it listed, and listed before read_output joined (or never re-lists on
+        # list_changed), reaches it through call_tool: the notice gives that call whole.
+        through = (
+            ""
+            if listed
+            else " (if your tool list lacks it: gateway.call_tool "
+            f'{{"name": "gateway.read_output", "arguments": {arguments}}})'
+        )
         call.hints.append(
             Hint(
                 "truncated",
                 f"This output was {size:,} bytes, over the {limit:,}-byte inline limit; the preview "
                 f"above is cut. The whole text ({spilled.text_bytes:,} bytes) is stored as {spilled.id} for "
-                f"{self.store.ttl_s / 3600:g} h. Read more with gateway.read_output "
-                f'{{"id": "{spilled.id}", "offset": {next_offset}, "length": {MAX_PAGE_BYTES}}} '
+                f"{self.store.ttl_s / 3600:g} h. Read more with gateway.read_output {arguments}{through} "
                 f"or the resource {uri}; read only what you need.",
             )
         )

@@ -165,6 +165,7 @@ async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above
     assert lines["mode search"].split()[2] == "5"  # find, call, think.plan, think.next, think.workflows.list
     assert "(search: the rest through gateway.find_tools)" in lines["default (auto)"]
     assert "⚠ 176 tools" in lines["client cursor* (all)"]
+    assert lines["native search (7 clients) (all + hints)"][40:].split()[0] == "176"  # every tool, each with a hint
     assert found.returncode == 0, found.stderr.decode()
     first, best, _second = found.stdout.decode().splitlines()
     assert first.startswith("2 of ") and "tools matching 'synthetic catalog entry 042'" in first

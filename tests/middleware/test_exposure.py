@@ -199,12 +199,17 @@ async def test_find_tools_ranks_the_whole_catalog_and_detail_is_enough_to_call(s
         top = body["tools"][0]
         assert top["name"] == "k.create_merge_request" and top["server"] == "k"
         assert top["inputSchema"]["properties"]["text"]["type"] == "string"
-        assert set(top) == {"name", "server", "description", "required", "score", "inputSchema"}
-        assert text_of(found).startswith(f"{len(body['tools'])} of {body['total']} tools matching")
-        assert any("exact name" in h for h in hints_of(found))
+        assert set(top) == {"name", "gloss", "required", "server", "description", "inputSchema"}
+        assert text_of(found).startswith(f"{len(body['tools'])} of {body['total']} for 'open a merge request'")
+        assert "exact name" in text_of(found)
         assert "k.create_merge_request" in await names_of(client)  # promoted
         only = await client.call_tool("gateway.find_tools", {"query": "records query", "server": "k", "limit": 3})
-        assert [t["server"] for t in only.structured_content["tools"]] == ["k"] * 3
+        assert [t["name"][:2] for t in only.structured_content["tools"]] == ["k."] * 3
+        listing = await client.call_tool("gateway.find_tools", {"server": "k"})  # browse: no query
+        assert (
+            listing.structured_content is not None and "k.create_merge_request" in listing.structured_content["tools"]
+        )
+        assert text_of(listing).startswith(f"{listing.structured_content['total']:,} tools on k")
 
 
 async def test_status_says_which_rankers_answer_find_tools(shared: str) -> None:
@@ -232,7 +237,7 @@ async def test_search_answers_stay_within_the_size_guard(shared: str) -> None:
         )
         body = found.structured_content
         assert body is not None and 0 < len(body["tools"]) < 50
-        assert any("left out to keep this answer under 20,000 bytes" in n for n in body["notes"])
+        assert any("more left out" in n for n in body["notes"])
         size = sum(len(b.text.encode()) for b in found.content if isinstance(b, types.TextContent))
         assert size + len(json.dumps(body)) <= 20_000 + 2_048  # the answer, plus at most the hint budget
         assert not any(isinstance(b, types.ResourceLink) for b in found.content)  # never spilled
@@ -256,6 +261,8 @@ async def test_bad_input_gets_clear_answers_and_the_session_keeps_working(shared
         assert server.is_error and "Unknown server 'nope'; servers: " in text_of(server)
         nothing = await find(query="which of the zyzzyvas")
         assert not nothing.is_error and text_of(nothing).startswith("No tool matches")
+        neither = await find(limit=3)
+        assert neither.is_error and "needs a `query`" in text_of(neither) and "servers: " in text_of(neither)
 
         async def call(**args: Any) -> types.CallToolResult:
             return await client.call_tool("gateway.call_tool", args)

@@ -94,13 +94,14 @@ def rule_listings(gateway: Observed, catalog: Catalog, viewer: Viewer) -> list[d
     exposure = gateway.exposure
     session = Session(f"page:{viewer.identity.key}", viewer.identity)
     rows = []
-    for rule in exposure.rules():
+    for _label, rule in exposure.ways():  # each client rule, and the clients that search tools themselves
         listed = exposure.listed(catalog, session, rule)
         tools, chars = exposure.full_size(catalog, rule)
+        native = rule.native and not rule.client_glob
         rows.append(
             {
-                "client": rule.client_glob or "(default)",
-                "mode": rule.mode,
+                "client": ", ".join(exposure.config.native_search) if native else rule.client_glob or "(default)",
+                "mode": f"{rule.mode} + search hints" if rule.native else rule.mode,
                 "searching": exposure.searching(catalog, rule),
                 "listed": len(listed),
                 "listed_chars": sum(definition_chars(t) for t in listed),

@@ -21,34 +21,37 @@ CLIENT_CAPS = ((128, "VS Code / Copilot and OpenAI-based clients use at most 128
 def measure(exposure: Exposure, catalog: Catalog, rule: Rule) -> dict[str, Any]:
     """Tools, characters and estimated tokens a fresh session under `rule` is listed."""
     tools = exposure.listed(catalog, Session("figures"), rule)
-    chars = sum(definition_chars(t) for t in tools)
+    chars = sum(definition_chars(t, rule) for t in tools)
     names = exposure.names(catalog, rule.separator)
     own = {names.to_session(n) for n, e in catalog.tools.items() if e.server in OWN_SERVERS}
     return {
         "tools": len(tools),
         "chars": chars,
         "tokens": chars // 4,
-        "own_chars": sum(definition_chars(t) for t in tools if t.name in own),
+        "own_chars": sum(definition_chars(t, rule) for t in tools if t.name in own),
         "searching": exposure.searching(catalog, rule),
+        "native": rule.native,
     }
 
 
 def rows(exposure: Exposure, catalog: Catalog) -> list[dict[str, Any]]:
-    """One row per mode (under the default rule) and one per configured client rule."""
-    default, *clients = exposure.rules()
+    """One row per mode (under the default rule), then one per way a client is listed (`Exposure.ways`)."""
+    default = exposure.rules()[0]
     out = [{"view": f"mode {m}", **measure(exposure, catalog, replace(default, mode=m))} for m in ("all", "search")]
-    out.append({"view": f"default ({default.mode})", **measure(exposure, catalog, default)})
-    out += [{"view": f"client {r.client_glob} ({r.mode})", **measure(exposure, catalog, r)} for r in clients]
+    for label, rule in exposure.ways():
+        hints = " + hints" if rule.native else ""
+        out.append({"view": f"{label} ({rule.mode}{hints})", **measure(exposure, catalog, rule)})
     return out
 
 
 def render(figures: list[dict[str, Any]]) -> list[str]:
-    lines = [f"{'WHAT A CLIENT IS LISTED':<34}  {'TOOLS':>5}  {'CHARS':>9}  {'~TOKENS':>8}  {'OF WHICH OWN':>12}"]
+    lines = [f"{'WHAT A CLIENT IS LISTED':<40}  {'TOOLS':>5}  {'CHARS':>9}  {'~TOKENS':>8}  {'OF WHICH OWN':>12}"]
     for row in figures:
-        line = f"{row['view']:<34}  {row['tools']:>5}  {row['chars']:>9,}  {row['tokens']:>8,}  {row['own_chars']:>12,}"
+        line = f"{row['view']:<40}  {row['tools']:>5}  {row['chars']:>9,}  {row['tokens']:>8,}  {row['own_chars']:>12,}"
         if not row["view"].startswith("mode") and row["searching"]:
             line += "  (search: the rest through gateway.find_tools)"
-        warning = next((why for cap, why in CLIENT_CAPS if row["tools"] > cap), None)
+        # A client that searches natively defers what it lists behind its own search: no cap applies.
+        warning = None if row.get("native") else next((why for cap, why in CLIENT_CAPS if row["tools"] > cap), None)
         if warning:
             line += f"  ⚠ {row['tools']} tools: {warning}"
         lines.append(line)

@@ -17,19 +17,25 @@ from gateway.hosted.contracts import Arguments, ArgumentsError, parse, tool
 from gateway.middleware.exposure.search import MAX_QUERY_CHARS, Hit, Matches
 
 A = TypeVar("A", bound=Arguments)
-DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
+ANSWER_CHARS = 1_500
+"""A compact answer's text (up to 10 hits: name, gloss, required arguments) stays within this: it is read by a model
+that has a call to make, not a catalog to study. `detail: true` answers within the inline size limit instead."""
+GLOSS_WORDS = 8
+QUOTED = 60
+"""Characters of the query an answer quotes back (a query may be 1,000: the answer is for the hits)."""
 ONE_LINE = 120
-"""A hit's description without `detail`: its first sentence, cut here, so 5 hits answer in about 1,000 chars
-(the issue's bound: 1,500) and the window keeps room for the call itself."""
+"""A hit's description in detail's text: its first sentence, cut here."""
 
 
 class FindTools(Arguments):
-    query: Annotated[str, Field(description="The task in a few words.")]
-    # Out of range is clamped and said (not refused): the bounds are advertised, not enforced by the model.
-    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = DEFAULT_LIMIT
-    server: Annotated[str | None, Field(description="Only this server's tools.")] = None
-    detail: bool = False
+    query: str | None = None
+    # Out of range is clamped and said (not refused); the bounds go unadvertised: every listed character counts.
+    limit: int = DEFAULT_LIMIT
+    server: str | None = None
+    detail: bool | None = None
+    """Unset: false (no advertised default, for the same reason)."""
 
 
 class CallTool(Arguments):
@@ -39,31 +45,21 @@ class CallTool(Arguments):
 
 FIND_TOOLS = tool(
     "find_tools",
-    "Find any tool behind this gateway, listed or not, by what you want to do: the best matches, best "
-    "first. detail: true adds their input schemas. Then call one by its exact name.",
+    'Find tools: one query per step, in a tool\'s own words ("create merge request"), not the whole task. server '
+    "alone lists its tools; detail adds schemas.",
     FindTools,
 )
-CALL_TOOL = tool(
-    "call_tool",
-    "Call any tool by its exact name, listed or not, as a direct call would. For clients that only call listed tools.",
-    CallTool,
-)
+CALL_TOOL = tool("call_tool", "Call a tool by exact name, listed or not.", CallTool)
 
 
 class BadArguments(ValueError):
     """Arguments a hosted tool cannot use; the message says what was wrong and what to send."""
 
 
-HOW_TO_CALL = (
-    "Call one by its exact name. If your client calls only the tools in its own list and it is not there, call it "
-    'through gateway.call_tool {"name": <name>, "arguments": {...}}.'
-)
-"""Clients that call only listed tools (most IDE agents) cannot reach a found one by name."""
-
-
 @dataclass(slots=True)
 class FindRequest:
-    query: str
+    query: str | None
+    """None: browse `server` (list its tools' names)."""
     limit: int
     server: str | None
     detail: bool
@@ -83,12 +79,17 @@ def find_request(args: Any, servers: set[str]) -> FindRequest:
     """Check find_tools arguments: a bad query or server is an error, an out-of-range limit is clamped."""
     parsed = checked(FIND_TOOLS.name, FindTools, args)
     query = parsed.query
-    if not query.strip():
+    if query is None and parsed.server is None:
+        raise BadArguments(
+            'find_tools needs a `query` (what the tool does, e.g. {"query": "list open merge requests"}) or a `server` '
+            f"to list its tools; servers: {', '.join(sorted(servers))}."
+        )
+    if query is not None and not query.strip():
         raise BadArguments(
             f"find_tools needs a non-empty `query` string (got {query!r}): describe the task in a few words, "
             'e.g. {"query": "list open merge requests"}.'
         )
-    if len(query) > MAX_QUERY_CHARS:
+    if query is not None and len(query) > MAX_QUERY_CHARS:
         raise BadArguments(
             f"The query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
             "Send a few keywords describing the task, not a document."
@@ -98,7 +99,7 @@ def find_request(args: Any, servers: set[str]) -> FindRequest:
         raise BadArguments(
             f"Unknown server {server!r}; servers: {', '.join(sorted(servers))}. Omit `server` to search all."
         )
-    request = FindRequest(query, DEFAULT_LIMIT, server, parsed.detail)
+    request = FindRequest(query, DEFAULT_LIMIT, server, bool(parsed.detail))
     limit = parsed.limit
     if not 1 <= limit <= MAX_LIMIT:
         request.limit = min(max(limit, 1), MAX_LIMIT)
@@ -124,58 +125,92 @@ def one_line(description: str) -> str:
     return line if len(line) <= ONE_LINE else line[: ONE_LINE - 1].rstrip() + "…"
 
 
+def gloss(description: str) -> str:
+    """What a tool does in at most GLOSS_WORDS words: the start of its first sentence."""
+    words = one_line(description).rstrip(".…").split()
+    return " ".join(words[:GLOSS_WORDS]) + ("…" if len(words) > GLOSS_WORDS else "")
+
+
 def _hit(hit: Hit, name: str, detail: bool) -> dict[str, Any]:
     description = hit.tool.description or ""
-    if not detail:
-        description = one_line(description)
-    found: dict[str, Any] = {
-        "name": name,
-        "server": hit.server,
-        "description": description,
-        "required": _required(hit.tool),
-        "score": hit.score,
-    }
+    found: dict[str, Any] = {"name": name, "gloss": gloss(description), "required": _required(hit.tool)}
     if detail:
-        found["inputSchema"] = hit.tool.input_schema
+        found.update(server=hit.server, description=description, inputSchema=hit.tool.input_schema)
     return found
 
 
 def _line(rank: int, hit: dict[str, Any]) -> str:
-    first = hit["description"].split("\n", 1)[0]
-    needs = f" Required: {', '.join(hit['required'])}." if hit["required"] else ""
-    return f"{rank}. {hit['name']} — {first}{needs}"
+    needs = f" ({', '.join(hit['required'])})" if hit["required"] else ""
+    return f"{rank}. {hit['name']}{needs}: {hit['gloss']}"
+
+
+def _good(hit: Hit, terms: list[str]) -> bool:
+    """Whether a hit shares a word (its first 4 letters) with the query: else the ranker only guessed."""
+    text = f"{hit.name} {hit.tool.description or ''}".lower()
+    return any(term[:4].lower() in text for term in terms)
 
 
 def answer(
     request: FindRequest, matches: Matches, session_name: Callable[[str], str], budget_bytes: int
 ) -> types.CallToolResult:
-    """Structured `{tools, total}` plus a compact text, within `budget_bytes` (hits that do not fit are counted)."""
+    """Structured `{tools, total}` plus a compact text: without `detail` the text stays within ANSWER_CHARS, with it
+    the answer within `budget_bytes`; hits that do not fit are counted. After a miss (no hit shares a word with the
+    query) the server with the most hits is offered for browsing."""
     hits: list[dict[str, Any]] = []
     notes = list(request.notes)
+    lines: list[str] = []
     for hit in matches.hits:
         found = _hit(hit, session_name(hit.name), request.detail)
-        size = len(to_json(hits)) + len(to_json(found)) + len(_line(len(hits) + 1, found))
-        if hits and 2 * size + 600 > budget_bytes:  # structured + text ≈ twice the hits; the rest is the frame
-            notes.append(
-                f"{len(matches.hits) - len(hits)} more hits left out to keep this answer under {budget_bytes:,} "
-                "bytes; ask with a smaller limit, a narrower query or detail: false."
-            )
+        line = _line(len(hits) + 1, found)
+        if request.detail:
+            over = hits and 2 * (len(to_json(hits)) + len(to_json(found)) + len(line)) + 600 > budget_bytes
+        else:
+            over = hits and sum(len(x) + 1 for x in lines) + len(line) + 300 > ANSWER_CHARS
+        if over:
+            notes.append(f"{len(matches.hits) - len(hits)} more left out; ask narrower, or a smaller limit.")
             break
         hits.append(found)
+        lines.append(line)
     body: dict[str, Any] = {"tools": hits, "total": matches.total}
+    missed = not any(_good(h, matches.terms) for h in matches.hits)
+    if missed and matches.hits:
+        servers = [h.server for h in matches.hits]
+        best = max(dict.fromkeys(servers), key=servers.count)
+        body["browse"] = best
+        notes.append(f'No close match. Browse {best}\'s tools: find_tools {{"server": "{best}"}}; or other words.')
     if notes:
         body["notes"] = notes
+    asked = repr(request.query if len(request.query or "") <= QUOTED else f"{(request.query or '')[:QUOTED]}…")
     if not hits:
         text = (
-            f"No tool matches {request.query!r}"
+            f"No tool matches {asked}"
             + (f" on server {request.server!r}" if request.server else "")
-            + ". Try other words (what the tool does, the object it acts on), or drop `server`."
+            + '. Try the words a tool would use (the action and the object), or find_tools {"server": ...} '
+            "to list a server's tools."
         )
     else:
-        head = f"{len(hits)} of {matches.total} tools matching {request.query!r}, best first:"
-        text = "\n".join([head, *(_line(i, h) for i, h in enumerate(hits, 1)), HOW_TO_CALL])
+        head = f"{len(hits)} of {matches.total} for {asked} (name (required): what it does):"
+        text = "\n".join([head, *lines, "Call one by exact name, or via gateway.call_tool {name, arguments}."])
     if notes:
-        text += "\n" + "\n".join(f"Note: {n}" for n in notes)
+        text += "\n" + "\n".join(notes)
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
+
+
+def browse(server: str, names: list[str], budget_bytes: int) -> types.CallToolResult:
+    """`find_tools {server}`: that server's tool names (in the session's names), within `budget_bytes`."""
+    shown: list[str] = []
+    size = 600  # the frames of the text and of the structured answer
+    for name in names:
+        if size + 2 * len(name) + 5 > budget_bytes:  # the name in the text (", ") and in the structured list
+            break
+        shown.append(name)
+        size += 2 * len(name) + 5
+    more = f" (and {len(names) - len(shown)} more)" if len(shown) < len(names) else ""
+    text = (
+        f"{len(names):,} tools on {server}{more}: {', '.join(shown)}. "
+        f'find_tools {{"query": ..., "server": "{server}"}} gives what each needs.'
+    )
+    body = {"server": server, "tools": shown, "total": len(names)}
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body)
 
 

@@ -41,10 +41,6 @@ logger = logging.getLogger(__name__)
 
 FIND = ("gateway", find.FIND_TOOLS.name)
 CALL = ("gateway", find.CALL_TOOL.name)
-NEXT_AFTER_FIND = (
-    "Next: call the match you need by its exact name with arguments per its inputSchema (detail: true shows it), "
-    "or gateway.call_tool {name, arguments}; no need to list tools again."
-)
 
 
 class ExposureMiddleware(Middleware):
@@ -115,6 +111,15 @@ class ExposureMiddleware(Middleware):
         call.server, call.tool = entry.server, entry.original
         call.has_output_schema = getattr(entry.item, "output_schema", None) is not None
 
+    async def spilled(self, session: Session) -> bool:
+        """A result of `session` was spilled (the size guard says so): read_output joins its list and the client is
+        told. Whether the client's last list already held read_output (else the notice shows the call_tool way)."""
+        catalog = await self.catalog()
+        had = self.exposure.view(session).reads_output
+        if self.exposure.spilled(catalog, session):
+            self.notify(session.key)
+        return had
+
     def _admit(self, call: Call, entry: Entry) -> None:
         """Refuse a tool the policy denies this session (naming the rule), before anything answers or runs it."""
         denial = self.exposure.denial(call.session, entry)
@@ -130,13 +135,21 @@ class ExposureMiddleware(Middleware):
         except find.BadArguments as exc:
             call.result = text_result(str(exc), error=True)
             return
+        if request.query is None:  # browse: the server's tool names
+            server = request.server or ""
+            listed = [
+                names.to_session(n)
+                for n, e in catalog.tools.items()
+                if e.server == server and self.exposure.visible(call.session, e)
+            ]
+            call.result = find.browse(server, listed, self.answer_budget)
+            return
         learned = self.exposure.index.expansions
         await learned.refresh()  # what other replicas learned (at most every few seconds)
         matches = self.exposure.search(catalog, call.session, request.query, limit=request.limit, server=request.server)
         learned.searched(call.session.key, request.query, [h.name for h in matches.hits])
         call.result = find.answer(request, matches, names.to_session, self.answer_budget)
-        if matches.hits:
-            call.hints.append(Hint("exposure", NEXT_AFTER_FIND))
+        if matches.hits:  # the answer says how to call them: no hint beside it (it stays within 1,500 chars)
             await self._promote(catalog, call, [h.name for h in matches.hits])
 
     async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:

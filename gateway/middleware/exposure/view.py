@@ -23,8 +23,15 @@ import mcp.types as types
 
 from gateway.config import ExposureConfig, NamespaceConfig
 from gateway.errors import GatewayError
-from gateway.middleware.exposure.listed import ENTRY_POINTS, OWN_SERVERS, WORKFLOWS_ENTRY, as_listed, definition_chars
-from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, resolve
+from gateway.middleware.exposure.listed import (
+    ENTRY_POINTS,
+    OWN_SERVERS,
+    READ_OUTPUT,
+    WORKFLOWS_ENTRY,
+    as_listed,
+    definition_chars,
+)
+from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, native_rule, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
 from gateway.routing import apps
 from gateway.routing.catalog import Catalog, Entry
@@ -66,6 +73,8 @@ class Exposure:
         """The catalog `index` holds (built lazily, at the first search of a new catalog)."""
         self.settings = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
+        self.on_catalog: Callable[[Catalog], None] = lambda catalog: None
+        """Told each new catalog this view follows (the composition root rewrites `initialize`'s instructions)."""
 
     def reconfigure(self, config: ExposureConfig) -> None:
         """A reloaded `exposure` section: sessions get their rule under it at their next request."""
@@ -89,6 +98,7 @@ class Exposure:
     def _follow(self, catalog: Catalog) -> None:
         if catalog is not self._catalog:
             self._catalog, self._names, self._fits = catalog, {}, {}
+            self.on_catalog(catalog)
 
     def _searchable(self, catalog: Catalog) -> SearchIndex:
         """The index of `catalog`, built at its first search (a gateway nobody searches never loads the model)."""
@@ -119,7 +129,7 @@ class Exposure:
         costs = self._fits.get(key)
         if costs is None:
             names = self.names(catalog, rule.separator)
-            costs = {n: definition_chars(as_listed(e, names, rule, mark)) for n, e in catalog.tools.items()}
+            costs = {n: definition_chars(as_listed(e, names, rule, mark), rule) for n, e in catalog.tools.items()}
             self._fits[key] = costs
         return costs
 
@@ -144,13 +154,24 @@ class Exposure:
         ref = reference(entry.server, entry.original)
         return any(fnmatchcase(ref, glob) or fnmatchcase(entry.exposed, glob) for glob in self.config.pin)
 
-    def base(self, entry: Entry) -> bool:
-        """Listed in every mode: the entry points and pins."""
+    def base(self, entry: Entry, view: View | None = None) -> bool:
+        """Listed in every mode: entry points, pins, and read_output once `view`'s session had a result spilled."""
         if entry.server in OWN_SERVERS:
             ref = reference(entry.server, entry.original)
             if ref in ENTRY_POINTS or (ref == WORKFLOWS_ENTRY and self.workflows()):
                 return True
+            if ref == READ_OUTPUT and view is not None and view.spilled:
+                return True
         return self.pinned(entry)
+
+    def spilled(self, catalog: Catalog, session: Session) -> bool:
+        """Note that a result of `session` was spilled: read_output is listed from now on. Whether the session's list
+        changed (then the client is told `list_changed`)."""
+        view = self.view(session)
+        if view.spilled:
+            return False
+        view.spilled = True
+        return self.searching(catalog, view.rule, session.task_mark) or view.rule.native
 
     def visible(self, session: Session, entry: Entry) -> bool:
         return self.denial(session, entry) is None
@@ -160,18 +181,22 @@ class Exposure:
         rule = rule or self.view(session).rule
         names = self.names(catalog, rule.separator)
         shown = self._shown(catalog, session, rule)
-        return [
-            as_listed(e, names, rule, session.task_mark)
+        view = self.view(session)
+        listed = [
+            as_listed(e, names, rule, session.task_mark, spilled=view.spilled)
             for n, e in catalog.tools.items()
             if n in shown and self.visible(session, e)
         ]
+        read_output = names.to_session(names.by_original.get(("gateway", "read_output"), READ_OUTPUT))
+        view.reads_output = any(t.name == read_output for t in listed)
+        return listed
 
     def _shown(self, catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
         """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
         if not self.searching(catalog, rule, session.task_mark):
             return catalog.tools
         view = self.view(session)
-        shown = {n for n, e in catalog.tools.items() if self.base(e) or n in view.promoted}
+        shown = {n for n, e in catalog.tools.items() if self.base(e, view) or n in view.promoted}
         if rule.mode == "auto":
             # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
             costs = self.costs(catalog, rule, session.task_mark)
@@ -191,6 +216,14 @@ class Exposure:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""
         sep = self.namespace.separator
         return [resolve(self.config, sep, None), *(resolve(self.config, sep, r.client) for r in self.config.clients)]
+
+    def ways(self) -> list[tuple[str, Rule]]:
+        """Which way each kind of client is listed, labelled (for `gateway tools` and the page's Catalog): clients
+        that search natively, the others (the default rule), then each client rule."""
+        sep, native = self.namespace.separator, self.config.native_search
+        out = [(f"native search ({len(native)} clients)", native_rule(self.config, sep))] if native else []
+        out.append(("default", resolve(self.config, sep, None)))
+        return out + [(f"client {r.client}", resolve(self.config, sep, r.client)) for r in self.config.clients]
 
     def input_schema(self, catalog: Catalog, name: str) -> dict[str, Any] | None:
         """The input schema of the tool some client knows as `name`, under any rule's separator: the SDK checks a
