@@ -18,6 +18,7 @@ from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream, Target
+from gateway.downstreams.oauth import OAuth, public_base
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.downstreams.url_asks import UrlAsks
@@ -110,12 +111,14 @@ class Gateway:
         }
         for name, make in in_process.items():
             downstreams[name] = Downstream(name, make, on_list_changed=self._list_changed)
+        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),
             lambda: self.config.limits.max_downstream_bytes,
             self._list_changed,
             self._resource_updated,
+            oauth=self.oauth,
         )
         for name, server in config.servers.items():
             downstreams[name] = self.servers(name, server)
@@ -307,6 +310,7 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
+            await stack.enter_async_context(self.oauth)
             self.front.notify.bind(tg)
             self.front.rounds.bind(tg)
             self.usage.bind(tg)
