@@ -2,19 +2,20 @@
 and its calls there go out with its own token alone.
 
 The OAuth itself is the SDK's (`mcp.client.auth.OAuthClientProvider`: discovery from the server's 401, registration,
-authorization code + PKCE with the resource indicator, refresh before expiry and on 401, step-up on
-`insufficient_scope`); this module gives it the gateway's sealed storage (`oauth_tokens`) and two ways to meet a
-person:
+authorization code + PKCE with the resource indicator, refresh, step-up on `insufficient_scope`); this module gives it
+the gateway's sealed storage (`oauth_tokens`) and two ways to meet a person:
 
 - a connection's provider (`provider`) never waits for one: where the SDK would send a person to the authorization
-  server it forgets the stored grant (revoked, or its refresh expired) and raises `SignInNeeded`, whose text is
-  what the model shows: the gateway's own `/connect/<server>` link;
-- a sign-in (`begin` then `finish`) runs the same SDK flow in a task of its own: `begin` returns the authorization
-  URL the person's browser goes to, `finish` hands the flow the code from `/oauth/callback`. Its state is bound to
-  the identity that began it and used once: a callback from anyone else is refused and leaves it pending.
+  server it forgets the stored grant (revoked, or its refresh expired) and raises `SignInNeeded`, whose text is what
+  the model shows: a `/connect/<server>` link carrying a ticket, single-use, that stands for the identity;
+- a sign-in (`begin`, then `finish` from `/oauth/callback`) runs the same SDK flow in a task of its own. Its state is
+  bound to the identity and to the browser that began it (a secret in a cookie) and used once: a callback from
+  another browser is refused and leaves the sign-in to its owner. A sign-in finishes on the replica that began it.
 """
 
 import logging
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, quote, urlparse
@@ -36,6 +37,9 @@ logger = logging.getLogger(__name__)
 OAuthServer = HttpServerConfig | SseServerConfig
 SIGN_IN_S = 600.0
 """How long a begun sign-in waits for the person to come back through `/oauth/callback`."""
+TICKET_S = 600.0
+"""How long a sign-in link from a call stays good (used once)."""
+MAX_TICKETS = 10_000
 _PING = {"jsonrpc": "2.0", "id": "gateway-sign-in", "method": "ping"}
 """What a sign-in sends the server: its 401 starts the SDK's flow; the answer after it is not read."""
 
@@ -55,8 +59,10 @@ class SignInRefused(GatewayError):
 
 @dataclass(eq=False)
 class _Pending:
-    identity: str
+    identity: Identity
     server: str
+    browser: str
+    """The secret of the browser that began it (its cookie): only that browser may finish it."""
     answer: AuthorizationCodeResult | None = None
     answered: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
@@ -74,6 +80,8 @@ class OAuth:
         """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`."""
         self._pending: dict[str, _Pending] = {}
         """Sign-ins waiting for their callback, by the state the SDK put in the authorization URL."""
+        self._tickets: dict[str, tuple[str, Identity, float]] = {}
+        """Sign-in links handed out with `SignInNeeded`: ticket -> (server, identity, when it ends)."""
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> "OAuth":
@@ -89,6 +97,23 @@ class OAuth:
     def connect_url(self, server: str) -> str:
         return f"{self.base_url}/connect/{quote(server)}"
 
+    def link(self, server: str, identity: Identity) -> str:
+        """A sign-in link for `identity` to show where they are (a model's answer): it stands for them, once."""
+        now = time.monotonic()
+        self._tickets = {t: v for t, v in self._tickets.items() if v[2] > now}
+        while len(self._tickets) >= MAX_TICKETS:
+            del self._tickets[next(iter(self._tickets))]
+        ticket = secrets.token_urlsafe(24)
+        self._tickets[ticket] = (server, identity, now + TICKET_S)
+        return f"{self.connect_url(server)}?ticket={ticket}"
+
+    def redeem(self, server: str, ticket: str) -> Identity | None:
+        """The identity a link's ticket stands for; None if it was used, has ended, or is for another server."""
+        found = self._tickets.pop(ticket, None)
+        if found is None or found[0] != server or found[2] <= time.monotonic():
+            return None
+        return found[1]
+
     @property
     def redirect_uri(self) -> str:
         return f"{self.base_url}/oauth/callback"
@@ -101,14 +126,14 @@ class OAuth:
 
         async def no_person(url: str) -> None:
             await storage.forget()  # the grant no longer works: the next call says "sign in", not "down"
-            raise SignInNeeded(server, self.connect_url(server))
+            raise SignInNeeded(server, self.link(server, identity))
 
         return self._provider(server, storage, no_person, _never)
 
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
         if await self.storage(server, identity).get_tokens() is None:
-            raise SignInNeeded(server, self.connect_url(server))
+            raise SignInNeeded(server, self.link(server, identity))
 
     async def sign_out(self, server: str, identity: Identity) -> None:
         await self.storage(server, identity).forget()
@@ -130,13 +155,14 @@ class OAuth:
 
     # -- a person's sign-in ------------------------------------------------------------------------
 
-    async def begin(self, server: str, identity: Identity) -> str | None:
-        """Start `identity`'s sign-in to `server`: the authorization URL to send their browser to (None: their
-        grant still works, nothing to do). Raises SignInRefused when the flow fails before it has one."""
+    async def begin(self, server: str, identity: Identity) -> tuple[str | None, str]:
+        """Start `identity`'s sign-in to `server`: (the authorization URL to send their browser to, or None when
+        their grant still works; the secret that browser must bring back to `finish`). Raises SignInRefused when the
+        flow fails before it has a URL."""
         storage = self.storage(server, identity)
         ready = anyio.Event()
         found: dict[str, str] = {}
-        pending = _Pending(identity.key, server)
+        pending = _Pending(identity, server, secrets.token_urlsafe(24))
 
         async def redirect(url: str) -> None:
             state = parse_qs(urlparse(url).query).get("state", [""])[0]
@@ -170,22 +196,26 @@ class OAuth:
         await ready.wait()
         if "url" not in found and pending.error is not None:
             raise SignInRefused(f"Signing in to {server} failed before the authorization server: {pending.error}")
-        return found.get("url")
+        return found.get("url"), pending.browser
 
-    async def finish(self, identity: Identity, state: str, code: str, iss: str | None) -> str:
-        """Hand the sign-in with `state` its code; the server's name once the tokens are kept."""
+    async def finish(self, state: str, code: str, iss: str | None, browser: str | None) -> tuple[str, Identity]:
+        """Hand the sign-in with `state` its code, from the `browser` that began it: (the server, who signed in)
+        once the tokens are kept."""
         pending = self._pending.get(state)
         if pending is None:
             raise SignInRefused("This sign-in link was used already or has expired; start again from the call's link.")
-        if pending.identity != identity.key:
-            raise SignInRefused(f"This sign-in to {pending.server} was started by someone else; sign in as yourself.")
+        if browser is None or not secrets.compare_digest(browser, pending.browser):
+            raise SignInRefused(
+                f"This sign-in to {pending.server} was started by someone else (or in another browser); "
+                "sign in as yourself from your own link."
+            )
         del self._pending[state]  # single-use
         pending.answer = AuthorizationCodeResult(code=code, state=state, iss=iss)
         pending.answered.set()
         await pending.done.wait()
         if pending.error is not None:
             raise SignInRefused(f"Signing in to {pending.server} failed: {pending.error}")
-        return pending.server
+        return pending.server, pending.identity
 
     # -- the SDK's provider --------------------------------------------------------------------------
 

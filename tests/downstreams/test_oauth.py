@@ -3,7 +3,6 @@ server and MCP server (`tests/servers/guarded.py`): each identity signs in, its 
 token alone, tokens are sealed at rest, and concurrent first calls share one refresh."""
 
 import json
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamUnavailable
 from gateway.session import Identity
 from gateway.store.local.tokens import LocalTokens
-from tests.harness import free_port, port_file_server, text_of
+from tests.harness import text_of
+from tests.servers.guarded import serving
 
 pytestmark = pytest.mark.anyio
 ALICE = Identity("alice", "jwt", "s-alice", "https://idp.test")
@@ -37,10 +37,8 @@ GATEWAY = "http://127.0.0.1:9"
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port, port_file = free_port(), tmp_path_factory.mktemp("guarded") / "port"
-    argv = [sys.executable, "-m", "tests.servers.guarded", "--port", str(port), "--port-file", str(port_file)]
-    with port_file_server(argv, port_file):
-        yield f"http://127.0.0.1:{port}"
+    with serving(tmp_path_factory.mktemp("guarded")) as base:
+        yield base
 
 
 @pytest.fixture
@@ -73,11 +71,11 @@ async def browse(url: str, user: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(back.query).items()}
 
 
-async def sign_in(oauth: OAuth, identity: Identity, user: str | None = None) -> None:
-    url = await oauth.begin("forge", identity)
+async def sign_in(oauth: OAuth, identity: Identity) -> None:
+    url, browser = await oauth.begin("forge", identity)
     assert url is not None
-    back = await browse(url, user or identity.name)
-    assert await oauth.finish(identity, back["state"], back["code"], None) == "forge"
+    back = await browse(url, identity.name)
+    assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", identity)
 
 
 async def whoami(pool: Pool, identity: Identity) -> str | None:
@@ -120,7 +118,9 @@ async def test_each_person_calls_with_their_own_token_and_one_not_signed_in_is_t
         assert await whoami(pool, ALICE) == "alice"
         with pytest.raises(SignInNeeded) as needed:
             await whoami(pool, BOB)
-        assert f"Sign in to forge: {GATEWAY}/connect/forge — then call again" in str(needed.value)
+        assert f"Sign in to forge: {GATEWAY}/connect/forge?ticket=" in str(needed.value)
+        assert oauth.redeem("forge", urlparse(needed.value.url).query.removeprefix("ticket=")) == BOB
+        assert oauth.redeem("forge", urlparse(needed.value.url).query.removeprefix("ticket=")) is None  # once
         assert pool.processes == 1  # bob got no connection, so never alice's
         await sign_in(oauth, BOB)
         assert (await whoami(pool, BOB), await whoami(pool, ALICE)) == ("bob", "alice")
@@ -130,19 +130,21 @@ async def test_each_person_calls_with_their_own_token_and_one_not_signed_in_is_t
     assert b"access_token" not in sealed and Fernet(key.encode()).decrypt(sealed)  # sealed, with the configured key
 
 
-async def test_a_callback_from_another_identity_is_refused_and_leaves_the_sign_in_to_its_owner(
+async def test_a_callback_from_another_browser_is_refused_and_leaves_the_sign_in_to_its_owner(
     running: tuple[OAuth, Pool, LocalTokens],
 ) -> None:
     oauth, pool, _ = running
     with anyio.fail_after(60):
-        url = await oauth.begin("forge", ALICE)
+        url, browser = await oauth.begin("forge", ALICE)
+        _, bobs = await oauth.begin("forge", BOB)
         assert url is not None
         back = await browse(url, "alice")
-        with pytest.raises(SignInRefused, match="started by someone else"):
-            await oauth.finish(BOB, back["state"], back["code"], None)
-        assert await oauth.finish(ALICE, back["state"], back["code"], None) == "forge"
+        for other in (bobs, None):
+            with pytest.raises(SignInRefused, match="started by someone else"):
+                await oauth.finish(back["state"], back["code"], None, other)
+        assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
         with pytest.raises(SignInRefused, match="used already"):  # single-use
-            await oauth.finish(ALICE, back["state"], back["code"], None)
+            await oauth.finish(back["state"], back["code"], None, browser)
         assert await whoami(pool, ALICE) == "alice"
 
 

@@ -14,8 +14,10 @@ import contextlib
 import hashlib
 import json
 import secrets
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -178,6 +180,17 @@ def main() -> None:
     authority.base = f"http://127.0.0.1:{args.port}"
     config = uvicorn.Config(build(authority), host="127.0.0.1", port=args.port, log_config=None, access_log=False)
     anyio.run(PortReportingServer(config, args.port_file).serve)
+
+
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    """Run this server in a process of its own; yields its base URL (the issuer and the resource's origin)."""
+    from tests.harness import free_port, port_file_server
+
+    port, port_file = free_port(), folder / "guarded.port"
+    argv = [sys.executable, "-m", "tests.servers.guarded", "--port", str(port), "--port-file", str(port_file)]
+    with port_file_server(argv, port_file):
+        yield f"http://127.0.0.1:{port}"
 
 
 if __name__ == "__main__":
