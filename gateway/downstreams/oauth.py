@@ -138,7 +138,7 @@ class OAuth:
     async def sign_out(self, server: str, identity: Identity) -> None:
         await self.storage(server, identity).forget()
 
-    def storage(self, server: str, identity: Identity) -> SealedTokens:
+    def storage(self, server: str, identity: Identity, *, signing_in: bool = False) -> SealedTokens:
         settings = self._settings(server)
         assert settings.auth is not None
         if self.store is None:
@@ -151,7 +151,8 @@ class OAuth:
                 redirect_uris=[AnyUrl(self.redirect_uri)],
                 token_endpoint_auth_method="client_secret_post" if settings.auth.client_secret else "none",
             )
-        return SealedTokens(self.store, sealer(settings.auth.token_key_env), identity, server, configured)
+        redirect = self.redirect_uri if signing_in else None
+        return SealedTokens(self.store, sealer(settings.auth.token_key_env), identity, server, configured, redirect)
 
     # -- a person's sign-in ------------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ class OAuth:
         """Start `identity`'s sign-in to `server`: (the authorization URL to send their browser to, or None when
         their grant still works; the secret that browser must bring back to `finish`). Raises SignInRefused when the
         flow fails before it has a URL."""
-        storage = self.storage(server, identity)
+        storage = self.storage(server, identity, signing_in=True)
         ready = anyio.Event()
         found: dict[str, str] = {}
         pending = _Pending(identity, server, secrets.token_urlsafe(24))

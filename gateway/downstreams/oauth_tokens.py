@@ -49,9 +49,10 @@ def token_key(identity: Identity, server: str) -> str:
     return hashlib.sha256(f"{identity.owner}\0{server}".encode()).hexdigest()
 
 
-def client_key(server: str) -> str:
-    """The store key of the gateway's client registration at `server`'s authorization server (shared by all)."""
-    return hashlib.sha256(f"client\0{server}".encode()).hexdigest()
+def client_key(identity: Identity, server: str) -> str:
+    """The store key of the client registered for `identity` at `server`'s authorization server: a refresh must
+    come from the client the grant was made to, wherever (HTTP front, `gateway login`) the person signed in."""
+    return hashlib.sha256(f"client\0{identity.owner}\0{server}".encode()).hexdigest()
 
 
 class SealedTokens:
@@ -64,10 +65,13 @@ class SealedTokens:
         identity: Identity,
         server: str,
         configured: OAuthClientInformationFull | None = None,
+        redirect_uri: str | None = None,
     ) -> None:
         self._store, self._fernet, self._configured = store, fernet, configured
         """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
-        self._tokens, self._client = token_key(identity, server), client_key(server)
+        self._tokens, self._client = token_key(identity, server), client_key(identity, server)
+        self._redirect_uri = redirect_uri
+        """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
 
     async def get_tokens(self) -> OAuthToken | None:
         """The tokens, `expires_in` counted from now (early by `REFRESH_EARLY_S`, so they are refreshed before a
@@ -90,7 +94,12 @@ class SealedTokens:
         if self._configured is not None:
             return self._configured
         raw = await self._open(self._client)
-        return None if raw is None else OAuthClientInformationFull.model_validate_json(raw)
+        if raw is None:
+            return None
+        client = OAuthClientInformationFull.model_validate_json(raw)
+        if self._redirect_uri is not None and self._redirect_uri not in {str(u) for u in client.redirect_uris or []}:
+            return None  # registered for another callback: this sign-in registers anew (and replaces it)
+        return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         await self._store.put(self._client, self._fernet.encrypt(client_info.model_dump_json().encode()))

@@ -1,0 +1,48 @@
+"""`gateway login SERVER` and `gateway logout SERVER` (`gateway.app.login`): a stdio user signs in through a loopback
+callback of the command's own, the tokens land sealed in the configured store for this machine's user, and logout
+forgets them."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from cryptography.fernet import Fernet
+
+from gateway.downstreams.oauth_tokens import token_key
+from gateway.session import os_user
+from tests.harness import PYTHON, ROOT, write_config
+from tests.servers.guarded import serving
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serving(tmp_path_factory.mktemp("guarded")) as base:
+        yield base
+
+
+async def test_login_keeps_this_users_tokens_sealed_and_logout_forgets_them(guarded: str, tmp_path: Path) -> None:
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(tmp_path, {"forge": server}, think={"state_dir": str(tmp_path / "state")})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    command = [PYTHON, "-m", "gateway"]
+    kept = tmp_path / "state" / "tokens" / token_key(os_user(), "forge")
+    with anyio.fail_after(60):
+        argv = [*command, "login", "forge", "--config", str(config), "--no-browser"]
+        async with await anyio.open_process(argv, env=env, cwd=str(ROOT)) as process:
+            assert process.stdout is not None
+            line = (await process.stdout.receive()).decode()  # the link, printed before it waits
+            assert line.startswith("Sign in to forge: "), line
+            async with httpx2.AsyncClient() as browser:
+                back = await browser.get(f"{line.split(': ', 1)[1].strip()}&login_hint=me")
+                assert back.status_code == 302 and back.headers["location"].startswith("http://127.0.0.1:")
+                done = await browser.get(back.headers["location"])
+            assert done.status_code == 200 and f"Signed in to forge as {os_user().name}" in done.text
+            assert await process.wait() == 0
+        assert kept.exists() and b"access_token" not in kept.read_bytes()
+        out = await anyio.run_process([*command, "logout", "forge", "--config", str(config)], env=env, cwd=str(ROOT))
+        assert out.returncode == 0 and not kept.exists()
