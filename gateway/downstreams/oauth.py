@@ -126,7 +126,8 @@ class OAuth:
 
         async def no_person(url: str) -> None:
             await storage.forget()  # the grant no longer works: the next call says "sign in", not "down"
-            raise SignInNeeded(server, self.link(server, identity))
+            # No ticket: this ends a connection attempt, whose error is logged; the next call's admit hands one out.
+            raise SignInNeeded(server, self.connect_url(server))
 
         return self._provider(server, storage, no_person, _never)
 
