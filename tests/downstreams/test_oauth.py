@@ -24,9 +24,11 @@ from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.errors import DownstreamUnavailable
 from gateway.session import Identity
+from gateway.store.backends import open_stores
 from gateway.store.local.tokens import LocalTokens
 from tests.harness import text_of
 from tests.servers.guarded import serving
+from tests.services import redis_server, store_config
 
 pytestmark = pytest.mark.anyio
 ALICE = Identity("alice", "jwt", "s-alice", "https://idp.test")
@@ -86,23 +88,26 @@ async def whoami(pool: Pool, identity: Identity) -> str | None:
     return user
 
 
+def pool_of(oauth: OAuth, config: ServerConfig) -> Pool:
+    relay = Relay(logger_name=lambda server, name: server)
+    built = Servers(
+        relay,
+        secrets.from_config(SecretsConfig(sources=["env"])),
+        lambda: 1 << 20,
+        lambda s, k, a=None: None,
+        _ignored,
+        oauth=oauth,
+    )("forge", config)
+    assert isinstance(built, Pool)
+    return built
+
+
 @pytest.fixture
 async def running(guarded: str, key: str, tmp_path: Path) -> AsyncIterator[tuple[OAuth, Pool, LocalTokens]]:
     store = LocalTokens(tmp_path / "tokens")
     config = server(guarded)
-    async with OAuth(lambda: {"forge": config}, store, GATEWAY) as oauth:
-        relay = Relay(logger_name=lambda server, name: server)
-        built = Servers(
-            relay,
-            secrets.from_config(SecretsConfig(sources=["env"])),
-            lambda: 1 << 20,
-            lambda s, k, a=None: None,
-            _ignored,
-            oauth=oauth,
-        )("forge", config)
-        assert isinstance(built, Pool)
-        async with built:
-            yield oauth, built, store
+    async with OAuth(lambda: {"forge": config}, store, GATEWAY) as oauth, pool_of(oauth, config) as pool:
+        yield oauth, pool, store
 
 
 async def _ignored(*_: object) -> None:
@@ -187,3 +192,27 @@ async def test_a_revoked_grant_is_forgotten_and_the_next_call_asks_to_sign_in_ag
         assert not (store.folder / token_key(BOB, "forge")).exists()
         with pytest.raises(SignInNeeded):
             await whoami(pool, BOB)
+
+
+async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
+    guarded: str, key: str, tmp_path: Path
+) -> None:
+    config = server(guarded)
+    with redis_server(tmp_path / "redis") as redis:
+        one, two = (open_stores(store_config("redis", redis.url, "oauth:", tmp_path / n)) for n in ("one", "two"))
+        try:
+            with anyio.fail_after(60):
+                async with OAuth(lambda: {"forge": config}, one.tokens, GATEWAY) as first:
+                    await sign_in(first, ALICE)
+                async with (
+                    OAuth(lambda: {"forge": config}, two.tokens, GATEWAY) as second,
+                    pool_of(second, config) as pool,
+                ):
+                    assert await whoami(pool, ALICE) == "alice"
+                    with pytest.raises(SignInNeeded):
+                        await whoami(pool, BOB)
+            raw = await one.redis.get(f"oauth:token:{token_key(ALICE, 'forge')}")
+            assert raw is not None and b"access_token" not in raw  # sealed there too
+        finally:
+            await one.aclose()
+            await two.aclose()
