@@ -63,6 +63,8 @@ class _Pending:
     server: str
     browser: str
     """The secret of the browser that began it (its cookie): only that browser may finish it."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    state: str = ""
     answer: AuthorizationCodeResult | None = None
     answered: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
@@ -82,6 +84,8 @@ class OAuth:
         """Sign-ins waiting for their callback, by the state the SDK put in the authorization URL."""
         self._tickets: dict[str, tuple[str, Identity, float]] = {}
         """Sign-in links handed out with `SignInNeeded`: ticket -> (server, identity, when it ends)."""
+        self._begun: dict[tuple[str, str], _Pending] = {}
+        """The sign-in under way per (identity key, server)."""
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> "OAuth":
@@ -169,6 +173,7 @@ class OAuth:
         async def redirect(url: str) -> None:
             state = parse_qs(urlparse(url).query).get("state", [""])[0]
             self._pending[state] = pending
+            pending.state = state
             found.update(url=url, state=state)
             ready.set()
 
@@ -181,18 +186,31 @@ class OAuth:
             settings = self._settings(server)
             provider = self._provider(server, storage, redirect, callback)
             try:
-                with anyio.fail_after(SIGN_IN_S):
-                    async with sdk.create_mcp_http_client(headers=dict(settings.headers)) as http:
-                        accept = {"accept": "application/json, text/event-stream"}
-                        await http.post(settings.url, json=_PING, headers=accept, auth=provider)
-            except Exception as exc:  # noqa: BLE001 -- reported to whoever waits on this sign-in
-                pending.error = describe(exc)
-                logger.warning("sign-in to %s failed: %s", server, pending.error)
+                with pending.scope:
+                    try:
+                        with anyio.fail_after(SIGN_IN_S):
+                            async with sdk.create_mcp_http_client(headers=dict(settings.headers)) as http:
+                                accept = {"accept": "application/json, text/event-stream"}
+                                await http.post(settings.url, json=_PING, headers=accept, auth=provider)
+                    except Exception as exc:  # noqa: BLE001 -- reported to whoever waits on this sign-in
+                        pending.error = describe(exc)
+                        logger.warning("sign-in to %s failed: %s", server, pending.error)
+                if pending.scope.cancelled_caught:
+                    pending.error = f"a newer sign-in to {server} replaced this one"
             finally:
-                self._pending.pop(found.get("state", ""), None)
+                if self._begun.get(key) is pending:
+                    del self._begun[key]
+                if self._pending.get(pending.state) is pending:
+                    del self._pending[pending.state]
                 pending.done.set()
                 ready.set()
 
+        # One sign-in per person and server at a time: a newer one ends the older (and bounds what a person holds).
+        key = (identity.key, server)
+        older, self._begun[key] = self._begun.get(key), pending
+        if older is not None:
+            self._pending.pop(older.state, None)  # at once: its callback finds nothing to finish
+            older.scope.cancel()
         assert self._tg is not None, "OAuth is not running"
         self._tg.start_soon(run, name=f"sign-in to {server}")
         await ready.wait()

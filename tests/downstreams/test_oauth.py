@@ -153,6 +153,19 @@ async def test_a_callback_from_another_browser_is_refused_and_leaves_the_sign_in
         assert await whoami(pool, ALICE) == "alice"
 
 
+async def test_a_newer_sign_in_of_the_same_person_ends_the_older_one(running: tuple[OAuth, Pool, LocalTokens]) -> None:
+    oauth, pool, _ = running
+    with anyio.fail_after(60):
+        older, older_browser = await oauth.begin("forge", ALICE)
+        newer, newer_browser = await oauth.begin("forge", ALICE)
+        assert older is not None and newer is not None
+        stale, fresh = await browse(older, "alice"), await browse(newer, "alice")
+        with pytest.raises(SignInRefused, match="used already or has expired"):
+            await oauth.finish(stale["state"], stale["code"], None, older_browser)
+        assert await oauth.finish(fresh["state"], fresh["code"], None, newer_browser) == ("forge", ALICE)
+        assert await whoami(pool, ALICE) == "alice"
+
+
 async def test_fifty_concurrent_first_calls_with_an_expired_token_make_one_refresh(
     running: tuple[OAuth, Pool, LocalTokens], guarded: str
 ) -> None:
