@@ -45,6 +45,8 @@ async def stdio(
     config file, reloaded on SIGHUP or change. `ui`: (host, port) to serve the page and /metrics on meanwhile."""
     # Recorded for the page, or for the MCP duration histograms an OTLP exporter sends.
     gateway = Gateway(config, chain=chain, config_path=path, record=ui is not None or telemetry.metering)
+    if ui is None:  # nothing serves a browser: a call that needs a sign-in points at `gateway login`
+        gateway.oauth.base_url = None
     if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
         gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:

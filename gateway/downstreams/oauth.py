@@ -45,8 +45,14 @@ _PING = {"jsonrpc": "2.0", "id": "gateway-sign-in", "method": "ping"}
 
 
 class SignInNeeded(GatewayError):
-    def __init__(self, server: str, url: str) -> None:
+    def __init__(self, server: str, url: str | None) -> None:
         self.server, self.url = server, url
+        if url is None:  # a stdio session with no page beside it: nothing here serves a browser
+            super().__init__(
+                f"[gateway] Sign in to {server}: ask the user to run `gateway login {server}` in a terminal "
+                "— then call again. (The server acts as each person.)"
+            )
+            return
         super().__init__(
             f"[gateway] Sign in to {server}: {url} — then call again. (The server acts as each person; "
             "show this link to the user, who opens it in a browser.)"
@@ -78,8 +84,9 @@ class OAuth:
         self._servers = servers
         """The running config's servers, read at each use: a reload may add, change or drop one."""
         self.store = store
-        self.base_url = base_url.rstrip("/")
-        """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`."""
+        self.base_url: str | None = base_url.rstrip("/")
+        """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`; None: nowhere (a stdio
+        session without `--ui`), so a call that needs a sign-in points at `gateway login`."""
         self._pending: dict[str, _Pending] = {}
         """Sign-ins waiting for their callback, by the state the SDK put in the authorization URL."""
         self._tickets: dict[str, tuple[str, Identity, float]] = {}
@@ -98,11 +105,13 @@ class OAuth:
         tg.cancel_scope.cancel()
         await tg.__aexit__(None, None, None)
 
-    def connect_url(self, server: str) -> str:
-        return f"{self.base_url}/connect/{quote(server)}"
+    def connect_url(self, server: str) -> str | None:
+        return None if self.base_url is None else f"{self.base_url}/connect/{quote(server)}"
 
-    def link(self, server: str, identity: Identity) -> str:
+    def link(self, server: str, identity: Identity) -> str | None:
         """A sign-in link for `identity` to show where they are (a model's answer): it stands for them, once."""
+        if self.base_url is None:
+            return None
         now = time.monotonic()
         self._tickets = {t: v for t, v in self._tickets.items() if v[2] > now}
         while len(self._tickets) >= MAX_TICKETS:
@@ -120,7 +129,8 @@ class OAuth:
 
     @property
     def redirect_uri(self) -> str:
-        return f"{self.base_url}/oauth/callback"
+        # Without a base only connections run, and a connection never sends a person to it (`provider`).
+        return f"{self.base_url or 'http://127.0.0.1'}/oauth/callback"
 
     # -- a connection's provider -------------------------------------------------------------------
 
