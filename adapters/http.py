@@ -25,11 +25,16 @@ def http_timeout(timeout_s: float) -> httpx2.Timeout:
 
 
 @asynccontextmanager
-async def http_transport(config: HttpServerConfig, *, max_message_bytes: int) -> AsyncGenerator[TransportStreams]:
-    """Connect with `streamable_http_client`, lifting its 1 MiB SSE-event cap to our limit."""
+async def http_transport(
+    config: HttpServerConfig, *, max_message_bytes: int, auth: httpx2.Auth | None = None
+) -> AsyncGenerator[TransportStreams]:
+    """Connect with `streamable_http_client`, lifting its 1 MiB SSE-event cap to our limit. `auth`: one person's
+    OAuth (`gateway.downstreams.oauth`), on every request of this connection."""
     # The SDK closes only clients it created itself, so this one is ours to close.
     async with (
-        create_mcp_http_client(headers=dict(config.headers), timeout=http_timeout(config.timeout_s)) as client,
+        create_mcp_http_client(
+            headers=dict(config.headers), timeout=http_timeout(config.timeout_s), auth=auth
+        ) as client,
         streamable_http_client(
             config.url, http_client=client, max_sse_event_size=max_message_bytes + SSE_FRAMING_BYTES
         ) as streams,

@@ -35,8 +35,11 @@ ReadSend = ContextSendStream[SessionMessage | Exception]
 
 
 @asynccontextmanager
-async def sse_transport(config: SseServerConfig, *, max_event_bytes: int) -> AsyncGenerator[TransportStreams]:
-    """Open the event stream, wait for the endpoint event, then POST each outgoing message to it.
+async def sse_transport(
+    config: SseServerConfig, *, max_event_bytes: int, auth: httpx2.Auth | None = None
+) -> AsyncGenerator[TransportStreams]:
+    """Open the event stream, wait for the endpoint event, then POST each outgoing message to it (`auth`: one
+    person's OAuth, on the stream and every POST).
 
     Raises:
         httpx2.HTTPError: the event stream could not be opened (the status error names the code).
@@ -44,7 +47,9 @@ async def sse_transport(config: SseServerConfig, *, max_event_bytes: int) -> Asy
     url = config.url
     logger.debug("connecting to SSE endpoint %s", remove_request_params(url))
     async with (
-        create_mcp_http_client(headers=dict(config.headers), timeout=http_timeout(config.timeout_s)) as client,
+        create_mcp_http_client(
+            headers=dict(config.headers), timeout=http_timeout(config.timeout_s), auth=auth
+        ) as client,
         sse_within_origin(client, url, max_event_size=max_event_bytes + SSE_FRAMING_BYTES) as events,
     ):
         events.response.raise_for_status()

@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     connect.add_argument("--name", default="gateway", help="the server's name in the client (default: gateway)")
     connect.add_argument("--write", action="store_true", help="merge into the client's file, keeping the rest")
     connect.add_argument("--file", type=Path, help="with --write: that file instead of the client's usual one")
+    login = sub.add_parser("login", help="sign in to an OAuth-protected server (auth: {type: oauth}) as yourself")
+    login.add_argument("server")
+    login.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
+    login.add_argument("--no-browser", action="store_true", help="print the link only")
+    logout = sub.add_parser("logout", help="forget your tokens for an OAuth-protected server")
+    logout.add_argument("server")
+    logout.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     return parser
 
 
@@ -99,6 +106,14 @@ def main(argv: list[str] | None = None) -> int:
             return anyio.run(packages.prepare, config, args.config, args.servers, args.force)
         case "tools":
             return anyio.run(_tools, config, args.json, args.find, args.limit)
+        case "login":
+            from gateway.app.login import login
+
+            return anyio.run(partial(login, config, args.server, browse=not args.no_browser))
+        case "logout":
+            from gateway.app.login import logout
+
+            return anyio.run(logout, config, args.server)
         case _:
             return _serve(config, args.config, args.http, args.ui)
 

@@ -17,6 +17,7 @@ from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.oauth import OAuth, public_base
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.supervision import Target
 from gateway.errors import GatewayError, describe
@@ -85,12 +86,14 @@ class Gateway:
         self.engine = thinking.engine(config.think, self.stores, self.prompts, KnownTools(self._catalog))
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
         self.relay = build.relay(config, build.bare_server(config))
+        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),
             self._max_downstream_bytes,
             self._list_changed,
             self._resource_updated,
+            oauth=self.oauth,
         )
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": build.own_tools(self._status, self.outputs, self.prompts, self._search),
@@ -290,6 +293,7 @@ class Gateway:
             stack.callback(tg.cancel_scope.cancel)
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
+            await stack.enter_async_context(self.oauth)
             for service in (self.front.notify, self.front.rounds, self.usage, self.tasks):
                 await stack.enter_async_context(service.running())  # each owns its task group
             for downstream in self.registry.downstreams.values():

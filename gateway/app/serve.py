@@ -24,6 +24,7 @@ from gateway.fronts.auth.bearer import Authenticator
 from gateway.fronts.auth.configured import authenticator
 from gateway.fronts.auth.local import Locality
 from gateway.fronts.auth.signins import PageSignIns
+from gateway.fronts.connect import routes as connect_routes
 from gateway.fronts.http import Nosniff, build_app
 from gateway.fronts.page import routes as page_routes
 from gateway.fronts.stdio import serve_stdio
@@ -45,6 +46,8 @@ async def stdio(
     config file, reloaded on SIGHUP or change. `ui`: (host, port) to serve the page and /metrics on meanwhile."""
     # Recorded for the page, or for the MCP duration histograms an OTLP exporter sends.
     gateway = Gateway(config, chain=chain, config_path=path, record=ui is not None or telemetry.metering)
+    if ui is None:  # nothing serves a browser: a call that needs a sign-in points at `gateway login`
+        gateway.oauth.base_url = None
     if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
         gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:
@@ -84,6 +87,8 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     transport = TransportSecurityMiddleware(security)
     # The page is the stdio user's: their runs, outputs and calls (a token's holder, if auth is on, sees their own).
     routes = page_routes(gateway, gateway.publisher, transport, admins, signins=signins, local=os_user())
+    routes += connect_routes(gateway.oauth)
+    gateway.oauth.base_url = f"http://{host}:{port}"  # beside stdio, people sign in through this server
     app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality, signins=signins))
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.
@@ -117,6 +122,7 @@ def http_app(gateway: Gateway, auth: Authenticator) -> ASGIApp:
         reload=gateway.reloader.reload_json if gateway.reloader is not None else None,
         page=None if gateway.publisher is None else partial(page_routes, gateway, gateway.publisher, signins=signins),
         signins=signins,
+        connect=connect_routes(gateway.oauth),
     )
 
 
@@ -127,6 +133,8 @@ def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
     gateway = Gateway(config, config_path=path, record=True)
+    if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
+        gateway.oauth.base_url = f"http://{host}:{port}"
     auth = authenticator(config.auth, config.listen)
     app = http_app(gateway, auth)
     kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]

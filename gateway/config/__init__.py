@@ -25,6 +25,7 @@ from gateway.config.root import GatewayConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import (
     HttpServerConfig,
+    OAuthConfig,
     ServerConfig,
     SseServerConfig,
     StdioServerConfig,
@@ -58,6 +59,7 @@ __all__ = [
     "LimitsConfig",
     "ListenConfig",
     "NamespaceConfig",
+    "OAuthConfig",
     "PolicyConfig",
     "PolicyRuleConfig",
     "PoolConfig",

@@ -77,12 +77,34 @@ class StdioServerConfig(_ServerBase):
         return self
 
 
+class OAuthConfig(ConfigModel):
+    """The server is an OAuth-protected resource: each person signs in to it once and the gateway acts as them.
+
+    Discovery follows the server's 401 (protected-resource metadata, then the authorization server's); the client
+    is registered dynamically unless `client_id` (or `client_metadata_url`) says who the gateway is there."""
+
+    type: Literal["oauth"]
+    client_id: str | None = None
+    """A client registered at the authorization server by hand; unset: dynamic client registration."""
+    client_secret: str | None = None
+    """That client's secret (write `${NAME}` to read it from the environment); unset: a public client."""
+    client_metadata_url: str | None = None
+    """An HTTPS URL of a client ID metadata document, used as the client id where the server supports it."""
+    scopes: list[str] = []
+    """Scopes to ask for; empty: those the server advertises (a step-up on `insufficient_scope` adds more)."""
+    token_key_env: str = "GATEWAY_TOKEN_KEY"
+    """The environment variable holding the key that encrypts stored tokens (a Fernet key:
+    `python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`)."""
+
+
 class HttpServerConfig(_ServerBase):
     transport: Literal["http"]
     url: str
     """Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`."""
     headers: dict[str, str] = {}
     """Headers sent with every request (e.g. `Authorization: Bearer ${TOKEN}`)."""
+    auth: OAuthConfig | None = None
+    """`{type: oauth}`: every person signs in to this server and their calls carry their own token."""
 
 
 class SseServerConfig(_ServerBase):
@@ -91,6 +113,8 @@ class SseServerConfig(_ServerBase):
     """Legacy HTTP+SSE endpoint, e.g. `http://127.0.0.1:9000/sse`."""
     headers: dict[str, str] = {}
     """Headers sent with every request."""
+    auth: OAuthConfig | None = None
+    """`{type: oauth}`: every person signs in to this server and their calls carry their own token."""
     max_event_bytes: int | None = None
     """Largest SSE event accepted; `None` follows `limits.max_downstream_bytes` (the stock client caps at 1 MiB)."""
 

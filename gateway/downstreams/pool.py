@@ -1,5 +1,6 @@
-"""Per-identity downstreams for a server whose settings use `${user:NAME}`: one process (or HTTP connection)
-per identity and set of secrets, so every user acts upstream as themselves.
+"""Per-identity downstreams for a server whose settings use `${user:NAME}` or that signs each person in (`auth:
+oauth`, `downstreams.oauth`): one process (or HTTP connection) per identity and set of secrets, so every user acts
+upstream as themselves. `admit` refuses an identity before a member is made (one who has not signed in yet).
 
 Each member is an ordinary `Downstream` (same supervision, restart, timeouts, process-group cleanup), run
 in a task of the pool's own. The pool caps members at `max_processes` (`members`: making room by stopping the least
@@ -28,7 +29,7 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.members import Member, evict_idle, make_room
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.downstreams.supervision import State, Target
-from gateway.errors import DownstreamUnavailable
+from gateway.errors import DownstreamError, DownstreamUnavailable, GatewayError
 from gateway.session import Identity
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class Pool:
         name: str,
         settings: ServerSettings,
         secrets: Secrets,
-        make_target: Callable[[ServerSettings], Target],
+        make_target: Callable[[ServerSettings, Identity], Target],
         *,
         on_list_changed: ListChangedFor | None = None,
         timer: Callable[[], float] = time.monotonic,
@@ -54,8 +55,11 @@ class Pool:
         on_elicitation_complete: Callable[[str, str], Awaitable[None]] | None = None,
         on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
         prepare: Callable[[], Awaitable[None]] | None = None,
+        admit: Callable[[Identity], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
+        self._admit = admit
+        """Raises for an identity that may not have a member yet (`oauth.SignInNeeded`); None: everyone may."""
         self._prepare = prepare
         """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete
@@ -132,7 +136,16 @@ class Pool:
         Raises:
             MissingSecret: a secret the server needs is not available for this identity.
             PoolFull: `max_processes` members exist and all are busy.
+            SignInNeeded: the server signs each person in, and this identity has not.
         """
+        if self._admit is not None:
+            try:
+                await self._admit(identity)
+            except GatewayError:  # signed out or revoked: its connection (failing to re-authorize) goes too
+                for member in [m for m in self._members.values() if m.identity == identity.key]:
+                    del self._members[member.key]  # at once: a sign-in after this starts a fresh one
+                    member.stop.set()
+                raise
         values = self.secrets.resolve(self.name, identity, self.needs, request_secrets)
         digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
         member = await self._member(f"{identity.key}#{digest}", identity, values)
@@ -155,7 +168,7 @@ class Pool:
                 updated = self._on_resource_updated
                 downstream = Downstream(
                     who,
-                    lambda: self._make_target(settings),
+                    lambda: self._make_target(settings, identity),
                     callbacks=self._callbacks_for(who, identity.key),
                     protocol=self.settings.protocol,
                     timeout_s=self.settings.timeout_s,

@@ -144,6 +144,7 @@ def build_app(
     reload: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     page: Callable[[TransportSecurityMiddleware, Admins], list[BaseRoute]] | None = None,
     signins: PageSignIns | None = None,
+    connect: list[BaseRoute] | None = None,
 ) -> ASGIApp:
     """The ASGI app; `lifespan` runs the gateway (downstreams) around the HTTP session manager. `page`: the
     routes of `/metrics` and the page (`gateway.fronts.page.routes`), given the Host/Origin check and admins;
@@ -186,6 +187,7 @@ def build_app(
             Mount("/messages/", app=sse.handle_post_message),
             *([reload_route(reload, TransportSecurityMiddleware(security), admins)] if reload is not None else []),
             *(page(TransportSecurityMiddleware(security), admins) if page is not None else []),
+            *(connect or []),  # people's sign-ins to OAuth servers (`fronts.connect`)
         ],
         lifespan=app_lifespan,
     )

@@ -24,9 +24,11 @@ from gateway.store.local.runs import LocalRuns
 from gateway.store.local.signins import LocalSignIns
 from gateway.store.local.spills import LocalSpills
 from gateway.store.local.tasks import FOLDER, LEGACY, LocalTasks, moved_from
+from gateway.store.local.tokens import LocalTokens
 from gateway.store.local.usage import LocalUsage
 from gateway.store.signins import SignIns
 from gateway.store.tasks import TaskRecords
+from gateway.store.tokens import Tokens
 
 
 @dataclass(slots=True)
@@ -54,6 +56,8 @@ class Stores:
     """The page's sign-ins: in memory on the local backend, every replica's on Redis."""
     expansions: LearnedExpansions = field(default_factory=LocalExpansions)
     """Requests learned from use (find_tools then a call): in memory on the local backend, shared on Redis."""
+    tokens: Tokens | None = None
+    """People's sealed tokens for OAuth-protected servers: files in the state folder, or Redis (None: keeps none)."""
 
     async def aclose(self) -> None:
         if self.redis is not None:
@@ -71,7 +75,16 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
         local = LocalClients(window_s, maxsize=config.clients.max_clients) if window_s else None
         moved_from(state / LEGACY, state / FOLDER)
         records = LocalTasks(state / FOLDER)
-        return Stores("local", LocalRuns(state, heirs), LocalSpills(state), LocalOutputs(files), records, clients=local)
+        tokens = LocalTokens(state / "tokens")
+        return Stores(
+            "local",
+            LocalRuns(state, heirs),
+            LocalSpills(state),
+            LocalOutputs(files),
+            records,
+            clients=local,
+            tokens=tokens,
+        )
     # Imported here: the local default never loads redis-py.
     from gateway.store.redis import client as redis_store
     from gateway.store.redis.calls import RedisCallLog
@@ -84,6 +97,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis.signins import RedisSignIns
     from gateway.store.redis.spills import RedisSpills
     from gateway.store.redis.tasks import RedisTasks
+    from gateway.store.redis.tokens import RedisTokens
     from gateway.store.redis.usage import RedisUsage
 
     client = redis_store.connect(store.url)
@@ -99,7 +113,10 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     calls = RedisCallLog(client, store.prefix, where)
     signins = RedisSignIns(client, store.prefix, where)
     learned = RedisExpansions(client, store.prefix, where, breaker=breaker)
-    return Stores(where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins, learned)
+    redis_tokens = RedisTokens(client, store.prefix, where)
+    return Stores(
+        where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins, learned, redis_tokens
+    )
 
 
 def local_runs(root: Path) -> tuple[RunRecords, Spills]:

@@ -40,16 +40,18 @@ logger = logging.getLogger(__name__)
 _strangers = Repeating(logger)
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-PUBLIC = frozenset({"/healthz", "/ui/login", "/ui/logout"})
+PUBLIC = frozenset({"/healthz", "/ui/login", "/ui/logout", "/oauth/callback"})
 """Paths served without credentials (they answer less without them; the page's sign-in form, and its sign-out,
-which a browser whose sign-in ended may still send)."""
+which a browser whose sign-in ended may still send; the end of a sign-in to an OAuth server, which its browser
+cookie and state prove, `fronts.connect`)."""
 PUBLIC_TO_ALL = frozenset({"/healthz"})
 """Of those, what a caller from elsewhere gets without auth: the bare liveness a balancer probes."""
 MCP_PATHS = ("/mcp", "/sse", "/messages/")
 """The MCP endpoints (by prefix): without auth they answer whoever the listen address lets reach them (the
 operator's choice; `listen.host` is loopback unless changed)."""
-PUBLIC_PREFIX = "/ui/static/"
-"""The page's stylesheet, script and icon: the same for everyone, holding no data."""
+PUBLIC_PREFIX = ("/ui/static/", "/connect/")
+"""The page's stylesheet, script and icon: the same for everyone, holding no data; a sign-in link to an OAuth
+server, whose single-use ticket stands for the person (`fronts.connect`)."""
 PAGE_COOKIE = "gateway_page"
 """The page's sign-in cookie: a random id the store binds to an identity (`gateway.fronts.auth.signins`; HttpOnly,
 SameSite=Strict, Path=/ui), for a browser that cannot send an Authorization header; read for the page's paths

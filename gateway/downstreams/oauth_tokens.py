@@ -1,0 +1,118 @@
+"""Where the SDK's OAuth client keeps a person's tokens: sealed (Fernet: AES-128-CBC + HMAC-SHA256) in the gateway's
+store, one record per (identity, server) and one client registration per server.
+
+`mcp.client.auth.OAuthClientProvider` reads and writes through its `TokenStorage` protocol; `SealedTokens` is that
+protocol over `gateway.store.tokens.Tokens`. Keys are digests of the identity's owner digest and the server name, so
+neither a file name nor a Redis key tells whose token it is; values are ciphertext under a key from the environment,
+so a copy of the store alone yields no token.
+"""
+
+import hashlib
+import json
+import math
+import os
+import time
+
+from cryptography.fernet import Fernet, InvalidToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from gateway.errors import GatewayError
+from gateway.session import Identity
+from gateway.store.tokens import Tokens
+
+REFRESH_EARLY_S = 30.0
+"""A stored token this close to its end is refreshed before use."""
+
+
+class TokenKeyMissing(GatewayError):
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(
+            f"The gateway keeps people's tokens for OAuth servers encrypted, and the key in ${variable} {problem}. "
+            f"Set {variable} to a Fernet key (python -c 'from cryptography.fernet import Fernet; "
+            f"print(Fernet.generate_key().decode())'), the same on every replica, or change auth.token_key_env."
+        )
+
+
+def sealer(variable: str) -> Fernet:
+    """The cipher of the key in `$variable` (raises TokenKeyMissing, saying how to make one)."""
+    value = os.environ.get(variable)
+    if not value:
+        raise TokenKeyMissing(variable, "is not set")
+    try:
+        return Fernet(value.encode())
+    except ValueError:
+        raise TokenKeyMissing(variable, "is not a Fernet key (32 url-safe base64-encoded bytes)") from None
+
+
+def token_key(identity: Identity, server: str) -> str:
+    """The store key of `identity`'s tokens for `server`: a digest, revealing neither."""
+    return hashlib.sha256(f"{identity.owner}\0{server}".encode()).hexdigest()
+
+
+def client_key(identity: Identity, server: str) -> str:
+    """The store key of the client registered for `identity` at `server`'s authorization server: a refresh must
+    come from the client the grant was made to, wherever (HTTP front, `gateway login`) the person signed in."""
+    return hashlib.sha256(f"client\0{identity.owner}\0{server}".encode()).hexdigest()
+
+
+class SealedTokens:
+    """`mcp.client.auth.TokenStorage` for one (identity, server): what the SDK's provider loads and saves."""
+
+    def __init__(
+        self,
+        store: Tokens,
+        fernet: Fernet,
+        identity: Identity,
+        server: str,
+        configured: OAuthClientInformationFull | None = None,
+        redirect_uri: str | None = None,
+    ) -> None:
+        self._store, self._fernet, self._configured = store, fernet, configured
+        """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
+        self._tokens, self._client = token_key(identity, server), client_key(identity, server)
+        self._redirect_uri = redirect_uri
+        """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
+
+    async def get_tokens(self) -> OAuthToken | None:
+        """The tokens, `expires_in` counted from now (early by `REFRESH_EARLY_S`, so they are refreshed before a
+        call could carry them past their end)."""
+        raw = await self._open(self._tokens)
+        if raw is None:
+            return None
+        record = json.loads(raw)
+        tokens = OAuthToken.model_validate(record["tokens"])
+        if record.get("expires_at") is not None:
+            tokens.expires_in = math.floor(record["expires_at"] - REFRESH_EARLY_S - time.time())
+        return tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        ends = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
+        record = {"tokens": tokens.model_dump(mode="json"), "expires_at": ends}
+        await self._store.put(self._tokens, self._fernet.encrypt(json.dumps(record).encode()))
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self._configured is not None:
+            return self._configured
+        raw = await self._open(self._client)
+        if raw is None:
+            return None
+        client = OAuthClientInformationFull.model_validate_json(raw)
+        if self._redirect_uri is not None and self._redirect_uri not in {str(u) for u in client.redirect_uris or []}:
+            return None  # registered for another callback: this sign-in registers anew (and replaces it)
+        return client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._store.put(self._client, self._fernet.encrypt(client_info.model_dump_json().encode()))
+
+    async def forget(self) -> None:
+        """Sign out: the tokens go; the gateway's registration stays for the next sign-in."""
+        await self._store.delete(self._tokens)
+
+    async def _open(self, key: str) -> bytes | None:
+        sealed = await self._store.get(key)
+        if sealed is None:
+            return None
+        try:
+            return self._fernet.decrypt(sealed)
+        except InvalidToken:  # sealed under another key (it was rotated): as good as absent; signing in replaces it
+            return None

@@ -1,0 +1,65 @@
+"""People sign in to an OAuth-protected server through the gateway's HTTP front (`gateway.fronts.connect`): a call
+that needs it answers with a link, the browser goes through `/connect/<server>` and the authorization server back to
+`/oauth/callback`, and the next call on the same session carries that person's token; another person is asked to
+sign in themselves and never gets it."""
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from cryptography.fernet import Fernet
+
+from tests.harness import http_client, http_gateway, text_of, write_config
+from tests.servers.guarded import serving
+
+pytestmark = pytest.mark.anyio
+LINK = re.compile(r"Sign in to forge: (\S+/connect/forge\?ticket=\S+) — then call again")
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serving(tmp_path_factory.mktemp("guarded")) as base:
+        yield base
+
+
+def answer(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def test_a_person_signs_in_through_the_link_a_call_answers_with_and_calls_again_as_themselves(
+    guarded: str, tmp_path: Path
+) -> None:
+    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(
+        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
+    )
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    with anyio.fail_after(90):
+        async with http_gateway(config, env=env) as base:
+            alice = {"authorization": "Bearer alice-secret-0123456789"}
+            async with http_client(base, headers=alice) as client:
+                first = await client.call_tool("forge.whoami", {})
+                assert first.is_error
+                link = LINK.search(answer(first))
+                assert link is not None and link.group(1).startswith(f"{base}/connect/forge?ticket="), answer(first)
+                async with httpx2.AsyncClient() as browser:  # no Authorization: the ticket stands for alice
+                    to_server = await browser.get(link.group(1))
+                    assert to_server.status_code == 302
+                    back = await browser.get(f"{to_server.headers['location']}&login_hint=alice")
+                    assert back.headers["location"].startswith(f"{base}/oauth/callback?")
+                    done = await browser.get(back.headers["location"])
+                    assert done.status_code == 200 and "Signed in as alice" in done.text
+                    again = await browser.get(link.group(1))  # a link is good once
+                    assert again.status_code == 403
+                second = await client.call_tool("forge.whoami", {})  # same session: no reconnect
+                assert json.loads(text_of(second)) == {"user": "alice"}
+            async with http_client(base, headers={"authorization": "Bearer bob-secret-0123456789"}) as client:
+                bobs = await client.call_tool("forge.whoami", {})
+                assert bobs.is_error and LINK.search(answer(bobs)) is not None
+                assert "alice" not in answer(bobs)
