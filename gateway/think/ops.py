@@ -15,7 +15,7 @@ from gateway.think.graph import Graph
 from gateway.think.library import parsed
 from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
-from gateway.think.state import Checkpoint, RunState, snapshot_of
+from gateway.think.state import RunState, snapshot_of
 from gateway.think.views import graph_view, replay
 
 logger = logging.getLogger(__name__)
@@ -113,26 +113,28 @@ class Operations:
             await self.engine.runs.clear(owner, workflow, state.run_id)
             return {"ok": True, "cleared": state.run_id}
 
-        def point(state: RunState) -> Checkpoint:
-            found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
-            if found is None:
-                names = ", ".join(c.name for c in state.checkpoints) or "none yet"
-                raise ThinkError(
-                    "CHECKPOINT_NOT_FOUND",
-                    f"run {state.run_id} has no checkpoint {checkpoint!r}",
-                    f"Checkpoints: {names}.",
-                )
-            return found
-
         def wants(state: RunState, graph: Graph) -> list[str]:
-            """The spills to read: the run's, and those of the captures the checkpoint had that left the state."""
-            found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
-            return spilled(state) + (list(retention.missing(state, graph, found).values()) if found else [])
+            """The spills to read: the run's, the chunks of spilled checkpoints when the one named is not in the
+            state, and those of the captures the checkpoint had that left the state."""
+            found = retention.find_checkpoint(state, checkpoint)
+            if found is None:  # its captures are known once its chunk is read: any evicted one may be among them
+                return spilled(state) + retention.chunk_ids(state) + list(retention.evicted(state, graph).values())
+            return spilled(state) + list(retention.missing(state, graph, found[0]).values())
 
         def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
-            found = point(state)
-            runner.restore(state, found)
-            retention.restore_references(state, retention.missing(state, graph, found))
+            found = retention.find_checkpoint(state, checkpoint)
+            if found is None:
+                names = ", ".join(c.name for c in state.checkpoints) or "none yet"
+                earlier = f" and {state.checkpoint_chunks * retention.CHUNK} earlier" if state.checkpoint_chunks else ""
+                raise ThinkError(
+                    "CHECKPOINT_NOT_FOUND",
+                    f"run {state.run_id} has no checkpoint {checkpoint!r} (a checkpoint is a step the run completed)",
+                    f"Checkpoints: {names}{earlier}.",
+                )
+            point, line, chunks = found
+            gone = retention.missing(state, graph, point)
+            runner.restore(state, point, line, chunks)
+            retention.restore_references(state, gone)
             state.log("reset", checkpoint)
             return self.engine.transitions.answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
@@ -210,7 +212,10 @@ class Operations:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)
         if args.action == "replay":
             graph = await self.engine.graph(args.workflow, state.driver.get("version"))
-            await self.engine.runs.whole(state, spilled(state, observations=False))  # the templates read them
+            # the templates read the whole values: of the captures kept, and of those evicted to the spill store
+            await self.engine.runs.whole(
+                state, [*spilled(state, observations=False), *retention.evicted(state, graph).values()]
+            )
             return replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
         if args.action == "diff" and args.from_step is None:
             names = ", ".join(c.name for c in state.checkpoints) or "none yet"
@@ -219,11 +224,16 @@ class Operations:
             "history": [h.model_dump(exclude_none=True) for h in state.history],
             "checkpoints": [c.name for c in state.checkpoints],
         }
+        if state.checkpoint_chunks:
+            body["checkpoints_spilled"] = state.checkpoint_chunks * retention.CHUNK
         since = args.from_step
         if since is not None:
-            base = next((c for c in state.checkpoints if c.name == since), None)
-            if base is None:
+            if retention.find_checkpoint(state, since) is None:
+                await self.engine.runs.whole(state, retention.chunk_ids(state))
+            found = retention.find_checkpoint(state, since)
+            if found is None:
                 raise ThinkError("CHECKPOINT_NOT_FOUND", f"no checkpoint {since!r}", "Use a completed step id.")
+            base = found[0]
             body["diff"] = {
                 sid: {"from": base.statuses.get(sid), "to": st.status}
                 for sid, st in state.steps.items()

@@ -180,6 +180,16 @@ def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> lis
         key=lambda s: state.steps[s].completed_at or 0,
     )
     scores = relevance(step_id, deps, producers, order)
+    template = state.steps[step_id].template_of or step_id
+    reads = graph.reads[template]
+    for key, output in outputs.items():
+        base = key.split("[", 1)[0]
+        if base in reads:  # the step's templates read it: as relevant as a direct dependency
+            scores[key] = 1.0
+        elif state.steps.get(output.step_id, None) is not None and state.steps[output.step_id].template_of == template:
+            # A sibling of the same foreach is recent but never an input: no item reads another's output
+            # (a foreach over 20 KB outputs would otherwise carry ~60 KB of siblings in every instruction).
+            scores[key] = 0.0
     always = [k for name in rules.include for k, o in outputs.items() if _named(k, o, (name,))]
     if rules.mode == "manual":
         scores = {k: s for k, s in scores.items() if k in always}
@@ -206,9 +216,10 @@ def checkpoint(state: RunState, name: str) -> Checkpoint:
     return Checkpoint(name=name, version=state.version + 1, statuses=statuses, capture_keys=list(state.captures))
 
 
-def restore(state: RunState, point: Checkpoint) -> None:
+def restore(state: RunState, point: Checkpoint, line: list[Checkpoint], chunks: int) -> None:
     """Roll back: steps done since `point` are pending again (inputs re-rendered), later foreach children and
-    captures go; the run is active again and the checkpoints after `point` are dropped."""
+    captures go; the run is active again and its checkpoints are `line` (ending at `point`) after the first
+    `chunks` spilled chunks: the later ones are dropped."""
     fresh = {
         "status": "pending",
         "input": None,
@@ -224,4 +235,4 @@ def restore(state: RunState, point: Checkpoint) -> None:
     }
     state.captures = {k: v for k, v in state.captures.items() if k in point.capture_keys}
     state.observed, state.status = {}, "active"
-    state.checkpoints = state.checkpoints[: state.checkpoints.index(point) + 1]
+    state.checkpoints, state.checkpoint_chunks = line, chunks

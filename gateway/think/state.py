@@ -88,6 +88,9 @@ class RunState(_Model):
     observed: dict[str, Observation] = {}
     """step id -> the real result the gateway saw the client get for that step's call."""
     checkpoints: list[Checkpoint] = []
+    """The newest checkpoints; older ones are in the spill store (`checkpoint_chunks`, see `retention`)."""
+    checkpoint_chunks: int = 0
+    """Chunks of older checkpoints spilled: `~checkpoints.0` holds the oldest."""
     history: list[HistoryEntry] = []
     clock: int = 0
     """Logical time: increases on every completed step (ordering, recency, LRU)."""

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.think import runner
+from gateway.think import retention, runner
 from gateway.think.context import make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
@@ -15,7 +15,7 @@ from gateway.think.graphs import Graphs
 from gateway.think.observed import bounded, captured, whole
 from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
-from gateway.think.retention import retain
+from gateway.think.spills import spill_name
 from gateway.think.state import Observation, RunState
 from gateway.think.validator import Schemas
 from gateway.think.workflow import Step
@@ -38,16 +38,20 @@ class Transitions:
     def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
         done = [s for s, st in state.steps.items() if st.status == "done"]
         skipped = [s for s, st in state.steps.items() if st.status == "skipped"]
-        artifacts: Any = sorted(k for k in state.captures if not k.startswith("__"))
+        results = where_kept(state, graph)
+        artifacts: Any = list(results)
         if graph.workflow.outputs:
             where = f"{graph.workflow.source}: outputs"
             artifacts = self.templates.render(graph.workflow.outputs, runner.variables(state, graph), where)
         return {
             "workflow": state.workflow,
+            "workflow_version": graph.workflow.version,
             "run_id": state.run_id,
+            "state_hash": runner.state_hash(state),
             "done": True,
             "summary": f"Workflow {state.workflow} finished: {len(done)} steps done, {len(skipped)} skipped.",
             "artifacts": artifacts,
+            "results": results,
             "progress": runner.progress(state),
             "next": "Report the summary and artifacts to the user. No further think.next calls are needed.",
         }
@@ -126,7 +130,7 @@ class Transitions:
         state.checkpoints.append(runner.checkpoint(state, step_id))
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
-        retain(state, graph, self.graphs.limits(graph))
+        retention.retain(state, graph, self.graphs.limits(graph))
         answer = self.answer(state, graph)
         if observed is not None:
             answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}
@@ -151,6 +155,26 @@ class Transitions:
             state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
             return sid, True
         return None, False  # not (or no longer) ready in the stored state: nothing to record
+
+
+def where_kept(state: RunState, graph: Graph) -> dict[str, dict[str, str]]:
+    """Every result of the run, in step order: `inline` (whole in the state), `spilled` (a preview in the state,
+    the whole value at `read`) or `evicted` (left the state once no step read it; whole at `read`)."""
+    gone = retention.evicted(state, graph)
+    found: dict[str, dict[str, str]] = {}
+    for sid, st in state.steps.items():
+        capture_as = graph.steps[st.template_of or sid].capture_as
+        key = retention.capture_key(st, capture_as) if capture_as and st.status == "done" else None
+        if key is None or key.startswith("__"):
+            continue
+        record = state.captures.get(key)
+        if record is not None and record.get("file_path"):
+            found[key] = {"step_id": sid, "kept": "spilled", "read": str(record["file_path"])}
+        elif record is not None:
+            found[key] = {"step_id": sid, "kept": "inline"}
+        elif key in gone:
+            found[key] = {"step_id": sid, "kept": "evicted", "read": state.spills.location(spill_name(sid))}
+    return found
 
 
 def lazy(observed: Observation | None, result: Any, template: Step) -> bool:

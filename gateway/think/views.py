@@ -10,7 +10,7 @@ means the workflow file (or a schema or the driver) changed since the run.
 
 from typing import Any
 
-from gateway.think import runner
+from gateway.think import retention, runner
 from gateway.think.context import Limits
 from gateway.think.graph import Graph
 from gateway.think.state import RunState
@@ -63,6 +63,7 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
         steps=runner.new_steps(graph),
     )
     fresh.share_spills(state.spills)  # the captures copied below read their whole values from it
+    gone = retention.evicted(state, graph)  # left the state after their last reader: read from their spills
     runner.advance(fresh, graph, templates)
     completed = sorted(
         (sid for sid, st in state.steps.items() if st.status == "done"), key=lambda s: state.steps[s].completed_at or 0
@@ -86,6 +87,8 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
             key = template.capture_as if replayed.index is None else f"{template.capture_as}[{replayed.index}]"
             if key in state.captures:
                 fresh.captures[key] = state.captures[key]
+            elif key in gone:
+                fresh.captures[key] = retention.reference(state, key, gone[key])
         fresh.clock += 1
         replayed.status, replayed.result_hash, replayed.completed_at = "done", original.result_hash, fresh.clock
         runner.advance(fresh, graph, templates)
