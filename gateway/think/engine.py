@@ -100,6 +100,13 @@ class Engine:
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self.transitions.answer(state, graph)
+            pinned = graph.workflow.driver_version
+            if pinned and driver.version == pinned and pinned != self.prompts.current:
+                answer["driver_warning"] = (
+                    f"{graph.workflow.source} pins driver_version {pinned!r}; the current driver is "
+                    f"{self.prompts.current!r}. The run follows {pinned!r}: update driver_version in the workflow "
+                    "(or plan with driver_version) to use the current one."
+                )
             if not await self.runs.create(state):  # planned meanwhile by a writer sharing no lock with us
                 return self.transitions.answer(
                     await self.runs.load(owner, workflow, run_id, whole=True), graph, note=EXISTING

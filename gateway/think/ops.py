@@ -15,6 +15,7 @@ from gateway.think.graph import Graph
 from gateway.think.library import parsed
 from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
+from gateway.think.seednames import seed_state
 from gateway.think.state import RunState, snapshot_of
 from gateway.think.views import graph_view, replay
 
@@ -139,7 +140,8 @@ class Operations:
             return self.engine.transitions.answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
         answer = await self.engine.runs.update(owner, workflow, state.run_id, roll_back, wants)
-        return {"ok": True, "instruction": answer}
+        # seed 003 answers `{ok, state}`; `instruction` is where the run continues (the whole answer, as think.next's)
+        return {"ok": True, "instruction": answer, "state": answer.get("state")}
 
     async def driver_prompt(self, owner: str, args: tools.DriverPrompt) -> dict[str, Any]:
         try:
@@ -163,7 +165,9 @@ class Operations:
     async def state_get(self, owner: str, args: tools.RunOf) -> dict[str, Any]:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
-        return {"state": snapshot_of(state), "progress": runner.progress(state), "metrics": metrics(outputs)}
+        snapshot = snapshot_of(state)
+        snapshot["vars"] = seed_state(state, "")["vars"]  # seed 003's name for the captures
+        return {"state": snapshot, "progress": runner.progress(state), "metrics": metrics(outputs)}
 
     async def state_list(self, owner: str, args: tools.Runs) -> dict[str, Any]:
         workflow = args.workflow

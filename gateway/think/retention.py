@@ -40,6 +40,8 @@ def retain(state: RunState, graph: Graph, limits: Limits) -> list[str]:
         if not complete(state, sid):
             needed |= graph.reads[state.steps[sid].template_of or sid]
     spare = [k for k in state.captures if _base(k) not in needed]
+    if state.clock % limits.prune_every:  # seed 001's cadence: prune every N steps
+        spare = []
     keep = 0 if limits.pruning == "direct_dependencies" else limits.keep_count
     evicted: list[str] = []
     if len(spare) > keep:

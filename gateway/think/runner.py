@@ -8,6 +8,7 @@ from typing import Any
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
+from gateway.think.seednames import with_seed_names
 from gateway.think.state import Checkpoint, RunState, StepState
 from gateway.think.templates import Templates
 
@@ -147,7 +148,7 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         "done": False,
         "next": f'{action}, then call think.next {ref[:-1]}, "result_snapshot": <compact result>}}.',
     }
-    return body
+    return with_seed_names(body, state)
 
 
 def state_hash(state: RunState) -> str:

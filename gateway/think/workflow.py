@@ -109,6 +109,8 @@ def _translated(data: Any, source: str) -> tuple[Any, list[Diagnostic]]:
         return data, []
     data = dict(data)
     problems: list[Diagnostic] = []
+    if "hooks" in data:
+        problems += aliases.prune_hooks(data, source)
     if "limits" in data:
         data["limits"], found = aliases.translate(data["limits"], source, "limits")
         problems += found
@@ -118,6 +120,9 @@ def _translated(data: Any, source: str) -> tuple[Any, list[Diagnostic]]:
             if isinstance(step, dict) and "limits" in step:
                 step = dict(step)
                 step["limits"], found = aliases.translate(step["limits"], source, f"steps[{index}].limits")
+                problems += found
+            if isinstance(step, dict):
+                step, found = aliases.repeat_loop(step, source, f"steps[{index}]")
                 problems += found
             steps.append(step)
         data["steps"] = steps

@@ -130,3 +130,27 @@ def test_keep_count_is_the_retention_count_not_the_context_count() -> None:
     workflow = parse({**seed, "steps": [{"id": "a", "call": "local.x"}]}, "s_v1.yaml")
     assert workflow.limits == {"pruning": "lru", "keep_count": 10}
     assert yaml.safe_load(LONG)["limits"] == {"keep_count": 5}
+
+
+EVERY = """\
+name: every_v1
+version: "1"
+hooks: {post_task: [{checkpoint_and_prune: {every: 4, strategy: most_recent, keep_count: 0}}]}
+steps:
+  - {id: each, call: local.work, foreach: "{{ params.items }}", input_template: {n: "{{ item }}"}, capture_as: c}
+  - {id: last, call: local.work, deps: [each], input_template: {}}
+"""
+
+
+async def test_seed_001s_prune_cadence_prunes_every_n_steps_only(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"every_v1": EVERY}) as client:
+        plan = {"workflow": "every_v1", "params": {"items": list(range(6))}}
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
+        held: list[int] = []
+        for _ in range(6):
+            ins = await snapshot_step(client, ins, {"ok": 1})
+            ref = {"workflow": "every_v1", "run_id": ins["run_id"]}
+            state = body_of(await client.call_tool("think.state.get", ref))["state"]
+            held.append(len([k for k in state["captures"] if k.startswith("c[")]))
+    # The clock counts the two driver steps too: pruned after steps 4 and 8 (items 2 and 6), kept in between.
+    assert held == [1, 0, 1, 2, 3, 0]
