@@ -9,7 +9,7 @@ from gateway.hosted.contracts import Arguments, summary
 from gateway.hosted.prompts import PromptNotFound
 from gateway.think import checks, retention, runner, tools
 from gateway.think.context import TaskOutput, metrics
-from gateway.think.engine import Engine
+from gateway.think.engine import Engine, pin
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
 from gateway.think.library import parsed
@@ -17,9 +17,11 @@ from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
 from gateway.think.seednames import seed_state
 from gateway.think.state import RunState, snapshot_of
-from gateway.think.views import graph_view, replay
+from gateway.think.views import graph_view, migrate, replay
 
 logger = logging.getLogger(__name__)
+
+MIGRATE = "The file changed since this run was planned; think.reset {migrate: true} moves the run to it."
 
 Handler = Callable[[str, Any], Awaitable[dict[str, Any]]]
 """Takes the caller's owner key (`Identity.owner`: whose runs it reaches) and the tool's arguments model
@@ -65,7 +67,7 @@ class Operations:
         state = None
         if run_id is not None or await self.engine.store.latest_active(owner, workflow) is not None:
             state = await self.engine.run_of(owner, workflow, run_id)
-        graph = await self.engine.graph(workflow, state.driver.get("version") if state else None)
+        graph = await (self.engine.graph_of(state) if state else self.engine.graph(workflow))
         if step_id is None:
             if state is None or args.view == "graph":
                 return graph_view(graph)
@@ -104,6 +106,8 @@ class Operations:
     async def reset(self, owner: str, args: tools.Reset) -> dict[str, Any]:
         workflow, checkpoint = args.workflow, args.checkpoint
         state = await self.engine.run_of(owner, workflow, args.run_id)
+        if args.migrate:
+            return await self._migrate(owner, state)
         if checkpoint is None:
             if not args.force:
                 raise ThinkError(
@@ -143,6 +147,19 @@ class Operations:
         # seed 003 answers `{ok, state}`; `instruction` is where the run continues (the whole answer, as think.next's)
         return {"ok": True, "instruction": answer, "state": answer.get("state")}
 
+    async def _migrate(self, owner: str, state: RunState) -> dict[str, Any]:
+        current = await self.engine.graph(state.workflow, state.driver.get("version"))
+
+        def move(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
+            changes = migrate(state, current)
+            pin(state, current.workflow)
+            state.log("migrate", detail=f"to {current.workflow.digest}: {changes}")
+            runner.advance(state, current, self.engine.templates)
+            answer = self.engine.transitions.answer(state, current, note=f"migrated to {current.workflow.digest}")
+            return {"ok": True, "migrated": changes, "instruction": answer, "state": answer.get("state")}, True
+
+        return await self.engine.runs.update(owner, state.workflow, state.run_id, move)
+
     async def driver_prompt(self, owner: str, args: tools.DriverPrompt) -> dict[str, Any]:
         try:
             prompt = self.engine.prompts.get(args.version)
@@ -167,7 +184,19 @@ class Operations:
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
         snapshot = snapshot_of(state)
         snapshot["vars"] = seed_state(state, "")["vars"]  # seed 003's name for the captures
+        snapshot["workflow_pin"] = await self._pin(state)
         return {"state": snapshot, "progress": runner.progress(state), "metrics": metrics(outputs)}
+
+    async def _pin(self, state: RunState) -> dict[str, Any]:
+        """Which version of its workflow the run follows, and whether the file has a newer one."""
+        followed = (await self.engine.graph_of(state)).workflow
+        try:
+            current: str | None = self.engine.library.get(state.workflow).digest
+        except ThinkError:
+            current = None
+        newer = bool(state.workflow_hash) and current is not None and current != state.workflow_hash
+        pin = {"version": followed.version, "hash": state.workflow_hash or None, "current_hash": current}
+        return {**pin, "newer_exists": newer, **({"migrate": MIGRATE} if newer else {})}
 
     async def state_list(self, owner: str, args: tools.Runs) -> dict[str, Any]:
         workflow = args.workflow
@@ -215,12 +244,18 @@ class Operations:
     async def debug(self, owner: str, args: tools.Debug) -> dict[str, Any]:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)
         if args.action == "replay":
-            graph = await self.engine.graph(args.workflow, state.driver.get("version"))
+            graph = await self.engine.graph_of(state)
             # the templates read the whole values: of the captures kept, and of those evicted to the spill store
             await self.engine.runs.whole(
                 state, [*spilled(state, observations=False), *retention.evicted(state, graph).values()]
             )
-            return replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
+            report = replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
+            current = await self.engine.graph(args.workflow, state.driver.get("version"))
+            if current.workflow.digest != graph.workflow.digest:  # the file changed since: what migrating would change
+                report["current_file"] = replay(
+                    state, current, self.engine.templates, self.engine.graphs.limits(current)
+                )
+            return report
         if args.action == "diff" and args.from_step is None:
             names = ", ".join(c.name for c in state.checkpoints) or "none yet"
             raise ThinkError("INVALID_PARAMS", "action diff needs from_step", f"Pass from_step, one of: {names}.")

@@ -79,6 +79,9 @@ class RunState(_Model):
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     params: dict[str, Any] = {}
+    workflow_hash: str = ""
+    """The content hash of the workflow file the run was planned with (its text is in the spill `~workflow`):
+    the run follows that version until migrated (think.reset migrate); "" for runs from before pinning."""
     driver: dict[str, str] = {}
     """Version and hash of the driver prompt the run was planned with."""
     steps: dict[str, StepState] = {}

@@ -50,6 +50,13 @@ class Reset(Arguments):
     run_id: RunId = None
     checkpoint: Text = None
     force: Annotated[bool, Field(description="Needed to clear the run entirely.")] = False
+    migrate: Annotated[
+        bool,
+        Field(
+            description="Move the run to the workflow file as it is now (a run keeps the version it was planned "
+            "with): steps done that the new version still has stay done, new ones are pending, removed ones go."
+        ),
+    ] = False
 
 
 class DriverPrompt(Arguments):

@@ -77,6 +77,10 @@ class Workflow:
     source: str = ""
     """The file it came from."""
     declares_inputs: bool = True
+    digest: str = ""
+    """The file's content hash (`sha256:` + 16 hex): the version a run is pinned to."""
+    text: str = field(default="", repr=False, compare=False)
+    """The file's text, stored with each run planned on it (a run keeps its workflow when the file is edited)."""
     """False for a workflow without an `inputs` block (the seeds' examples): its params are free-form."""
 
 
