@@ -154,6 +154,7 @@ class Engine:
         *,
         force: bool = False,
         state_hash: str | None = None,
+        parallel: bool = False,
     ) -> dict[str, Any]:
         # One read of the run per call: a named run is read by the update itself (UNKNOWN_RUN when it is not there).
         run = run_id if run_id is not None else (await self.runs.latest(owner, workflow)).run_id
@@ -172,7 +173,10 @@ class Engine:
             owner,
             workflow,
             run,
-            lambda state, graph: (self.transitions.record(state, graph, step_id, result, force, state_hash), True),
+            lambda state, graph: (
+                self.transitions.record(state, graph, step_id, result, force, state_hash, parallel=parallel),
+                True,
+            ),
             wants,
         )
 

@@ -60,6 +60,7 @@ class Operations:
             args.result_snapshot,
             force=args.force,
             state_hash=args.state_hash,
+            parallel=args.parallel,
         )
 
     async def explain(self, owner: str, args: tools.Explain) -> dict[str, Any]:

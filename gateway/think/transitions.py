@@ -25,7 +25,9 @@ class Transitions:
     def __init__(self, graphs: Graphs, schemas: Schemas, payloads: Payloads) -> None:
         self.graphs, self.templates, self.schemas, self.payloads = graphs, graphs.templates, schemas, payloads
 
-    def answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
+    def answer(self, state: RunState, graph: Graph, note: str | None = None, parallel: bool = False) -> dict[str, Any]:
+        """The next instruction (the first ready step), or the summary; `parallel`: with `instructions`, one for
+        each ready step (at most runner.PARALLEL), which the client may run at once and reports one by one."""
         ready = runner.ready(state)
         if not ready:
             state.status = "done"
@@ -33,6 +35,14 @@ class Transitions:
         body = runner.instruction(state, graph, self.templates, ready[0], self.graphs.limits(graph, ready[0], state))
         if note:
             body["note"] = note
+        if parallel:
+            more = [
+                runner.instruction(state, graph, self.templates, sid, self.graphs.limits(graph, sid, state))
+                for sid in ready[1 : runner.PARALLEL]
+            ]
+            body["instructions"] = [dict(body), *more]
+            if len(ready) > runner.PARALLEL:
+                body["more_ready"] = len(ready) - runner.PARALLEL
         return body
 
     def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
@@ -57,7 +67,15 @@ class Transitions:
         }
 
     def record(
-        self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool, state_hash: str | None
+        self,
+        state: RunState,
+        graph: Graph,
+        step_id: str,
+        result: Any,
+        force: bool,
+        state_hash: str | None,
+        *,
+        parallel: bool = False,
     ) -> dict[str, Any]:
         st = state.steps.get(step_id)
         if st is None:
@@ -79,7 +97,9 @@ class Transitions:
             mismatch = _contradictions(result, used) if result is not None else []
         elif result is None:
             if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
-                return self.answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
+                return self.answer(
+                    state, graph, note=f"step {step_id} was already recorded (duplicate ignored)", parallel=parallel
+                )
             raise ThinkError(
                 "INVALID_PARAMS",
                 f"result_snapshot is missing for step {step_id!r} and the gateway did not observe its call",
@@ -88,7 +108,12 @@ class Transitions:
             )
         hashed = observed.hash if observed is not None else digest(used)
         current = runner.state_hash(state)
-        if state_hash is not None and state_hash != current and not (st.status == "done" and st.result_hash == hashed):
+        if (
+            state_hash is not None
+            and state_hash != current
+            and not (st.status == "done" and st.result_hash == hashed)
+            and not runner.ready_at(state, step_id, state_hash)
+        ):
             raise ThinkError(
                 "STATE_CONFLICT",
                 f"state_hash {state_hash!r} is stale: run {state.run_id} is at {current} (steps were recorded since)",
@@ -97,7 +122,9 @@ class Transitions:
             )
         if st.status == "done":
             if st.result_hash == hashed:
-                return self.answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
+                return self.answer(
+                    state, graph, note=f"step {step_id} was already recorded (duplicate ignored)", parallel=parallel
+                )
             if not force:
                 raise ThinkError(
                     "STEP_ALREADY_COMPLETED",
@@ -131,7 +158,7 @@ class Transitions:
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
         retention.retain(state, graph, self.graphs.limits(graph))
-        answer = self.answer(state, graph)
+        answer = self.answer(state, graph, parallel=parallel)
         if observed is not None:
             answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}
         if hint is not None:
