@@ -72,3 +72,58 @@ def _cleanup(out: dict[str, Any], strategy: Any, problem: Callable[[str, str, st
                 "cleanup_strategy is an alias of pruning + keep_count: keep one of them.",
             )
         out[key] = value
+
+
+def repeat_loop(step: dict[str, Any], file: str, path: str) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Seed 001's `loop: {type: repeat, count: N}` -> `foreach` over 0..N-1 (`item` is the index, `loop.index`
+    counts from 1): the step runs N times, each a step of its own."""
+    if "loop" not in step:
+        return step, []
+    step = dict(step)
+    loop = step.pop("loop")
+    count = loop.get("count") if isinstance(loop, dict) else None
+    if (
+        not isinstance(loop, dict)
+        or loop.get("type") != "repeat"
+        or set(loop) != {"type", "count"}
+        or not isinstance(count, int)
+        or isinstance(count, bool)
+        or not 0 <= count <= 10_000
+        or "foreach" in step
+    ):
+        why = "a step has one of loop and foreach" if "foreach" in step else f"loop {loop!r} is not supported"
+        fix = "Write loop: {type: repeat, count: N} (0 <= N <= 10000), or foreach: over a list, not both."
+        return step, [Diagnostic("YAML_SCHEMA_VIOLATION", file, f"{path}.loop", why, fix)]
+    step["foreach"] = f"{{{{ {list(range(count))} }}}}"  # templates have no `range` (their globals are cleared)
+    return step, []
+
+
+def prune_hooks(data: dict[str, Any], file: str) -> list[Diagnostic]:
+    """Seed 001's `hooks: {post_task: [{checkpoint_and_prune: {every, strategy, keep_count}}]}` -> `limits`:
+    `prune_every`, `pruning`, `keep_count` (in place). Other hooks run code this engine does not: refused."""
+    hooks = data.pop("hooks")
+    entries = hooks.get("post_task") if isinstance(hooks, dict) and set(hooks) == {"post_task"} else None
+    only = entries[0] if isinstance(entries, list) and len(entries) == 1 else None
+    prune = (
+        only.get("checkpoint_and_prune") if isinstance(only, dict) and set(only) == {"checkpoint_and_prune"} else None
+    )
+    known = {"every", "strategy", "keep_count"}
+    every = prune.get("every", 1) if isinstance(prune, dict) else None
+    if not isinstance(prune, dict) or not set(prune) <= known or not isinstance(every, int) or every < 1:
+        return [
+            Diagnostic(
+                "YAML_SCHEMA_VIOLATION",
+                file,
+                "hooks",
+                f"hooks {hooks!r} is not supported",
+                "The one hook is hooks: {post_task: [{checkpoint_and_prune: {every: N, strategy: <pruning>, "
+                "keep_count: N}}]}.",
+            )
+        ]
+    limits = dict(data.get("limits") or {})
+    given = {"prune_every": prune.get("every"), "pruning": prune.get("strategy"), "keep_count": prune.get("keep_count")}
+    for key, value in given.items():
+        if value is not None:
+            limits.setdefault(key, value)
+    data["limits"] = limits
+    return []

@@ -5,6 +5,7 @@ a success schema that does not exist), listing every such problem at once instea
 `think.validate` reports the same, plus the limits the deployment lowers.
 """
 
+import json
 from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
@@ -23,14 +24,40 @@ _GUARD_TESTS = frozenset({"defined", "undefined", "none"})
 
 
 def _root(node: nodes.Node) -> str | None:
-    """`params.<key>` or the root name an expression such as `a.b[0]` reads (None for anything else)."""
-    if isinstance(node, nodes.Getattr | nodes.Getitem):
-        inner = node.node
-        if isinstance(inner, nodes.Name) and inner.name == "params":
-            key = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
-            return f"params.{key}" if isinstance(key, str) else "params"
-        return _root(inner)
-    return node.name if isinstance(node, nodes.Name) else None
+    """`params.<key>[.<key>…]` (seed 003 nests them: `params.jira.ticket_id`) or the root name an expression such
+    as `a.b[0]` reads (None for anything else)."""
+    keys: list[Any] = []
+    while isinstance(node, nodes.Getattr | nodes.Getitem):
+        keys.append(node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None))
+        node = node.node
+    if not isinstance(node, nodes.Name):
+        return None
+    if node.name != "params":
+        return node.name
+    path: list[str] = []
+    for key in reversed(keys):  # outermost first; an index or a computed key ends what can be checked
+        if not isinstance(key, str):
+            break
+        path.append(key)
+    return "params." + ".".join(path) if path else "params"
+
+
+def _nested(keys: list[str]) -> Any:
+    """`["jira", "ticket_id"]` -> `{"jira": {"ticket_id": "…"}}`: the params shape a nested read wants."""
+    return {keys[0]: _nested(keys[1:])} if keys else "…"
+
+
+def present(params: Mapping[str, Any], dotted: str) -> bool:
+    """Whether `a.b.c` is in `params`: False only where a mapping lacks the key (past a value that is no mapping,
+    e.g. `name.upper`, the rest is the value's own attribute, not a param)."""
+    value: Any = params
+    for key in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return True
+        if key not in value:
+            return False
+        value = value[key]
+    return True
 
 
 def _reads(node: nodes.Node, found: set[str]) -> set[str]:
@@ -94,18 +121,19 @@ def unresolved(graph: Graph, templates: Templates, params: Mapping[str, Any]) ->
         missing = sorted(
             name
             for name in needs(step, templates)
-            if (name.removeprefix("params.") not in params if name.startswith("params.") else name not in known)
+            if (not present(params, name.removeprefix("params.")) if name.startswith("params.") else name not in known)
             and not (name in LOOP_NAMES and step.foreach)
         )
         for name in missing:
             key = name.removeprefix("params.")
+            shown = repr(key) if "." not in key else json.dumps(_nested(key.split(".")), ensure_ascii=False)
             problems.append(
                 Diagnostic(
                     "UNRESOLVED_VAR",
                     workflow.source,
                     _path(workflow, index, step),
                     f"step {step.id!r} reads {name!r}, which neither the params of this run nor a capture gives",
-                    f"Pass {key!r} in think.plan's params (given: {given}), or guard it in the template "
+                    f"Pass {shown} in think.plan's params (given: {given}), or guard it in the template "
                     f"(`{name} | default(...)`).",
                 )
             )
@@ -126,7 +154,7 @@ def undeclared_params(workflow: Workflow, templates: Templates) -> list[Diagnost
         )
         for index, step in enumerate(workflow.steps)
         for name in sorted(n for n in needs(step, templates) if n.startswith("params."))
-        if name.removeprefix("params.") not in workflow.inputs
+        if name.removeprefix("params.").split(".")[0] not in workflow.inputs
     ]
 
 

@@ -30,11 +30,14 @@ class Limits:
     keep_count: int = 20
     """Captures no remaining step reads that the run state keeps, best first by `pruning` (seed 001's retention
     count, MostRecent(20) by default; direct_dependencies keeps none); the others are kept in the spill store."""
+    prune_every: int = 1
+    """Prune after every this many completed steps (seed 001's `checkpoint_and_prune: every: N`)."""
 
     def __post_init__(self) -> None:
         sizes = (self.max_snapshot_bytes, self.max_string_bytes, self.external_storage_threshold)
         if (
-            min(sizes) < 1 or min(self.max_context_bytes, self.max_context_tasks, self.keep_count) < 0
+            min(*sizes, self.prune_every) < 1
+            or min(self.max_context_bytes, self.max_context_tasks, self.keep_count) < 0
         ):  # 0 is allowed: no context
             raise ValueError(f"limits out of range: {self}")
 

@@ -1,5 +1,6 @@
 """The Think engine: plan, next, observe, explain, reset over workflows, the run state machine and the store."""
 
+import json
 import logging
 import secrets
 from typing import Any
@@ -8,7 +9,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.think import checks, runner
 from gateway.think.context import Limits
 from gateway.think.driven import DrivenRuns
-from gateway.think.errors import diagnosed
+from gateway.think.errors import ThinkError, diagnosed
 from gateway.think.format import check_name
 from gateway.think.graph import Graph
 from gateway.think.graphs import Graphs, KnownTools
@@ -18,12 +19,21 @@ from gateway.think.params import check_params
 from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
 from gateway.think.runs import Runs, no_spill, spilled
+from gateway.think.spills import PINNED_TEXT
 from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
 from gateway.think.transitions import Transitions, lazy
 from gateway.think.validator import Schemas
+from gateway.think.workflow import Workflow
 
 logger = logging.getLogger(__name__)
+
+
+def pin(state: RunState, workflow: Workflow) -> None:
+    """Pin `state` to `workflow`: its content hash in the state, its text in the run's spills (written once)."""
+    state.workflow_hash = workflow.digest
+    state.spills.keep(PINNED_TEXT, json.dumps(workflow.text).encode(), workflow.text)
+
 
 EXISTING = "existing run: plan is idempotent for a run_id"
 
@@ -49,8 +59,25 @@ class Engine:
         self.graphs = Graphs(library, prompts, self.templates, self.limits, known_tools)
         self.graph = self.graphs.get
         self.transitions = Transitions(self.graphs, schemas, self.payloads)
-        self.runs = Runs(store, self.graph)
+        self.runs = Runs(store, self.graph_of)
         self.driven = DrivenRuns()
+
+    async def graph_of(self, state: RunState) -> Graph:
+        """The graph `state` follows: of the workflow version it was planned with (`workflow_hash`), read from the
+        text stored with the run when the file has changed (or gone) since; the file as it is for older runs."""
+        version = state.driver.get("version")
+        try:
+            current: Workflow | None = self.library.get(state.workflow)
+        except ThinkError:
+            current = None  # edited into something broken, or deleted: the run still has its own version
+        if state.workflow_hash and (current is None or current.digest != state.workflow_hash):
+            await self.runs.whole(state, [PINNED_TEXT])
+            text = state.spills.values.get(PINNED_TEXT)
+            if isinstance(text, str):
+                source = current.source if current is not None else f"{state.workflow} (as planned)"
+                return await self.graphs.get(state.workflow, version, self.library.pinned(state.workflow, text, source))
+            logger.warning("run %s/%s: its workflow text is gone; following the file", state.workflow, state.run_id)
+        return await self.graph(state.workflow, version)
 
     async def run_of(self, owner: str, workflow: str, run_id: str | None) -> RunState:
         """The owner's named run, or their latest active run of the workflow when no id is given."""
@@ -92,14 +119,23 @@ class Engine:
                 owner=owner,
                 workflow=workflow,
                 run_id=run_id,
+                workflow_hash=graph.workflow.digest,
                 params=values,
                 driver={"version": driver.version, "hash": driver.hash},
                 steps=runner.new_steps(graph),
             )
             self.runs.attach(state)
+            pin(state, graph.workflow)
             state.log("plan")
             runner.advance(state, graph, self.templates)
             answer = self.transitions.answer(state, graph)
+            pinned = graph.workflow.driver_version
+            if pinned and driver.version == pinned and pinned != self.prompts.current:
+                answer["driver_warning"] = (
+                    f"{graph.workflow.source} pins driver_version {pinned!r}; the current driver is "
+                    f"{self.prompts.current!r}. The run follows {pinned!r}: update driver_version in the workflow "
+                    "(or plan with driver_version) to use the current one."
+                )
             if not await self.runs.create(state):  # planned meanwhile by a writer sharing no lock with us
                 return self.transitions.answer(
                     await self.runs.load(owner, workflow, run_id, whole=True), graph, note=EXISTING
@@ -118,6 +154,7 @@ class Engine:
         *,
         force: bool = False,
         state_hash: str | None = None,
+        parallel: bool = False,
     ) -> dict[str, Any]:
         # One read of the run per call: a named run is read by the update itself (UNKNOWN_RUN when it is not there).
         run = run_id if run_id is not None else (await self.runs.latest(owner, workflow)).run_id
@@ -136,7 +173,10 @@ class Engine:
             owner,
             workflow,
             run,
-            lambda state, graph: (self.transitions.record(state, graph, step_id, result, force, state_hash), True),
+            lambda state, graph: (
+                self.transitions.record(state, graph, step_id, result, force, state_hash, parallel=parallel),
+                True,
+            ),
             wants,
         )
 

@@ -26,6 +26,7 @@ _LIMITS: dict[str, Any] = {
         "max_context_tasks": {"type": "integer", "minimum": 0},
         "pruning": {"enum": ["most_recent", "highest_relevance", "lru", "direct_dependencies"]},
         "keep_count": {"type": "integer", "minimum": 0},
+        "prune_every": {"type": "integer", "minimum": 1},
     },
 }
 _NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}

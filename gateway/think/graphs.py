@@ -33,25 +33,27 @@ class Graphs:
     ) -> None:
         self.library, self.prompts, self.templates, self.defaults = library, prompts, templates, limits
         self.known_tools = known_tools
-        self._graphs: OrderedDict[tuple[str, str], tuple[Workflow, frozenset[str] | None, Graph]] = OrderedDict()
+        self._graphs: OrderedDict[tuple[str, str, str], tuple[Workflow, frozenset[str] | None, Graph]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._graphs)
 
-    async def get(self, workflow: str, driver_version: str | None = None) -> Graph:
-        """The checked graph; rebuilt only when the file, the driver version or the tool catalog changed."""
-        wf = self.library.get(workflow)  # the same object while the file is unchanged
+    async def get(self, workflow: str, driver_version: str | None = None, pinned: Workflow | None = None) -> Graph:
+        """The checked graph of the file as it is now, or of `pinned` (an earlier version a run keeps); rebuilt only
+        when the file, the driver version or the tool catalog changed."""
+        wf = pinned or self.library.get(workflow)  # the same object while the file is unchanged
         version = driver_version or wf.driver_version or self.prompts.current
         known = frozenset(await self.known_tools()) if self.known_tools is not None else None
-        cached = self._graphs.get((workflow, version))
+        key = (workflow, version, wf.digest)
+        cached = self._graphs.get(key)
         if cached is not None and cached[0] is wf and (cached[1] is known or cached[1] == known):
-            self._graphs[workflow, version] = (wf, known, cached[2])  # the same tools: next time by identity
-            self._graphs.move_to_end((workflow, version))
+            self._graphs[key] = (wf, known, cached[2])  # the same tools: next time by identity
+            self._graphs.move_to_end(key)
             return cached[2]
         graph = build(inject_driver(wf, version), self.templates, known)
         for warning in checks.over_ceiling(wf, self.defaults.max_snapshot_bytes):
             logger.warning("%s: %s: %s", warning["file"], warning["path"], warning["message"])
-        self._graphs[workflow, version] = (wf, known, graph)
+        self._graphs[key] = (wf, known, graph)
         while len(self._graphs) > GRAPHS:
             self._graphs.popitem(last=False)
         return graph

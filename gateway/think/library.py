@@ -1,5 +1,8 @@
 """The workflow library on disk: `*.yaml` files from a list of folders, parsed once per file version."""
 
+import hashlib
+from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,14 @@ def parsed(path: Path, text: str) -> Any:
         raise _refused(exc) from None
 
 
+PINNED = 64
+"""Older versions of workflows kept parsed (those runs are pinned to), least recently used dropped first."""
+
+
+def content_digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class Library:
     """`*.yaml` workflows from a list of folders; earlier folders win on equal names.
 
@@ -43,6 +54,7 @@ class Library:
     def __init__(self, dirs: list[Path]) -> None:
         self.dirs = dirs
         self._parsed: dict[Path, tuple[float, Workflow]] = {}
+        self._pinned: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
 
     def _files(self) -> dict[str, Path]:
         files: dict[str, Path] = {}
@@ -73,7 +85,8 @@ class Library:
         cached = self._parsed.get(path)
         if cached is not None and cached[0] == mtime:
             return cached[1]
-        workflow = parse(parsed(path, _text(path)), str(path))
+        text = _text(path)
+        workflow = replace(parse(parsed(path, text), str(path)), digest=content_digest(text), text=text)
         if workflow.name != name:
             raise ThinkError(
                 "YAML_SCHEMA_VIOLATION",
@@ -81,6 +94,20 @@ class Library:
                 "Name the file after the workflow.",
             )
         self._parsed[path] = (mtime, workflow)
+        return workflow
+
+    def pinned(self, name: str, text: str, source: str) -> Workflow:
+        """The version of `name` whose file text was `text` (a run's, stored when it was planned), parsed once.
+
+        Raises: ThinkError YAML_SCHEMA_VIOLATION (a stored text that no longer parses: the engine changed)."""
+        key = (name, content_digest(text))
+        workflow = self._pinned.get(key)
+        if workflow is None:
+            workflow = replace(parse(parsed(Path(source), text), source), digest=key[1], text=text)
+            self._pinned[key] = workflow
+            while len(self._pinned) > PINNED:
+                self._pinned.popitem(last=False)
+        self._pinned.move_to_end(key)
         return workflow
 
     def all(self) -> tuple[list[Workflow], list[ThinkError]]:

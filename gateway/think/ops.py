@@ -9,16 +9,19 @@ from gateway.hosted.contracts import Arguments, summary
 from gateway.hosted.prompts import PromptNotFound
 from gateway.think import checks, retention, runner, tools
 from gateway.think.context import TaskOutput, metrics
-from gateway.think.engine import Engine
+from gateway.think.engine import Engine, pin
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
 from gateway.think.library import parsed
 from gateway.think.listing import list_workflows
 from gateway.think.runs import spilled
-from gateway.think.state import Checkpoint, RunState, snapshot_of
-from gateway.think.views import graph_view, replay
+from gateway.think.seednames import seed_state
+from gateway.think.state import RunState, snapshot_of
+from gateway.think.views import graph_view, migrate, replay
 
 logger = logging.getLogger(__name__)
+
+MIGRATE = "The file changed since this run was planned; think.reset {migrate: true} moves the run to it."
 
 Handler = Callable[[str, Any], Awaitable[dict[str, Any]]]
 """Takes the caller's owner key (`Identity.owner`: whose runs it reaches) and the tool's arguments model
@@ -57,6 +60,7 @@ class Operations:
             args.result_snapshot,
             force=args.force,
             state_hash=args.state_hash,
+            parallel=args.parallel,
         )
 
     async def explain(self, owner: str, args: tools.Explain) -> dict[str, Any]:
@@ -64,7 +68,7 @@ class Operations:
         state = None
         if run_id is not None or await self.engine.store.latest_active(owner, workflow) is not None:
             state = await self.engine.run_of(owner, workflow, run_id)
-        graph = await self.engine.graph(workflow, state.driver.get("version") if state else None)
+        graph = await (self.engine.graph_of(state) if state else self.engine.graph(workflow))
         if step_id is None:
             if state is None or args.view == "graph":
                 return graph_view(graph)
@@ -103,6 +107,8 @@ class Operations:
     async def reset(self, owner: str, args: tools.Reset) -> dict[str, Any]:
         workflow, checkpoint = args.workflow, args.checkpoint
         state = await self.engine.run_of(owner, workflow, args.run_id)
+        if args.migrate:
+            return await self._migrate(owner, state)
         if checkpoint is None:
             if not args.force:
                 raise ThinkError(
@@ -113,31 +119,47 @@ class Operations:
             await self.engine.runs.clear(owner, workflow, state.run_id)
             return {"ok": True, "cleared": state.run_id}
 
-        def point(state: RunState) -> Checkpoint:
-            found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
-            if found is None:
-                names = ", ".join(c.name for c in state.checkpoints) or "none yet"
-                raise ThinkError(
-                    "CHECKPOINT_NOT_FOUND",
-                    f"run {state.run_id} has no checkpoint {checkpoint!r}",
-                    f"Checkpoints: {names}.",
-                )
-            return found
-
         def wants(state: RunState, graph: Graph) -> list[str]:
-            """The spills to read: the run's, and those of the captures the checkpoint had that left the state."""
-            found = next((c for c in reversed(state.checkpoints) if c.name == checkpoint), None)
-            return spilled(state) + (list(retention.missing(state, graph, found).values()) if found else [])
+            """The spills to read: the run's, the chunks of spilled checkpoints when the one named is not in the
+            state, and those of the captures the checkpoint had that left the state."""
+            found = retention.find_checkpoint(state, checkpoint)
+            if found is None:  # its captures are known once its chunk is read: any evicted one may be among them
+                return spilled(state) + retention.chunk_ids(state) + list(retention.evicted(state, graph).values())
+            return spilled(state) + list(retention.missing(state, graph, found[0]).values())
 
         def roll_back(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
-            found = point(state)
-            runner.restore(state, found)
-            retention.restore_references(state, retention.missing(state, graph, found))
+            found = retention.find_checkpoint(state, checkpoint)
+            if found is None:
+                names = ", ".join(c.name for c in state.checkpoints) or "none yet"
+                earlier = f" and {state.checkpoint_chunks * retention.CHUNK} earlier" if state.checkpoint_chunks else ""
+                raise ThinkError(
+                    "CHECKPOINT_NOT_FOUND",
+                    f"run {state.run_id} has no checkpoint {checkpoint!r} (a checkpoint is a step the run completed)",
+                    f"Checkpoints: {names}{earlier}.",
+                )
+            point, line, chunks = found
+            gone = retention.missing(state, graph, point)
+            runner.restore(state, point, line, chunks)
+            retention.restore_references(state, gone)
             state.log("reset", checkpoint)
             return self.engine.transitions.answer(state, graph, note=f"rolled back to after step {checkpoint}"), True
 
         answer = await self.engine.runs.update(owner, workflow, state.run_id, roll_back, wants)
-        return {"ok": True, "instruction": answer}
+        # seed 003 answers `{ok, state}`; `instruction` is where the run continues (the whole answer, as think.next's)
+        return {"ok": True, "instruction": answer, "state": answer.get("state")}
+
+    async def _migrate(self, owner: str, state: RunState) -> dict[str, Any]:
+        current = await self.engine.graph(state.workflow, state.driver.get("version"))
+
+        def move(state: RunState, graph: Graph) -> tuple[dict[str, Any], bool]:
+            changes = migrate(state, current)
+            pin(state, current.workflow)
+            state.log("migrate", detail=f"to {current.workflow.digest}: {changes}")
+            runner.advance(state, current, self.engine.templates)
+            answer = self.engine.transitions.answer(state, current, note=f"migrated to {current.workflow.digest}")
+            return {"ok": True, "migrated": changes, "instruction": answer, "state": answer.get("state")}, True
+
+        return await self.engine.runs.update(owner, state.workflow, state.run_id, move)
 
     async def driver_prompt(self, owner: str, args: tools.DriverPrompt) -> dict[str, Any]:
         try:
@@ -161,7 +183,21 @@ class Operations:
     async def state_get(self, owner: str, args: tools.RunOf) -> dict[str, Any]:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)
         outputs = {k: TaskOutput.model_validate(v) for k, v in state.captures.items()}
-        return {"state": snapshot_of(state), "progress": runner.progress(state), "metrics": metrics(outputs)}
+        snapshot = snapshot_of(state)
+        snapshot["vars"] = seed_state(state, "")["vars"]  # seed 003's name for the captures
+        snapshot["workflow_pin"] = await self._pin(state)
+        return {"state": snapshot, "progress": runner.progress(state), "metrics": metrics(outputs)}
+
+    async def _pin(self, state: RunState) -> dict[str, Any]:
+        """Which version of its workflow the run follows, and whether the file has a newer one."""
+        followed = (await self.engine.graph_of(state)).workflow
+        try:
+            current: str | None = self.engine.library.get(state.workflow).digest
+        except ThinkError:
+            current = None
+        newer = bool(state.workflow_hash) and current is not None and current != state.workflow_hash
+        pin = {"version": followed.version, "hash": state.workflow_hash or None, "current_hash": current}
+        return {**pin, "newer_exists": newer, **({"migrate": MIGRATE} if newer else {})}
 
     async def state_list(self, owner: str, args: tools.Runs) -> dict[str, Any]:
         workflow = args.workflow
@@ -209,9 +245,18 @@ class Operations:
     async def debug(self, owner: str, args: tools.Debug) -> dict[str, Any]:
         state = await self.engine.run_of(owner, args.workflow, args.run_id)
         if args.action == "replay":
-            graph = await self.engine.graph(args.workflow, state.driver.get("version"))
-            await self.engine.runs.whole(state, spilled(state, observations=False))  # the templates read them
-            return replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
+            graph = await self.engine.graph_of(state)
+            # the templates read the whole values: of the captures kept, and of those evicted to the spill store
+            await self.engine.runs.whole(
+                state, [*spilled(state, observations=False), *retention.evicted(state, graph).values()]
+            )
+            report = replay(state, graph, self.engine.templates, self.engine.graphs.limits(graph))
+            current = await self.engine.graph(args.workflow, state.driver.get("version"))
+            if current.workflow.digest != graph.workflow.digest:  # the file changed since: what migrating would change
+                report["current_file"] = replay(
+                    state, current, self.engine.templates, self.engine.graphs.limits(current)
+                )
+            return report
         if args.action == "diff" and args.from_step is None:
             names = ", ".join(c.name for c in state.checkpoints) or "none yet"
             raise ThinkError("INVALID_PARAMS", "action diff needs from_step", f"Pass from_step, one of: {names}.")
@@ -219,11 +264,16 @@ class Operations:
             "history": [h.model_dump(exclude_none=True) for h in state.history],
             "checkpoints": [c.name for c in state.checkpoints],
         }
+        if state.checkpoint_chunks:
+            body["checkpoints_spilled"] = state.checkpoint_chunks * retention.CHUNK
         since = args.from_step
         if since is not None:
-            base = next((c for c in state.checkpoints if c.name == since), None)
-            if base is None:
+            if retention.find_checkpoint(state, since) is None:
+                await self.engine.runs.whole(state, retention.chunk_ids(state))
+            found = retention.find_checkpoint(state, since)
+            if found is None:
                 raise ThinkError("CHECKPOINT_NOT_FOUND", f"no checkpoint {since!r}", "Use a completed step id.")
+            base = found[0]
             body["diff"] = {
                 sid: {"from": base.statuses.get(sid), "to": st.status}
                 for sid, st in state.steps.items()

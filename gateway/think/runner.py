@@ -8,8 +8,13 @@ from typing import Any
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
+from gateway.think.seednames import with_seed_names
 from gateway.think.state import Checkpoint, RunState, StepState
 from gateway.think.templates import Templates
+
+PARALLEL = 16
+"""Instructions one `parallel` answer hands out at most (a 200-item foreach is 200 ready steps), and so the steps
+a parallel step may be reported after with the state_hash it was handed out with."""
 
 
 def new_steps(graph: Graph) -> dict[str, StepState]:
@@ -147,14 +152,37 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         "done": False,
         "next": f'{action}, then call think.next {ref[:-1]}, "result_snapshot": <compact result>}}.',
     }
-    return body
+    return with_seed_names(body, state)
 
 
 def state_hash(state: RunState) -> str:
     """The run's progress as a short hash (seed 003: "a precise, versioned instruction"): each step's status and
     recorded result, not what changes without progress (inputs rendered, observations, access times)."""
-    progress = [[sid, st.status, st.result_hash] for sid, st in state.steps.items()]
-    return "sha256:" + hashlib.sha256(json.dumps([state.run_id, progress]).encode()).hexdigest()[:16]
+    return _hashed(state, set())
+
+
+def _hashed(state: RunState, undone: set[str]) -> str:
+    """The state_hash `state` had with the steps `undone` not done yet."""
+    rows = [[s, "pending", None] if s in undone else [s, st.status, st.result_hash] for s, st in state.steps.items()]
+    return "sha256:" + hashlib.sha256(json.dumps([state.run_id, rows]).encode()).hexdigest()[:16]
+
+
+def ready_at(state: RunState, step_id: str, given: str) -> bool:
+    """Whether `given` is the run's state_hash from before the last few steps done, none of which `step_id`
+    depends on: it was handed out beside them (think.next parallel) and is reported after them. A step the
+    client answers from an older instruction than that still gets STATE_CONFLICT."""
+    done = sorted(
+        (s for s, st in state.steps.items() if st.status == "done" and st.completed_at is not None),
+        key=lambda s: state.steps[s].completed_at or 0,
+        reverse=True,
+    )
+    for count in range(1, min(len(done), PARALLEL) + 1):
+        undone = set(done[:count])
+        if step_id in undone or {state.steps[u].template_of or u for u in undone} & set(state.steps[step_id].deps):
+            return False
+        if given == _hashed(state, undone):
+            return True
+    return False
 
 
 def _render_input(state: RunState, graph: Graph, templates: Templates, step_id: str) -> None:
@@ -180,6 +208,16 @@ def _context(state: RunState, graph: Graph, step_id: str, limits: Limits) -> lis
         key=lambda s: state.steps[s].completed_at or 0,
     )
     scores = relevance(step_id, deps, producers, order)
+    template = state.steps[step_id].template_of or step_id
+    reads = graph.reads[template]
+    for key, output in outputs.items():
+        base = key.split("[", 1)[0]
+        if base in reads:  # the step's templates read it: as relevant as a direct dependency
+            scores[key] = 1.0
+        elif state.steps.get(output.step_id, None) is not None and state.steps[output.step_id].template_of == template:
+            # A sibling of the same foreach is recent but never an input: no item reads another's output
+            # (a foreach over 20 KB outputs would otherwise carry ~60 KB of siblings in every instruction).
+            scores[key] = 0.0
     always = [k for name in rules.include for k, o in outputs.items() if _named(k, o, (name,))]
     if rules.mode == "manual":
         scores = {k: s for k, s in scores.items() if k in always}
@@ -206,9 +244,10 @@ def checkpoint(state: RunState, name: str) -> Checkpoint:
     return Checkpoint(name=name, version=state.version + 1, statuses=statuses, capture_keys=list(state.captures))
 
 
-def restore(state: RunState, point: Checkpoint) -> None:
+def restore(state: RunState, point: Checkpoint, line: list[Checkpoint], chunks: int) -> None:
     """Roll back: steps done since `point` are pending again (inputs re-rendered), later foreach children and
-    captures go; the run is active again and the checkpoints after `point` are dropped."""
+    captures go; the run is active again and its checkpoints are `line` (ending at `point`) after the first
+    `chunks` spilled chunks: the later ones are dropped."""
     fresh = {
         "status": "pending",
         "input": None,
@@ -224,4 +263,4 @@ def restore(state: RunState, point: Checkpoint) -> None:
     }
     state.captures = {k: v for k, v in state.captures.items() if k in point.capture_keys}
     state.observed, state.status = {}, "active"
-    state.checkpoints = state.checkpoints[: state.checkpoints.index(point) + 1]
+    state.checkpoints, state.checkpoint_chunks = line, chunks

@@ -33,7 +33,8 @@ Change = Callable[[RunState, Graph], tuple[T, bool]]
 """Applied to a run's freshest state: the answer, and whether the state changed (and must be saved)."""
 Wants = Callable[[RunState, Graph], Iterable[str]]
 """The step ids whose spilled values a change reads whole (see `spilled`)."""
-GraphOf = Callable[[str, str | None], Awaitable[Graph]]
+GraphOf = Callable[[RunState], Awaitable[Graph]]
+"""The graph a run follows: of the workflow version it is pinned to."""
 ATTEMPTS = 8
 """Saves tried per update when a writer that shares no lock with us (another host on a shared store) interferes."""
 
@@ -118,7 +119,7 @@ class Runs:
             attempt = 1
             while True:
                 state = await self.load(owner, workflow, run_id)
-                graph = await self._graph(workflow, state.driver.get("version"))
+                graph = await self._graph(state)
                 await self.whole(state, wants(state, graph))
                 answer, changed = change(state, graph)
                 if not changed:

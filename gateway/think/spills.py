@@ -40,3 +40,7 @@ class RunSpills:
         self.pending[name] = gzip.compress(data, compresslevel=6, mtime=0)  # mtime=0: same value, same bytes
         self.values[step_id] = value
         return self.location(name)
+
+
+PINNED_TEXT = "~workflow"
+"""The spill holding the text of the workflow version a run is pinned to (no step id contains `~`)."""

@@ -79,6 +79,9 @@ class RunState(_Model):
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     params: dict[str, Any] = {}
+    workflow_hash: str = ""
+    """The content hash of the workflow file the run was planned with (its text is in the spill `~workflow`):
+    the run follows that version until migrated (think.reset migrate); "" for runs from before pinning."""
     driver: dict[str, str] = {}
     """Version and hash of the driver prompt the run was planned with."""
     steps: dict[str, StepState] = {}
@@ -88,6 +91,9 @@ class RunState(_Model):
     observed: dict[str, Observation] = {}
     """step id -> the real result the gateway saw the client get for that step's call."""
     checkpoints: list[Checkpoint] = []
+    """The newest checkpoints; older ones are in the spill store (`checkpoint_chunks`, see `retention`)."""
+    checkpoint_chunks: int = 0
+    """Chunks of older checkpoints spilled: `~checkpoints.0` holds the oldest."""
     history: list[HistoryEntry] = []
     clock: int = 0
     """Logical time: increases on every completed step (ordering, recency, LRU)."""

@@ -32,8 +32,17 @@ class Next(Arguments):
     result_snapshot: Annotated[dict[str, Any] | None, Field(description="Compact result of the step's call.")] = None
     force: Annotated[bool, Field(description="Replace the result of a step that is already done.")] = False
     state_hash: Annotated[
-        str | None, Field(max_length=80, description="The instruction's state_hash: refused when the run moved on.")
+        str | None,
+        Field(
+            max_length=80,
+            description="The instruction's state_hash: refused when the run moved on (steps this one does not "
+            "depend on, done since, do not count: parallel steps report one by one).",
+        ),
     ] = None
+    parallel: Annotated[
+        bool,
+        Field(description="Answer every ready step (up to 16) in `instructions`, each reported on its own."),
+    ] = False
 
 
 class Explain(Arguments):
@@ -50,6 +59,13 @@ class Reset(Arguments):
     run_id: RunId = None
     checkpoint: Text = None
     force: Annotated[bool, Field(description="Needed to clear the run entirely.")] = False
+    migrate: Annotated[
+        bool,
+        Field(
+            description="Move the run to the workflow file as it is now (a run keeps the version it was planned "
+            "with): steps done that the new version still has stay done, new ones are pending, removed ones go."
+        ),
+    ] = False
 
 
 class DriverPrompt(Arguments):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.think import runner
+from gateway.think import retention, runner
 from gateway.think.context import make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
@@ -15,7 +15,7 @@ from gateway.think.graphs import Graphs
 from gateway.think.observed import bounded, captured, whole
 from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
-from gateway.think.retention import retain
+from gateway.think.spills import spill_name
 from gateway.think.state import Observation, RunState
 from gateway.think.validator import Schemas
 from gateway.think.workflow import Step
@@ -25,7 +25,9 @@ class Transitions:
     def __init__(self, graphs: Graphs, schemas: Schemas, payloads: Payloads) -> None:
         self.graphs, self.templates, self.schemas, self.payloads = graphs, graphs.templates, schemas, payloads
 
-    def answer(self, state: RunState, graph: Graph, note: str | None = None) -> dict[str, Any]:
+    def answer(self, state: RunState, graph: Graph, note: str | None = None, parallel: bool = False) -> dict[str, Any]:
+        """The next instruction (the first ready step), or the summary; `parallel`: with `instructions`, one for
+        each ready step (at most runner.PARALLEL), which the client may run at once and reports one by one."""
         ready = runner.ready(state)
         if not ready:
             state.status = "done"
@@ -33,27 +35,47 @@ class Transitions:
         body = runner.instruction(state, graph, self.templates, ready[0], self.graphs.limits(graph, ready[0], state))
         if note:
             body["note"] = note
+        if parallel:
+            more = [
+                runner.instruction(state, graph, self.templates, sid, self.graphs.limits(graph, sid, state))
+                for sid in ready[1 : runner.PARALLEL]
+            ]
+            body["instructions"] = [dict(body), *more]
+            if len(ready) > runner.PARALLEL:
+                body["more_ready"] = len(ready) - runner.PARALLEL
         return body
 
     def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
         done = [s for s, st in state.steps.items() if st.status == "done"]
         skipped = [s for s, st in state.steps.items() if st.status == "skipped"]
-        artifacts: Any = sorted(k for k in state.captures if not k.startswith("__"))
+        results = where_kept(state, graph)
+        artifacts: Any = list(results)
         if graph.workflow.outputs:
             where = f"{graph.workflow.source}: outputs"
             artifacts = self.templates.render(graph.workflow.outputs, runner.variables(state, graph), where)
         return {
             "workflow": state.workflow,
+            "workflow_version": graph.workflow.version,
             "run_id": state.run_id,
+            "state_hash": runner.state_hash(state),
             "done": True,
             "summary": f"Workflow {state.workflow} finished: {len(done)} steps done, {len(skipped)} skipped.",
             "artifacts": artifacts,
+            "results": results,
             "progress": runner.progress(state),
             "next": "Report the summary and artifacts to the user. No further think.next calls are needed.",
         }
 
     def record(
-        self, state: RunState, graph: Graph, step_id: str, result: Any, force: bool, state_hash: str | None
+        self,
+        state: RunState,
+        graph: Graph,
+        step_id: str,
+        result: Any,
+        force: bool,
+        state_hash: str | None,
+        *,
+        parallel: bool = False,
     ) -> dict[str, Any]:
         st = state.steps.get(step_id)
         if st is None:
@@ -75,7 +97,9 @@ class Transitions:
             mismatch = _contradictions(result, used) if result is not None else []
         elif result is None:
             if st.status == "done" and st.source == "observed":  # a retry; the observation went into the capture
-                return self.answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
+                return self.answer(
+                    state, graph, note=f"step {step_id} was already recorded (duplicate ignored)", parallel=parallel
+                )
             raise ThinkError(
                 "INVALID_PARAMS",
                 f"result_snapshot is missing for step {step_id!r} and the gateway did not observe its call",
@@ -84,7 +108,12 @@ class Transitions:
             )
         hashed = observed.hash if observed is not None else digest(used)
         current = runner.state_hash(state)
-        if state_hash is not None and state_hash != current and not (st.status == "done" and st.result_hash == hashed):
+        if (
+            state_hash is not None
+            and state_hash != current
+            and not (st.status == "done" and st.result_hash == hashed)
+            and not runner.ready_at(state, step_id, state_hash)
+        ):
             raise ThinkError(
                 "STATE_CONFLICT",
                 f"state_hash {state_hash!r} is stale: run {state.run_id} is at {current} (steps were recorded since)",
@@ -93,7 +122,9 @@ class Transitions:
             )
         if st.status == "done":
             if st.result_hash == hashed:
-                return self.answer(state, graph, note=f"step {step_id} was already recorded (duplicate ignored)")
+                return self.answer(
+                    state, graph, note=f"step {step_id} was already recorded (duplicate ignored)", parallel=parallel
+                )
             if not force:
                 raise ThinkError(
                     "STEP_ALREADY_COMPLETED",
@@ -126,8 +157,8 @@ class Transitions:
         state.checkpoints.append(runner.checkpoint(state, step_id))
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
-        retain(state, graph, self.graphs.limits(graph))
-        answer = self.answer(state, graph)
+        retention.retain(state, graph, self.graphs.limits(graph))
+        answer = self.answer(state, graph, parallel=parallel)
         if observed is not None:
             answer["observation"] = {"used": "observed", "mismatch": mismatch} if mismatch else {"used": "observed"}
         if hint is not None:
@@ -151,6 +182,26 @@ class Transitions:
             state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
             return sid, True
         return None, False  # not (or no longer) ready in the stored state: nothing to record
+
+
+def where_kept(state: RunState, graph: Graph) -> dict[str, dict[str, str]]:
+    """Every result of the run, in step order: `inline` (whole in the state), `spilled` (a preview in the state,
+    the whole value at `read`) or `evicted` (left the state once no step read it; whole at `read`)."""
+    gone = retention.evicted(state, graph)
+    found: dict[str, dict[str, str]] = {}
+    for sid, st in state.steps.items():
+        capture_as = graph.steps[st.template_of or sid].capture_as
+        key = retention.capture_key(st, capture_as) if capture_as and st.status == "done" else None
+        if key is None or key.startswith("__"):
+            continue
+        record = state.captures.get(key)
+        if record is not None and record.get("file_path"):
+            found[key] = {"step_id": sid, "kept": "spilled", "read": str(record["file_path"])}
+        elif record is not None:
+            found[key] = {"step_id": sid, "kept": "inline"}
+        elif key in gone:
+            found[key] = {"step_id": sid, "kept": "evicted", "read": state.spills.location(spill_name(sid))}
+    return found
 
 
 def lazy(observed: Observation | None, result: Any, template: Step) -> bool:

@@ -1,4 +1,5 @@
-"""Read-only views of workflows and runs for authors: the step graph, and the replay of a finished run.
+"""Views of workflows and runs for authors: the step graph, the replay of a finished run, and the migration of a
+run to a newer version of its workflow (think.reset migrate).
 
 `graph_view` is what `think.explain` answers without a run (or with `view: "graph"`): every node with its
 call, deps, capture, `when`/`foreach` markers, the entry steps and one valid order. `replay` re-runs a run's
@@ -10,10 +11,10 @@ means the workflow file (or a schema or the driver) changed since the run.
 
 from typing import Any
 
-from gateway.think import runner
+from gateway.think import retention, runner
 from gateway.think.context import Limits
 from gateway.think.graph import Graph
-from gateway.think.state import RunState
+from gateway.think.state import RunState, StepState
 from gateway.think.templates import Templates
 
 
@@ -63,6 +64,7 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
         steps=runner.new_steps(graph),
     )
     fresh.share_spills(state.spills)  # the captures copied below read their whole values from it
+    gone = retention.evicted(state, graph)  # left the state after their last reader: read from their spills
     runner.advance(fresh, graph, templates)
     completed = sorted(
         (sid for sid, st in state.steps.items() if st.status == "done"), key=lambda s: state.steps[s].completed_at or 0
@@ -86,6 +88,8 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
             key = template.capture_as if replayed.index is None else f"{template.capture_as}[{replayed.index}]"
             if key in state.captures:
                 fresh.captures[key] = state.captures[key]
+            elif key in gone:
+                fresh.captures[key] = retention.reference(state, key, gone[key])
         fresh.clock += 1
         replayed.status, replayed.result_hash, replayed.completed_at = "done", original.result_hash, fresh.clock
         runner.advance(fresh, graph, templates)
@@ -98,3 +102,34 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
     }
     identical = all(s["same"] for s in steps) and not changed
     return {"action": "replay", "identical": identical, "steps": steps, "status_changes": changed}
+
+
+def migrate(state: RunState, graph: Graph) -> dict[str, list[str]]:
+    """Move `state` onto `graph` (a newer version of its workflow): steps done that it still has stay done (with
+    their foreach children and captures), its new steps are pending, steps it no longer has go. Returns the ids
+    kept, added and dropped. A step kept takes the new version's deps; a pending one renders its input anew."""
+    old = state.steps
+    fresh = runner.new_steps(graph)
+    steps: dict[str, StepState] = {}
+    for sid, new in fresh.items():
+        kept = old.get(sid)
+        if kept is None or kept.status == "pending":
+            steps[sid] = new
+            continue
+        steps[sid] = kept.model_copy(update={"deps": new.deps, "call": new.call})
+        steps.update((c, old[c]) for c in runner.children(state, sid))
+    dropped = [sid for sid in old if sid not in steps]
+    state.steps = steps
+    bases = {st.template_of or sid for sid, st in steps.items() if st.status != "pending"}
+    state.captures = {
+        k: v
+        for k, v in state.captures.items()
+        if k.startswith("__") or str(v.get("step_id", "")).split("[", 1)[0] in bases
+    }
+    state.observed = {}
+    state.checkpoints, state.checkpoint_chunks = [], 0  # their steps are another version's: no rollback across
+    return {
+        "kept": [sid for sid in steps if sid in old and steps[sid].status != "pending"],
+        "added": [sid for sid in fresh if sid not in old],
+        "dropped": dropped,
+    }

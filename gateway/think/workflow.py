@@ -77,6 +77,10 @@ class Workflow:
     source: str = ""
     """The file it came from."""
     declares_inputs: bool = True
+    digest: str = ""
+    """The file's content hash (`sha256:` + 16 hex): the version a run is pinned to."""
+    text: str = field(default="", repr=False, compare=False)
+    """The file's text, stored with each run planned on it (a run keeps its workflow when the file is edited)."""
     """False for a workflow without an `inputs` block (the seeds' examples): its params are free-form."""
 
 
@@ -109,6 +113,8 @@ def _translated(data: Any, source: str) -> tuple[Any, list[Diagnostic]]:
         return data, []
     data = dict(data)
     problems: list[Diagnostic] = []
+    if "hooks" in data:
+        problems += aliases.prune_hooks(data, source)
     if "limits" in data:
         data["limits"], found = aliases.translate(data["limits"], source, "limits")
         problems += found
@@ -118,6 +124,9 @@ def _translated(data: Any, source: str) -> tuple[Any, list[Diagnostic]]:
             if isinstance(step, dict) and "limits" in step:
                 step = dict(step)
                 step["limits"], found = aliases.translate(step["limits"], source, f"steps[{index}].limits")
+                problems += found
+            if isinstance(step, dict):
+                step, found = aliases.repeat_loop(step, source, f"steps[{index}]")
                 problems += found
             steps.append(step)
         data["steps"] = steps

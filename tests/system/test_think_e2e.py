@@ -126,6 +126,11 @@ async def check_review(client: Client, final: dict[str, Any], taken: list[str]) 
     # spill store once `review` had read it)
     assert set(run["captures"]) == {"status", "review"} and run["captures"]["review"]["content"] == REVIEW
     assert run["captures"]["status"]["source"] == "observed" and run["captures"]["review"]["source"] == "reported"
+    # ... and the run still replays: the evicted captures (the driver's, the diff) are read from their spills
+    ref = {"workflow": "review_local_v1", "run_id": final["run_id"], "action": "replay"}
+    replayed = ok(await client.call_tool("think.debug", ref))
+    assert replayed["identical"] is True and len(replayed["steps"]) == len(taken), replayed
+    assert {r["kept"] for r in final["results"].values()} == {"inline", "evicted"}
 
 
 async def run_both_ways(client: Client, repo: Path) -> None:

@@ -100,3 +100,38 @@ async def test_an_unknown_context_key_or_name_is_refused_at_plan(tmp_path: Path)
     (problem,) = named["diagnostics"]
     assert problem["path"] == "steps[2].context" and "context names 'noisy'" in problem["message"]
     assert report["valid"] is False and report["errors"] == named["diagnostics"]
+
+
+FANOUT = """\
+name: fanout_v1
+version: "1"
+steps:
+  - {id: topic, call: local.fetch, input_template: {}, capture_as: subject}
+  - id: each
+    call: local.work
+    deps: [topic]
+    foreach: "{{ params.items }}"
+    input_template: {n: "{{ item }}"}
+    capture_as: part
+  - id: join
+    call: local.work
+    deps: [each]
+    input_template: {about: "{{ subject }}"}
+"""
+
+
+async def test_a_foreach_item_gets_none_of_its_siblings_outputs_as_context(tmp_path: Path) -> None:
+    """Seed 001's "recent step" rule gave each item the last three siblings' outputs (~61 KB over 20 KB ones,
+    ~15k tokens per think.next); no item reads another's, so they carry only what the step reads."""
+    async with gateway_on(tmp_path, {"fanout_v1": FANOUT}) as client:
+        plan = {"workflow": "fanout_v1", "params": {"items": list(range(6))}}
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
+        contexts: dict[str, list[dict[str, Any]]] = {}
+        while not ins["done"]:
+            contexts[ins["step_id"]] = ins["context"]
+            ref = {"workflow": "fanout_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
+            snap = {"t": 1} if ins["step_id"] == "topic" else {"out": "x" * 20_000}
+            ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": snap}))
+    for i in range(6):
+        assert [c["capture"] for c in contexts[f"each[{i}]"]] == ["subject"]  # its dependency, no sibling
+    assert contexts["join"][0]["capture"] == "subject"  # what its template reads comes first

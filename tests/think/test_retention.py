@@ -1,10 +1,13 @@
 """Bounded run state: captures no remaining step reads leave the state file (kept in the spill store), a spilled
-value is not also kept whole, `keep_count` is seed 001's retention count, and the file stays flat over 200 steps."""
+value is not also kept whole, `keep_count` is seed 001's retention count, and the file stays flat over 200 steps;
+yet the run stays whole: it replays, names all its results, and rolls back to any step it passed."""
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
 
@@ -30,29 +33,62 @@ steps:
 """
 
 
+async def run_long(client: Any, sizes: dict[int, int] | None = None, state_dir: Path | None = None) -> dict[str, Any]:
+    """Run long_v1 over 200 items, each answered with a 1 KB snapshot; `sizes`: the state file's after each step."""
+    plan = {"workflow": "long_v1", "params": {"items": list(range(200))}}
+    ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
+    done = 0
+    while not ins["done"]:
+        ref = {"workflow": "long_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
+        ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"log": f"{done}" * 1_000}}))
+        done += 1
+        if sizes is not None and state_dir is not None:
+            sizes[done] = (runs_folder(state_dir, "long_v1") / f"{ins['run_id']}.json").stat().st_size
+    assert done == 201
+    return ins
+
+
 async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> None:
     sizes: dict[int, int] = {}
     async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
-        plan = {"workflow": "long_v1", "params": {"items": list(range(200))}}
-        ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
-        state_file = runs_folder(tmp_path / "state", "long_v1") / f"{ins['run_id']}.json"
-        done = 0
-        while not ins["done"]:
-            ref = {"workflow": "long_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
-            ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"log": "l" * 1_000}}))
-            done += 1
-            sizes[done] = state_file.stat().st_size
-        state = json.loads(state_file.read_text())
-    assert done == 201
-    # 150 more steps add only their status, result hash and time (~60 bytes each): no capture, checkpoint or
-    # history growth. Kept whole, the 150 captures alone would add 150 KB.
-    assert sizes[200] - sizes[50] < 150 * 80, (sizes[50], sizes[200])
+        final = await run_long(client, sizes, tmp_path / "state")
+        folder = runs_folder(tmp_path / "state", "long_v1")
+        state = json.loads((folder / f"{final['run_id']}.json").read_text())
+    # 140 more steps add only their status, result hash and time (~60 bytes each): no capture, checkpoint or
+    # history growth (steps 50 and 190 hold as many checkpoints: they are spilled 20 at a time). Kept whole,
+    # the 140 captures alone would add 140 KB.
+    assert sizes[190] - sizes[50] < 140 * 80, (sizes[50], sizes[190])
     assert len(state["captures"]) == 5  # keep_count: the 5 most recent (the default pruning ranks them)
-    assert len(state["checkpoints"]) == 20 and len(state["history"]) == 100
+    assert len(state["checkpoints"]) < 40 and len(state["history"]) == 100
+    assert len(state["checkpoints"]) + 20 * state["checkpoint_chunks"] == 203  # two driver steps, 200 items, last
     evicted = [h for h in state["history"] if h["event"] == "evict"]
     assert evicted and evicted[-1]["detail"].endswith(": read by no remaining step")
-    spills = list((runs_folder(tmp_path / "state", "long_v1") / f"{ins['run_id']}.files").glob("each_*.json.gz"))
+    spills = list((folder / f"{final['run_id']}.files").glob("each_*.json.gz"))
     assert len(spills) == 200 - 5  # every capture that left is kept by reference in the spill store
+
+
+async def test_a_200_item_run_replays_names_every_result_and_rolls_back_to_its_first_step(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
+        final = await run_long(client)
+        ref = {"workflow": "long_v1", "run_id": final["run_id"]}
+        replayed = body_of(await client.call_tool("think.debug", {**ref, "action": "replay"}))
+        back = body_of(await client.call_tool("think.reset", {**ref, "checkpoint": "__driver_bootstrap"}))
+        state = body_of(await client.call_tool("think.state.get", ref))["state"]
+    # The driver's capture (read by the announce step) and 195 chunks left the state long ago: the replay reads
+    # them from their spills, and every step renders the input it was given.
+    assert replayed["identical"] is True, [s for s in replayed["steps"] if not s["same"]][:3]
+    assert len(replayed["steps"]) == 203
+    names = [f"chunk[{i}]" for i in range(200)]
+    assert final["artifacts"] == names  # step order, every one: not only the 5 still in the state
+    results = final["results"]
+    assert [results[n]["kept"] for n in names] == ["evicted"] * 195 + ["inline"] * 5
+    read = anyio.Path(results["chunk[0]"]["read"])
+    assert json.loads(gzip.decompress(await read.read_bytes())) == {"log": "0" * 1_000}
+    assert final["workflow_version"] == "1" and final["state_hash"].startswith("sha256:")
+    # Rolled back past 200 steps: to the first one the run passed.
+    assert back["instruction"]["step_id"] == "__driver_announce"
+    assert state["status"] == "active" and state["checkpoints"] == ["__driver_bootstrap"]
+    assert list(state["captures"]) == ["__driver"]
 
 
 CHAIN = """\
@@ -94,3 +130,27 @@ def test_keep_count_is_the_retention_count_not_the_context_count() -> None:
     workflow = parse({**seed, "steps": [{"id": "a", "call": "local.x"}]}, "s_v1.yaml")
     assert workflow.limits == {"pruning": "lru", "keep_count": 10}
     assert yaml.safe_load(LONG)["limits"] == {"keep_count": 5}
+
+
+EVERY = """\
+name: every_v1
+version: "1"
+hooks: {post_task: [{checkpoint_and_prune: {every: 4, strategy: most_recent, keep_count: 0}}]}
+steps:
+  - {id: each, call: local.work, foreach: "{{ params.items }}", input_template: {n: "{{ item }}"}, capture_as: c}
+  - {id: last, call: local.work, deps: [each], input_template: {}}
+"""
+
+
+async def test_seed_001s_prune_cadence_prunes_every_n_steps_only(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"every_v1": EVERY}) as client:
+        plan = {"workflow": "every_v1", "params": {"items": list(range(6))}}
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
+        held: list[int] = []
+        for _ in range(6):
+            ins = await snapshot_step(client, ins, {"ok": 1})
+            ref = {"workflow": "every_v1", "run_id": ins["run_id"]}
+            state = body_of(await client.call_tool("think.state.get", ref))["state"]
+            held.append(len([k for k in state["captures"] if k.startswith("c[")]))
+    # The clock counts the two driver steps too: pruned after steps 4 and 8 (items 2 and 6), kept in between.
+    assert held == [1, 0, 1, 2, 3, 0]

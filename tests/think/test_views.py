@@ -76,7 +76,10 @@ async def test_replaying_a_finished_run_gives_the_same_steps_and_names_an_edited
         # the author edits a template after the run: the replay points at the step and both inputs
         path = anyio.Path(tmp_path / "workflows" / "flow_v1.yaml")
         await path.write_text(FLOW.replace("echoed, first", "echoed; the first was"), encoding="utf-8")
-        report = body_of(await client.call_tool("think.debug", {**ref, "action": "replay"}))
+        pinned = body_of(await client.call_tool("think.debug", {**ref, "action": "replay"}))
+    # the run keeps the version it ran on (identical); against the file as it is now, the edit shows
+    assert pinned["identical"] is True
+    report = pinned["current_file"]
     assert report["identical"] is False
     changed = [s for s in report["steps"] if not s["same"]]
     assert changed == [

@@ -17,10 +17,11 @@ import mcp.types as types
 import pytest
 import yaml
 
+from gateway.think.errors import ThinkError
 from gateway.think.observed import unwrapped
 from gateway.think.workflow import parse
 from tests.harness import hints_of
-from tests.think.harness import body_of, failure, gateway_on, run_naively, runs_folder
+from tests.think.harness import body_of, failure, gateway_on, past_driver, run_naively, runs_folder
 
 pytestmark = pytest.mark.anyio
 
@@ -293,3 +294,74 @@ async def test_an_observed_100_mb_result_is_spilled_and_the_run_state_keeps_a_pr
 )
 def test_json_text_results_are_recorded_as_the_object_inside(view: dict[str, Any], recorded: Any) -> None:
     assert unwrapped(view) == recorded
+
+
+# Seed 001's shapes, as its own examples write them: `loop: {type: repeat, count: N}` on a task, and the
+# `hooks: post_task: checkpoint_and_prune` block (here at the top of the workflow file).
+REPEAT = """\
+name: repeat_v1
+version: "1.0.0"
+hooks:
+  # Prune context after every 10 tasks
+  post_task:
+    - checkpoint_and_prune:
+        every: 10
+        strategy: highest_relevance
+        keep_count: 20
+steps:
+  - id: generate_100_reports
+    call: local.report
+    loop:
+      type: repeat
+      count: 3
+    input_template: {n: "{{ item }}", of: "{{ loop.length }}"}
+    capture_as: report
+"""
+
+
+async def test_seed_001s_repeat_loop_and_prune_hook_are_accepted_and_honoured(tmp_path: Path) -> None:
+    workflow = parse(yaml.safe_load(REPEAT), "repeat_v1.yaml")
+    assert workflow.limits == {"prune_every": 10, "pruning": "highest_relevance", "keep_count": 20}
+    async with gateway_on(tmp_path, {"repeat_v1": REPEAT}) as client:
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", {"workflow": "repeat_v1"})))
+        inputs = []
+        while not ins["done"]:
+            inputs.append(ins["input"])
+            ref = {"workflow": "repeat_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
+            ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"ok": True}}))
+    assert inputs == [{"n": 0, "of": 3}, {"n": 1, "of": 3}, {"n": 2, "of": 3}]  # a lone expression keeps its type
+    assert ins["artifacts"] == ["report[0]", "report[1]", "report[2]"]
+
+
+def test_a_loop_other_than_repeat_or_beside_foreach_is_refused_with_the_shape_to_write() -> None:
+    bad = yaml.safe_load(REPEAT)
+    bad["steps"][0]["loop"] = {"type": "while", "count": 3}
+    with pytest.raises(ThinkError) as caught:
+        parse(bad, "repeat_v1.yaml")
+    assert caught.value.extra["diagnostics"][0]["path"] == "steps[0].loop"
+    bad["hooks"] = {"pre_task": ["run_script"]}
+    with pytest.raises(ThinkError) as caught:
+        parse(bad, "repeat_v1.yaml")
+    assert {d["path"] for d in caught.value.extra["diagnostics"]} == {"hooks", "steps[0].loop"}
+
+
+# Seed 003 nests params: `{"params": {"jira": {"ticket_id": "ABV-123"}}}`.
+NESTED = """\
+name: nested_v1
+version: "1"
+steps:
+  - id: fetch
+    call: local.fetch
+    input_template: {ticket: "{{ params.jira.ticket_id }}", title: "{{ params.jira.title | default('') }}"}
+"""
+
+
+async def test_a_nested_param_a_step_reads_is_checked_at_plan(tmp_path: Path) -> None:
+    async with gateway_on(tmp_path, {"nested_v1": NESTED}) as client:
+        given = {"workflow": "nested_v1", "params": {"jira": {"project": "ABV"}}}
+        refused = failure(await client.call_tool("think.plan", given), "UNRESOLVED_VAR")
+        good = {"workflow": "nested_v1", "params": {"jira": {"ticket_id": "ABV-123"}}}
+        ins = await past_driver(client, body_of(await client.call_tool("think.plan", good)))
+    assert "'params.jira.ticket_id'" in refused["details"]
+    assert '{"jira": {"ticket_id": "…"}}' in refused["diagnostics"][0]["guidance"]
+    assert ins["input"] == {"ticket": "ABV-123", "title": ""}

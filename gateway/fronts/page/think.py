@@ -105,6 +105,7 @@ async def run(engine: Engine | None, owner: str, workflow: str, run_id: str) -> 
         check = await Operations(engine).debug(owner, tools.Debug(workflow=workflow, run_id=run_id, action="replay"))
     except GatewayError as exc:  # the workflow file gone or broken since the run: said, not a failed page
         check = {"identical": None, "error": str(exc), "steps": [], "status_changes": {}}
+    check = check.get("current_file") or check  # the run keeps its version; an edit of the file since shows here
     own = {name: record for name, record in state.captures.items() if not _driver(str(record.get("step_id", "")))}
     captures = [
         {
