@@ -120,7 +120,6 @@ class Gateway:
         self.tasks = tasks_wire.runner(self.front, self.stores.tasks, lambda: self.config.limits)
         tasks_wire.install(self.front, self.tasks, after_s=config.limits.task_after_s)
 
-
     # -- the links that run back (each resolved when first called, after construction) --------------
 
     async def _catalog(self) -> Catalog:
