@@ -16,8 +16,8 @@ from gateway.fronts import eras, relayed, tasks_offer
 from gateway.fronts.audience import AudienceBus
 from gateway.fronts.auth.callers import Callers
 from gateway.fronts.declared import GatewayServer
-from gateway.fronts.freshness import Freshness
 from gateway.fronts.door import Door
+from gateway.fronts.freshness import Freshness
 from gateway.fronts.notify import Notifier
 from gateway.fronts.rounds import Rounds, ours, wire_rounds
 from gateway.middleware.exposure.view import Exposure
