@@ -220,7 +220,10 @@ class SessionStore:
     def get(self, key: str, identity: Identity = ANONYMOUS, *, roaming: bool = False) -> Session:
         """`roaming`: a 2026-era session keyed by the client connection the balancer forwarded: nothing pins it to
         this replica, so its fields are shared (on the Redis store)."""
-        session = self._sessions.get(key)
+        try:
+            session: Session | None = self._sessions[key]  # one lookup: `get` asks `in` and then `[]`
+        except KeyError:
+            session = None
         now = self._timer()
         fresh = session is None or session.identity.key != identity.key
         if session is None or fresh:

@@ -174,14 +174,15 @@ class Personal:
         """
         woken, sep = False, self._ns.separator
         for server, ds in self.downstreams.items():
+            if not isinstance(ds, Pool) or ds.state is not State.IDLE:
+                continue  # most servers, on every call: decided before a name is built
             if name is not None and not name.startswith(f"{server}{sep}"):
                 continue
-            if isinstance(ds, Pool) and ds.state is State.IDLE:
-                try:
-                    await ds.wake(call.session.identity, call.secrets)
-                    woken = True
-                except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
-                    if name is not None:
-                        raise
-                    logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
+            try:
+                await ds.wake(call.session.identity, call.secrets)
+                woken = True
+            except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
+                if name is not None:
+                    raise
+                logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
         return woken

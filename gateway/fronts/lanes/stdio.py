@@ -15,7 +15,9 @@ every other method, goes to the SDK.
 A `notifications/cancelled` naming a lane call cancels it; the cancelled call is not answered, as the
 SDK's dispatcher does not answer one either.
 A call runs in a task of the lane's group; a task that finished its call waits for the next one (up to
-`SPARE` wait), as spawning a task per call costs more than handing a call to a waiting one.
+`SPARE` wait), as spawning a task per call costs more than handing a call to a waiting one. Each task runs its
+calls in one cancel scope, entered once (a scope per call cost more than the rest of the lane's own work): a
+cancelled call ends its task with it, and the next call starts a new one.
 """
 
 import asyncio
@@ -39,7 +41,9 @@ logger = logging.getLogger(__name__)
 
 SPARE = 16
 """Tasks kept waiting for the next call: as many as calls are usually in flight at once."""
-Job = tuple[anyio.CancelScope, RequestId, dict[str, Any], str]
+Job = tuple[RequestId, dict[str, Any], str]
+Spare = tuple[asyncio.Future[Job], anyio.CancelScope]
+"""A task waiting for a call: its future, and the scope its calls run in (cancelling it cancels the call)."""
 
 
 class StdioLane:
@@ -56,8 +60,8 @@ class StdioLane:
         self._opening: RequestId | None = None
         self._running: dict[RequestId, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._spare: list[asyncio.Future[Job]] = []
-        """Tasks waiting for a call, each on its future."""
+        self._spare: list[Spare] = []
+        """Tasks waiting for a call."""
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as tg:
@@ -97,30 +101,38 @@ class StdioLane:
             # write): the front does not know the connection yet, so a downstream's question would find no
             # client capabilities. The SDK's path knows them from `initialize`.
             return False
-        scope = anyio.CancelScope()
-        self._running[request_id] = scope
-        job = (scope, request_id, params, version)
+        job = (request_id, params, version)
         while self._spare:
-            waiting = self._spare.pop()
+            waiting, scope = self._spare.pop()
             if not waiting.done():  # else its task was cancelled (the lane is closing)
+                self._running[request_id] = scope
                 waiting.set_result(job)
                 return True
-        self._tg.start_soon(self._worker, job)
+        scope = anyio.CancelScope()
+        self._running[request_id] = scope
+        self._tg.start_soon(self._worker, scope, job)
         return True
 
-    async def _worker(self, job: Job) -> None:
-        """Serve `job`, then the calls handed to this task while it waits among the spares."""
-        while True:
-            await self._call(*job)
-            if len(self._spare) >= SPARE:
-                return
-            waiting = asyncio.get_running_loop().create_future()
-            self._spare.append(waiting)
-            try:
-                job = await waiting
-            finally:
-                if waiting in self._spare:
-                    self._spare.remove(waiting)
+    async def _worker(self, scope: anyio.CancelScope, job: Job) -> None:
+        """Serve `job`, then the calls handed to this task while it waits among the spares, all in `scope`: a
+        cancelled call ends the task (the scope cannot be entered again)."""
+        with scope:
+            while True:
+                await self._call(*job)
+                if len(self._spare) >= SPARE:
+                    return
+                waiting = asyncio.get_running_loop().create_future()
+                spare = (waiting, scope)
+                self._spare.append(spare)
+                try:
+                    job = await waiting
+                except BaseException:
+                    if waiting.done() and not waiting.cancelled():  # handed a call, cancelled before it began
+                        del self._running[waiting.result()[0]]
+                    raise
+                finally:
+                    if spare in self._spare:
+                        self._spare.remove(spare)
 
     def route(self, message: types.JSONRPCRequest) -> tuple[dict[str, Any], str] | None:
         """(params, version) of a `tools/call` the lane can serve, else None; every request passes here, so the
@@ -162,15 +174,11 @@ class StdioLane:
         scope.cancel()
         return True
 
-    async def _call(
-        self, scope: anyio.CancelScope, request_id: RequestId, params: dict[str, Any], version: str
-    ) -> None:
+    async def _call(self, request_id: RequestId, params: dict[str, Any], version: str) -> None:
+        """Answer one call; its cancellation (the client's `notifications/cancelled`) passes out of here."""
         try:
-            with scope:
-                message, _ = await answer_tool_call(
-                    self.front, self.front.callers.of(None), request_id, params, version
-                )
-                await self.pipe.send_json(message)
+            message, _ = await answer_tool_call(self.front, self.front.callers.of(None), request_id, params, version)
+            await self.pipe.send_json(message)
         except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
         except Exception:  # a bug in one answer must not end the front's task group, nor leave the caller waiting
