@@ -29,7 +29,7 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.members import Member, evict_idle, make_room
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.downstreams.supervision import State, Target
-from gateway.errors import DownstreamError, DownstreamUnavailable, GatewayError
+from gateway.errors import DownstreamUnavailable, GatewayError
 from gateway.session import Identity
 
 logger = logging.getLogger(__name__)

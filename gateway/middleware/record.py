@@ -18,24 +18,15 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.errors import DownstreamError, DownstreamTimeout, DownstreamUnavailable, GatewayError
+from gateway.middleware import render
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_bytes
 from gateway.session import Identity
 from gateway.telemetry.operations import Operations, subject
 
-METHODS = frozenset(
-    {
-        "tools/list",
-        "tools/call",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "resources/subscribe",
-        "completion/complete",
-    }
-)
+METHODS = render.METHODS - {"resources/unsubscribe", "logging/setLevel"}
+"""The operations timed and recorded: every method the fronts send through the pipeline but the two that only
+change what a session is sent (leaving a subscription, a log level)."""
 
 
 OUTCOMES = ("ok", "tool error", "server error", "timeout", "refused")
