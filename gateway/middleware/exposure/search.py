@@ -5,7 +5,7 @@ Okapi BM25 with a weight per column, its `porter` tokenizer stems ("requests" fi
 query over 1,000 tools takes well under a millisecond. The index is rebuilt whole for a new catalog (some
 30 ms at 1,000 tools; the exposure builds it at that catalog's first search), never patched.
 
-Names are split before indexing (`_ . - /` and camelCase: `getMergeRequest` → `get merge request`), so
+Names are split before indexing (`vocabulary.py`: `_ . - /` and camelCase, `getMergeRequest` → `get merge request`), so
 a user's words meet a tool's name. Columns and weights: the name (with its server) counts most, then
 the description, then parameter names and their descriptions.
 
@@ -17,16 +17,16 @@ the lexical ranker and extra vectors for the semantic one (a tool is as close as
 learned ones change, the index rebuilds itself at its next search.
 """
 
-import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import mcp.types as types
 
 from gateway.middleware.exposure.expansions import Expansions, expansions_for
 from gateway.middleware.exposure.semantic import document, embedder
+from gateway.middleware.exposure.vocabulary import STOPWORDS, content, name_text, param_text, stem, terms, words
 
 if TYPE_CHECKING:
     from gateway.middleware.exposure.vectors import SemanticIndex
@@ -35,105 +35,10 @@ WEIGHTS = (10.0, 1.0, 1.0, 2.0)
 """bm25() weights of the columns (name, description, params, expansions): the name is the strongest evidence; a
 request in users' words (expansions) counts twice a description's words (chosen on the tune halves)."""
 MAX_QUERY_CHARS = 1_000
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORDS = re.compile(r"[A-Za-z0-9]+")
-STOPWORDS = frozenset(
-    "a an and any are as at be by can could do does for from have how i in into is it its me my of on or our "
-    "please should some that the their them there this to us we what when where which who will with would you "
-    "your tool tools".split()
-)
-"""Words that say nothing about which tool is meant ("which tool do I use to ..."): dropped from queries."""
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "mr": ("merge", "request"),
-    "mrs": ("merge", "request"),
-    "pr": ("merge", "pull", "request"),
-    "prs": ("merge", "pull", "request"),
-    "ticket": ("issue",),
-    "tickets": ("issue",),
-    "bug": ("issue",),
-    "bugs": ("issue",),
-    "comment": ("note",),
-    "comments": ("note",),
-    "note": ("comment",),
-    "notes": ("comment",),
-    "thread": ("discussion",),
-    "repo": ("repository", "project"),
-    "ci": ("pipeline", "job"),
-    "open": ("create",),
-    "file": ("create",),
-    "new": ("create",),
-    "make": ("create",),
-    "show": ("get",),
-    "view": ("get",),
-    "display": ("get",),
-    "see": ("get",),
-    "find": ("search",),
-    "lookup": ("search",),
-    "remove": ("delete",),
-    "history": ("log", "changelog"),
-    "notify": ("subscribe", "notification"),
-    "notified": ("subscribe", "notification"),
-    "reaction": ("emoji", "award"),
-    "stage": ("add",),
-    "unstage": ("reset",),
-    "watching": ("watcher",),
-}
-"""Developer vocabulary whose words differ from the tools': a query term also searches these. Both
-directions of an abbreviation (`mr` in a tool name, "merge request" in a query) meet, because names
-are expanded the same way when indexed."""
-ABBREVIATIONS = frozenset({"mr", "mrs", "pr", "prs", "repo", "ci"})
 RRF_K = 60
 """Reciprocal rank fusion: a tool scores the sum over rankers of 1 / (RRF_K + its rank). 60 is the published
 default (Cormack et al., 2009), untuned: the alternatives measured on the tuning halves (other k, weights, score
 sums, a third list) are in docs/benchmarks.md, none better by more than one query."""
-
-
-def words(text: str) -> list[str]:
-    """Lower-case words of a name or a sentence: separators and camelCase humps split words."""
-    out: list[str] = []
-    for part in _WORDS.findall(text):
-        if part.islower() or part.isdigit():  # most words: no hump to split (the regex is the slow part)
-            out.append(part)
-        else:
-            out.extend(w.lower() for w in _CAMEL.sub(" ", part).split())
-    return out
-
-
-def terms(text: str) -> list[str]:
-    """A query's search terms: its words without stopwords, each with its synonyms."""
-    found: dict[str, None] = {}
-    for word in words(text):
-        if word in STOPWORDS:
-            continue
-        found[word] = None
-        found.update(dict.fromkeys(SYNONYMS.get(word, ())))
-    return list(found)
-
-
-def _stem(word: str) -> str:
-    """Enough stemming to compare a query's words with a name's (`commits`/`commit`); FTS5 stems the rest."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in words(text) if w not in STOPWORDS}
-
-
-def _name_text(name: str) -> str:
-    """A name's words for the index, abbreviations spelled out (`gitlab_list_mrs`: list mrs merge request)."""
-    return " ".join(w for word in words(name) for w in (word, *(SYNONYMS[word] if word in ABBREVIATIONS else ())))
-
-
-def _param_text(schema: dict[str, Any]) -> str:
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return ""
-    parts: list[str] = []
-    for name, spec in props.items():
-        parts.append(" ".join(words(str(name))))
-        if isinstance(spec, dict) and isinstance(spec.get("description"), str):
-            parts.append(spec["description"])
-    return " ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,15 +109,15 @@ class SearchIndex:
         ]
         self._extra = extra = self._expansions()
         self._names = [
-            {_stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows
+            {stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows
         ]
-        self._phrases = [[_content(request) for request in more] for more in extra]
+        self._phrases = [[content(request) for request in more] for more in extra]
         with self._db:
             self._db.execute("DELETE FROM tools")
             self._db.executemany(
                 "INSERT INTO tools(rowid, name, description, params, expansions) VALUES (?, ?, ?, ?, ?)",
                 (
-                    (i, _name_text(name), tool.description or "", _param_text(tool.input_schema), " \n".join(more))
+                    (i, name_text(name), tool.description or "", param_text(tool.input_schema), " \n".join(more))
                     for i, ((name, _server, tool), more) in enumerate(zip(self._rows, extra, strict=True))
                 ),
             )
@@ -244,7 +149,7 @@ class SearchIndex:
                 "UPDATE tools SET expansions = ? WHERE rowid = ?", ((" \n".join(extra[row]), row) for row in changed)
             )
         for row in changed:
-            self._phrases[row] = [_content(request) for request in extra[row]]
+            self._phrases[row] = [content(request) for request in extra[row]]
         if self._semantic is not None:
             self._semantic.build(self._documents, extra)
 
@@ -294,7 +199,7 @@ class SearchIndex:
             "SELECT rowid, bm25(tools, ?, ?, ?, ?) AS rank FROM tools WHERE tools MATCH ? ORDER BY rank",
             (*WEIGHTS, match),
         ).fetchall()
-        wanted = {_stem(t) for t in searched}
+        wanted = {stem(t) for t in searched}
         scored: list[tuple[int, float]] = []
         for rowid, rank in rows:
             # BM25 favours rare words wherever they are; a tool whose own name the query spells out

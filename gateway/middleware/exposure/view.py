@@ -10,12 +10,13 @@ The catalog is everything aggregated; a session sees, per its client rule:
   `search` filled up to both limits with more catalog tools: the identity's most used first (`usage.py`),
   then catalog order. One tool over is no cliff.
 
-A session's rule and state are `rules.py`'s; how one tool reads when listed, and its size, `listed.py`'s. Derived
+A session's rule and state are `rules.py`'s; how one tool reads when listed, and its size, `listed.py`'s; what
+`auto` weighs and which tools fill its list, `budget.py`'s. Derived
 data (names per separator, the search index, sizes) is rebuilt when the registry hands out a new catalog object.
 """
 
 from collections import OrderedDict
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -23,13 +24,13 @@ import mcp.types as types
 
 from gateway.config import ExposureConfig, NamespaceConfig
 from gateway.errors import GatewayError
+from gateway.middleware.exposure.budget import Budget
 from gateway.middleware.exposure.listed import (
     ENTRY_POINTS,
     OWN_SERVERS,
     READ_OUTPUT,
     WORKFLOWS_ENTRY,
     as_listed,
-    definition_chars,
 )
 from gateway.middleware.exposure.rules import STATE_KEY, Rule, View, native_rule, resolve
 from gateway.middleware.exposure.search import Matches, SearchIndex
@@ -47,7 +48,7 @@ def _everyone(session: Session, entry: Entry) -> GatewayError | None:
     return None
 
 
-class Exposure:
+class Exposure(Budget):
     def __init__(
         self,
         config: ExposureConfig,
@@ -121,35 +122,6 @@ class Exposure:
     def session_names(self, catalog: Catalog, session: Session) -> Names:
         return self.names(catalog, self.view(session).rule.separator)
 
-    def costs(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]:
-        """Canonical name -> chars of its definition listed under `rule` with `mark` (policy aside), in catalog
-        order; measured once per catalog, rule and mark."""
-        self._follow(catalog)
-        key = (rule, None if mark is None else mark.task_support)
-        costs = self._fits.get(key)
-        if costs is None:
-            names = self.names(catalog, rule.separator)
-            costs = {n: definition_chars(as_listed(e, names, rule, mark), rule) for n, e in catalog.tools.items()}
-            self._fits[key] = costs
-        return costs
-
-    def full_size(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> tuple[int, int]:
-        """(tools, chars) of listing everything under `rule` with `mark` (policy aside): what `auto` weighs."""
-        costs = self.costs(catalog, rule, mark)
-        return len(costs), sum(costs.values())
-
-    def fills(self, catalog: Catalog, session: Session) -> bool:
-        """Whether the session's list is `auto` over budget: filled, by usage first."""
-        rule = self.view(session).rule
-        return rule.mode == "auto" and self.searching(catalog, rule, session.task_mark)
-
-    def searching(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> bool:
-        """Whether `rule` lists a subset (search mode, or auto over budget); `mark` as for `full_size`."""
-        if rule.mode != "auto":
-            return rule.mode == "search"
-        tools, chars = self.full_size(catalog, rule, mark)
-        return tools > rule.max_tools or chars > rule.max_list_chars
-
     def pinned(self, entry: Entry) -> bool:
         ref = reference(entry.server, entry.original)
         return any(fnmatchcase(ref, glob) or fnmatchcase(entry.exposed, glob) for glob in self.config.pin)
@@ -190,27 +162,6 @@ class Exposure:
         read_output = names.to_session(names.by_original.get(("gateway", "read_output"), READ_OUTPUT))
         view.reads_output = any(t.name == read_output for t in listed)
         return listed
-
-    def _shown(self, catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
-        """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
-        if not self.searching(catalog, rule, session.task_mark):
-            return catalog.tools
-        view = self.view(session)
-        shown = {n for n, e in catalog.tools.items() if self.base(e, view) or n in view.promoted}
-        if rule.mode == "auto":
-            # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
-            costs = self.costs(catalog, rule, session.task_mark)
-            chars = sum(costs[n] for n in shown)
-            for name in (*(n for n in view.used if n in costs), *costs):
-                if len(shown) >= rule.max_tools:
-                    break
-                entry, cost = catalog.tools[name], costs[name]
-                if name in shown or entry.server in OWN_SERVERS or chars + cost > rule.max_list_chars:
-                    continue
-                if self.visible(session, entry):
-                    shown.add(name)
-                    chars += cost
-        return shown
 
     def rules(self) -> list[Rule]:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""

@@ -5,7 +5,8 @@ import re
 import mcp.types as types
 import pytest
 
-from gateway.middleware.exposure.search import MAX_QUERY_CHARS, SearchIndex, terms, words
+from gateway.middleware.exposure.search import MAX_QUERY_CHARS, SearchIndex
+from gateway.middleware.exposure.vocabulary import terms, words
 from gateway.routing.rename import Names
 
 

@@ -1,0 +1,103 @@
+"""How text becomes search terms: a name's or a sentence's words, the stopwords dropped from queries, the
+developer vocabulary (synonyms, abbreviations) a term also searches, light stemming, and the text a tool's name and
+parameters give the index's columns (`search.py` indexes and ranks what these produce).
+"""
+
+import re
+from typing import Any
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORDS = re.compile(r"[A-Za-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and any are as at be by can could do does for from have how i in into is it its me my of on or our "
+    "please should some that the their them there this to us we what when where which who will with would you "
+    "your tool tools".split()
+)
+"""Words that say nothing about which tool is meant ("which tool do I use to ..."): dropped from queries."""
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "mr": ("merge", "request"),
+    "mrs": ("merge", "request"),
+    "pr": ("merge", "pull", "request"),
+    "prs": ("merge", "pull", "request"),
+    "ticket": ("issue",),
+    "tickets": ("issue",),
+    "bug": ("issue",),
+    "bugs": ("issue",),
+    "comment": ("note",),
+    "comments": ("note",),
+    "note": ("comment",),
+    "notes": ("comment",),
+    "thread": ("discussion",),
+    "repo": ("repository", "project"),
+    "ci": ("pipeline", "job"),
+    "open": ("create",),
+    "file": ("create",),
+    "new": ("create",),
+    "make": ("create",),
+    "show": ("get",),
+    "view": ("get",),
+    "display": ("get",),
+    "see": ("get",),
+    "find": ("search",),
+    "lookup": ("search",),
+    "remove": ("delete",),
+    "history": ("log", "changelog"),
+    "notify": ("subscribe", "notification"),
+    "notified": ("subscribe", "notification"),
+    "reaction": ("emoji", "award"),
+    "stage": ("add",),
+    "unstage": ("reset",),
+    "watching": ("watcher",),
+}
+"""Developer vocabulary whose words differ from the tools': a query term also searches these. Both
+directions of an abbreviation (`mr` in a tool name, "merge request" in a query) meet, because names
+are expanded the same way when indexed."""
+ABBREVIATIONS = frozenset({"mr", "mrs", "pr", "prs", "repo", "ci"})
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of a name or a sentence: separators and camelCase humps split words."""
+    out: list[str] = []
+    for part in _WORDS.findall(text):
+        if part.islower() or part.isdigit():  # most words: no hump to split (the regex is the slow part)
+            out.append(part)
+        else:
+            out.extend(w.lower() for w in _CAMEL.sub(" ", part).split())
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """A query's search terms: its words without stopwords, each with its synonyms."""
+    found: dict[str, None] = {}
+    for word in words(text):
+        if word in STOPWORDS:
+            continue
+        found[word] = None
+        found.update(dict.fromkeys(SYNONYMS.get(word, ())))
+    return list(found)
+
+
+def stem(word: str) -> str:
+    """Enough stemming to compare a query's words with a name's (`commits`/`commit`); FTS5 stems the rest."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def content(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
+
+
+def name_text(name: str) -> str:
+    """A name's words for the index, abbreviations spelled out (`gitlab_list_mrs`: list mrs merge request)."""
+    return " ".join(w for word in words(name) for w in (word, *(SYNONYMS[word] if word in ABBREVIATIONS else ())))
+
+
+def param_text(schema: dict[str, Any]) -> str:
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return ""
+    parts: list[str] = []
+    for name, spec in props.items():
+        parts.append(" ".join(words(str(name))))
+        if isinstance(spec, dict) and isinstance(spec.get("description"), str):
+            parts.append(spec["description"])
+    return " ".join(parts)
