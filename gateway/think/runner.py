@@ -1,7 +1,5 @@
 """The run state machine: which steps are ready, `when` and `foreach` at readiness, captures, instructions."""
 
-import hashlib
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -10,11 +8,8 @@ from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
 from gateway.think.seednames import with_seed_names
 from gateway.think.state import Checkpoint, RunState, StepState
+from gateway.think.statehash import state_hash
 from gateway.think.templates import Templates
-
-PARALLEL = 16
-"""Instructions one `parallel` answer hands out at most (a 200-item foreach is 200 ready steps), and so the steps
-a parallel step may be reported after with the state_hash it was handed out with."""
 
 
 def new_steps(graph: Graph) -> dict[str, StepState]:
@@ -153,36 +148,6 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         "next": f'{action}, then call think.next {ref[:-1]}, "result_snapshot": <compact result>}}.',
     }
     return with_seed_names(body, state)
-
-
-def state_hash(state: RunState) -> str:
-    """The run's progress as a short hash (seed 003: "a precise, versioned instruction"): each step's status and
-    recorded result, not what changes without progress (inputs rendered, observations, access times)."""
-    return _hashed(state, set())
-
-
-def _hashed(state: RunState, undone: set[str]) -> str:
-    """The state_hash `state` had with the steps `undone` not done yet."""
-    rows = [[s, "pending", None] if s in undone else [s, st.status, st.result_hash] for s, st in state.steps.items()]
-    return "sha256:" + hashlib.sha256(json.dumps([state.run_id, rows]).encode()).hexdigest()[:16]
-
-
-def ready_at(state: RunState, step_id: str, given: str) -> bool:
-    """Whether `given` is the run's state_hash from before the last few steps done, none of which `step_id`
-    depends on: it was handed out beside them (think.next parallel) and is reported after them. A step the
-    client answers from an older instruction than that still gets STATE_CONFLICT."""
-    done = sorted(
-        (s for s, st in state.steps.items() if st.status == "done" and st.completed_at is not None),
-        key=lambda s: state.steps[s].completed_at or 0,
-        reverse=True,
-    )
-    for count in range(1, min(len(done), PARALLEL) + 1):
-        undone = set(done[:count])
-        if step_id in undone or {state.steps[u].template_of or u for u in undone} & set(state.steps[step_id].deps):
-            return False
-        if given == _hashed(state, undone):
-            return True
-    return False
 
 
 def _render_input(state: RunState, graph: Graph, templates: Templates, step_id: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.think import retention, runner
+from gateway.think import retention, runner, statehash
 from gateway.think.context import make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
@@ -27,7 +27,7 @@ class Transitions:
 
     def answer(self, state: RunState, graph: Graph, note: str | None = None, parallel: bool = False) -> dict[str, Any]:
         """The next instruction (the first ready step), or the summary; `parallel`: with `instructions`, one for
-        each ready step (at most runner.PARALLEL), which the client may run at once and reports one by one."""
+        each ready step (at most statehash.PARALLEL), which the client may run at once and reports one by one."""
         ready = runner.ready(state)
         if not ready:
             state.status = "done"
@@ -38,11 +38,11 @@ class Transitions:
         if parallel:
             more = [
                 runner.instruction(state, graph, self.templates, sid, self.graphs.limits(graph, sid, state))
-                for sid in ready[1 : runner.PARALLEL]
+                for sid in ready[1 : statehash.PARALLEL]
             ]
             body["instructions"] = [dict(body), *more]
-            if len(ready) > runner.PARALLEL:
-                body["more_ready"] = len(ready) - runner.PARALLEL
+            if len(ready) > statehash.PARALLEL:
+                body["more_ready"] = len(ready) - statehash.PARALLEL
         return body
 
     def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
@@ -57,7 +57,7 @@ class Transitions:
             "workflow": state.workflow,
             "workflow_version": graph.workflow.version,
             "run_id": state.run_id,
-            "state_hash": runner.state_hash(state),
+            "state_hash": statehash.state_hash(state),
             "done": True,
             "summary": f"Workflow {state.workflow} finished: {len(done)} steps done, {len(skipped)} skipped.",
             "artifacts": artifacts,
@@ -107,12 +107,12 @@ class Transitions:
                 "gateway with exactly the instruction's input.",
             )
         hashed = observed.hash if observed is not None else digest(used)
-        current = runner.state_hash(state)
+        current = statehash.state_hash(state)
         if (
             state_hash is not None
             and state_hash != current
             and not (st.status == "done" and st.result_hash == hashed)
-            and not runner.ready_at(state, step_id, state_hash)
+            and not statehash.ready_at(state, step_id, state_hash)
         ):
             raise ThinkError(
                 "STATE_CONFLICT",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.think import runner
+from gateway.think import runner, statehash
 from gateway.think.errors import ThinkError
 from tests.think.engines import OWNER, engine_on, planned
 
@@ -55,7 +55,7 @@ async def test_a_foreach_expands_per_item_a_false_when_skips_and_the_items_reach
     assert runner.ready(state) == ["each[0]", "each[1]"]
     assert (ins["step_id"], ins["input"], ins["capture_as"]) == ("each[0]", {"text": "1/2 ann"}, "said[0]")
     assert runner.progress(state) == {"done": 3, "total": 6}  # the driver's two and the skipped step
-    before = runner.state_hash(state)
+    before = statehash.state_hash(state)
     await engine.next(OWNER, "loop", "r", "each[1]", {"text": "2/2 bo"})  # items in any order
     last = await engine.next(OWNER, "loop", "r", "each[0]", {"text": "1/2 ann"})
     assert (last["step_id"], last["input"]) == ("all", {"text": "1/2 ann, 2/2 bo"})
@@ -66,12 +66,12 @@ async def test_the_state_hash_ignores_what_changes_without_progress(tmp_path: Pa
     engine = engine_on(tmp_path, {"loop": LOOP})
     await planned(engine, "loop", {"names": ["ann"], "shout": True})
     state = await engine.run_of(OWNER, "loop", "r")
-    hashed = runner.state_hash(state)
+    hashed = statehash.state_hash(state)
     state.steps["each[0]"].input = {"text": "rendered again"}
     state.params["names"] = ["someone"]
-    assert runner.state_hash(state) == hashed
+    assert statehash.state_hash(state) == hashed
     state.steps["each[0]"].status = "done"
-    assert runner.state_hash(state) != hashed
+    assert statehash.state_hash(state) != hashed
 
 
 async def test_a_foreach_over_something_not_a_list_says_what_it_got(tmp_path: Path) -> None:
