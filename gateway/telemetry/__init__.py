@@ -148,9 +148,8 @@ def shutdown(provider: TracerProvider, timeout_s: float = 2.0) -> None:
 
 
 def recording() -> bool:
-    """Whether the current span keeps attributes (no provider, or not sampled: it does not); callers skip
-    building attributes that would be dropped, e.g. measuring a result. Without a provider nothing records: that
-    is answered without looking the current span up (every call asks)."""
+    """Whether the current span keeps attributes, so callers skip building ones that would be dropped (measuring a
+    result). Without a provider nothing records: answered without looking the span up (every call asks)."""
     return tracing() and trace.get_current_span().is_recording()
 
 

@@ -31,18 +31,11 @@ class Next(Arguments):
     step_id: StepId
     result_snapshot: Annotated[dict[str, Any] | None, Field(description="Compact result of the step's call.")] = None
     force: Annotated[bool, Field(description="Replace the result of a step that is already done.")] = False
+    # Parallel steps report one by one: steps this one does not depend on, done since, do not move its state_hash.
     state_hash: Annotated[
-        str | None,
-        Field(
-            max_length=80,
-            description="The instruction's state_hash: refused when the run moved on (steps this one does not "
-            "depend on, done since, do not count: parallel steps report one by one).",
-        ),
+        str | None, Field(max_length=80, description="The instruction's state_hash: refused when the run moved on.")
     ] = None
-    parallel: Annotated[
-        bool,
-        Field(description="Answer every ready step (up to 16) in `instructions`, each reported on its own."),
-    ] = False
+    parallel: bool = False
 
 
 class Explain(Arguments):
@@ -132,10 +125,9 @@ CONTRACTS: dict[str, tuple[str, type[Arguments]]] = {
         Plan,
     ),
     "next": (
-        "Record the ready step's result; get the next instruction, or {done: true, summary, artifacts}. Omit "
-        "result_snapshot when the gateway says it recorded the step; else keep it small (summaries, file:line). "
-        "Errors: VALIDATION_FAILED (field paths; step stays pending), STEP_NOT_READY, STEP_ALREADY_COMPLETED, "
-        "UNKNOWN_STEP, STATE_CONFLICT.",
+        "Record the ready step's result; get the next instruction (parallel: every ready one), or {done: true, "
+        "summary, artifacts}. Omit result_snapshot if the gateway recorded the step; else keep it small. Errors: "
+        "VALIDATION_FAILED, STEP_NOT_READY, STEP_ALREADY_COMPLETED, STATE_CONFLICT.",
         Next,
     ),
     "explain": (
