@@ -115,7 +115,20 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     learned = RedisExpansions(client, store.prefix, where, breaker=breaker)
     redis_tokens = RedisTokens(client, store.prefix, where)
     return Stores(
-        where, runs, spills, outputs, tasks, loads, sessions, client, usage, clients, calls, signins, learned, redis_tokens
+        where,
+        runs,
+        spills,
+        outputs,
+        tasks,
+        loads,
+        sessions,
+        client,
+        usage,
+        clients,
+        calls,
+        signins,
+        learned,
+        redis_tokens,
     )
 
 

@@ -18,7 +18,8 @@ from pydantic import TypeAdapter
 from gateway.app.servers import Servers
 from gateway.config import SecretsConfig, ServerConfig
 from gateway.downstreams import secrets
-from gateway.downstreams.oauth import OAuth, SignInNeeded, SignInRefused
+from gateway.downstreams.oauth import OAuth
+from gateway.downstreams.oauth_providers import SignInNeeded, SignInRefused
 from gateway.downstreams.oauth_tokens import token_key
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
@@ -106,7 +107,7 @@ def pool_of(oauth: OAuth, config: ServerConfig) -> Pool:
 async def running(guarded: str, key: str, tmp_path: Path) -> AsyncIterator[tuple[OAuth, Pool, LocalTokens]]:
     store = LocalTokens(tmp_path / "tokens")
     config = server(guarded)
-    async with OAuth(lambda: {"forge": config}, store, GATEWAY) as oauth, pool_of(oauth, config) as pool:
+    async with OAuth(lambda: {"forge": config}, store, GATEWAY) as oauth, pool_of(oauth, config).running() as pool:
         yield oauth, pool, store
 
 
@@ -220,7 +221,7 @@ async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
                     await sign_in(first, ALICE)
                 async with (
                     OAuth(lambda: {"forge": config}, two.tokens, GATEWAY) as second,
-                    pool_of(second, config) as pool,
+                    pool_of(second, config).running() as pool,
                 ):
                     assert await whoami(pool, ALICE) == "alice"
                     with pytest.raises(SignInNeeded):
