@@ -19,7 +19,8 @@ from gateway import sdk
 from gateway.downstreams import changes, listing, tasks
 from gateway.downstreams.callers import SessionCaller
 from gateway.downstreams.deadline import Deadline
-from gateway.downstreams.supervision import MODES, R, State, Supervised
+from gateway.downstreams.state import State
+from gateway.downstreams.supervision import MODES, R, Supervised
 from gateway.errors import DownstreamFailed, DownstreamTimeout, DownstreamUnavailable, from_downstream
 from gateway.sdk import ProgressFn
 

@@ -1,40 +1,34 @@
-"""Acting as the person on an OAuth-protected downstream server (DESIGN §16): each identity signs in once per server,
-and its calls there go out with its own token alone.
+"""Signing a person in to an OAuth-protected downstream server (DESIGN §16), so each identity signs in once per
+server and its calls there go out with its own token alone (the tokens and the connection's provider are
+`oauth_providers.OAuthProviders`', which this class extends). Two ways to meet a person:
 
-The OAuth itself is the SDK's (`mcp.client.auth.OAuthClientProvider`: discovery from the server's 401, registration,
-authorization code + PKCE with the resource indicator, refresh, step-up on `insufficient_scope`); this module gives it
-the gateway's sealed storage (`oauth_tokens`) and two ways to meet a person:
-
-- a connection's provider (`provider`) never waits for one: where the SDK would send a person to the authorization
-  server it forgets the stored grant (revoked, or its refresh expired) and raises `SignInNeeded`, whose text is what
-  the model shows: a `/connect/<server>` link carrying a ticket, single-use, that stands for the identity;
-- a sign-in (`begin`, then `finish` from `/oauth/callback`) runs the same SDK flow in a task of its own. Its state is
-  bound to the identity and to the browser that began it (a secret in a cookie) and used once: a callback from
-  another browser is refused and leaves the sign-in to its owner. A sign-in finishes on the replica that began it.
+- a call that needs a sign-in (`admit`) gets `SignInNeeded`, whose text is what the model shows: a `/connect/<server>`
+  link carrying a ticket, single-use, that stands for the identity;
+- a sign-in (`begin`, then `finish` from `/oauth/callback`) runs the SDK's flow (discovery from the server's 401,
+  registration, authorization code + PKCE with the resource indicator) in a task of its own. Its state is bound to the
+  identity and to the browser that began it (a secret in a cookie) and used once: a callback from another browser is
+  refused and leaves the sign-in to its owner. A sign-in finishes on the replica that began it.
 """
 
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, quote, urlparse
+from urllib.parse import parse_qs, urlparse
 
 import anyio
 import anyio.abc
-from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
-from pydantic import AnyUrl
+from mcp.shared.auth import AuthorizationCodeResult
 
 from gateway import sdk
-from gateway.config import GatewayConfig, HttpServerConfig, ServerConfig, SseServerConfig
-from gateway.downstreams.oauth_tokens import SealedTokens, sealer
-from gateway.errors import GatewayError, describe
+from gateway.config import GatewayConfig, ServerConfig
+from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused
+from gateway.errors import describe
 from gateway.session import Identity
 from gateway.store.tokens import Tokens
 
 logger = logging.getLogger(__name__)
-OAuthServer = HttpServerConfig | SseServerConfig
 SIGN_IN_S = 600.0
 """How long a begun sign-in waits for the person to come back through `/oauth/callback`."""
 TICKET_S = 600.0
@@ -42,25 +36,6 @@ TICKET_S = 600.0
 MAX_TICKETS = 10_000
 _PING = {"jsonrpc": "2.0", "id": "gateway-sign-in", "method": "ping"}
 """What a sign-in sends the server: its 401 starts the SDK's flow; the answer after it is not read."""
-
-
-class SignInNeeded(GatewayError):
-    def __init__(self, server: str, url: str | None) -> None:
-        self.server, self.url = server, url
-        if url is None:  # a stdio session with no page beside it: nothing here serves a browser
-            super().__init__(
-                f"[gateway] Sign in to {server}: ask the user to run `gateway login {server}` in a terminal "
-                "— then call again. (The server acts as each person.)"
-            )
-            return
-        super().__init__(
-            f"[gateway] Sign in to {server}: {url} — then call again. (The server acts as each person; "
-            "show this link to the user, who opens it in a browser.)"
-        )
-
-
-class SignInRefused(GatewayError):
-    pass
 
 
 @dataclass(eq=False)
@@ -77,16 +52,11 @@ class _Pending:
     error: str | None = None
 
 
-class OAuth:
+class OAuth(OAuthProviders):
     """The sign-ins and per-identity providers of every `auth: {type: oauth}` server; run it as `async with`."""
 
     def __init__(self, servers: Callable[[], Mapping[str, ServerConfig]], store: Tokens | None, base_url: str) -> None:
-        self._servers = servers
-        """The running config's servers, read at each use: a reload may add, change or drop one."""
-        self.store = store
-        self.base_url: str | None = base_url.rstrip("/")
-        """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`; None: nowhere (a stdio
-        session without `--ui`), so a call that needs a sign-in points at `gateway login`."""
+        super().__init__(servers, store, base_url)
         self._pending: dict[str, _Pending] = {}
         """Sign-ins waiting for their callback, by the state the SDK put in the authorization URL."""
         self._tickets: dict[str, tuple[str, Identity, float]] = {}
@@ -104,9 +74,6 @@ class OAuth:
         tg, self._tg = self._tg, None
         tg.cancel_scope.cancel()
         await tg.__aexit__(None, None, None)
-
-    def connect_url(self, server: str) -> str | None:
-        return None if self.base_url is None else f"{self.base_url}/connect/{quote(server)}"
 
     def link(self, server: str, identity: Identity) -> str | None:
         """A sign-in link for `identity` to show where they are (a model's answer): it stands for them, once."""
@@ -127,47 +94,10 @@ class OAuth:
             return None
         return found[1]
 
-    @property
-    def redirect_uri(self) -> str:
-        # Without a base only connections run, and a connection never sends a person to it (`provider`).
-        return f"{self.base_url or 'http://127.0.0.1'}/oauth/callback"
-
-    # -- a connection's provider -------------------------------------------------------------------
-
-    def provider(self, server: str, identity: Identity) -> OAuthClientProvider:
-        """The httpx2 auth of `identity`'s connection to `server`: their token, refreshed; never a person's wait."""
-        storage = self.storage(server, identity)
-
-        async def no_person(url: str) -> None:
-            await storage.forget()  # the grant no longer works: the next call says "sign in", not "down"
-            # No ticket: this ends a connection attempt, whose error is logged; the next call's admit hands one out.
-            raise SignInNeeded(server, self.connect_url(server))
-
-        return self._provider(server, storage, no_person, _never)
-
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
         if await self.storage(server, identity).get_tokens() is None:
             raise SignInNeeded(server, self.link(server, identity))
-
-    async def sign_out(self, server: str, identity: Identity) -> None:
-        await self.storage(server, identity).forget()
-
-    def storage(self, server: str, identity: Identity, *, signing_in: bool = False) -> SealedTokens:
-        settings = self._settings(server)
-        assert settings.auth is not None
-        if self.store is None:
-            raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
-        configured = None
-        if settings.auth.client_id is not None:
-            configured = OAuthClientInformationFull(
-                client_id=settings.auth.client_id,
-                client_secret=settings.auth.client_secret,
-                redirect_uris=[AnyUrl(self.redirect_uri)],
-                token_endpoint_auth_method="client_secret_post" if settings.auth.client_secret else "none",
-            )
-        redirect = self.redirect_uri if signing_in else None
-        return SealedTokens(self.store, sealer(settings.auth.token_key_env), identity, server, configured, redirect)
 
     # -- a person's sign-in ------------------------------------------------------------------------
 
@@ -246,52 +176,6 @@ class OAuth:
         if pending.error is not None:
             raise SignInRefused(f"Signing in to {pending.server} failed: {pending.error}")
         return pending.server, pending.identity
-
-    # -- the SDK's provider --------------------------------------------------------------------------
-
-    @property
-    def servers(self) -> dict[str, OAuthServer]:
-        """The servers that sign each person in."""
-        return {
-            name: s
-            for name, s in self._servers().items()
-            if isinstance(s, HttpServerConfig | SseServerConfig) and s.auth is not None
-        }
-
-    def _settings(self, server: str) -> OAuthServer:
-        settings = self.servers.get(server)
-        if settings is None:
-            raise SignInRefused(f"No server {server!r} signs people in (auth: {{type: oauth}}): {sorted(self.servers)}")
-        return settings
-
-    def _provider(
-        self,
-        server: str,
-        storage: SealedTokens,
-        redirect: Callable[[str], Awaitable[None]],
-        callback: Callable[[], Awaitable[AuthorizationCodeResult]],
-    ) -> OAuthClientProvider:
-        settings = self._settings(server)
-        assert settings.auth is not None
-        metadata = OAuthClientMetadata(
-            redirect_uris=[AnyUrl(self.redirect_uri)],
-            client_name="mcp-gateway",
-            grant_types=["authorization_code", "refresh_token"],
-            scope=" ".join(settings.auth.scopes) or None,
-            token_endpoint_auth_method="none",
-        )
-        return sdk.ResumingOAuthProvider(
-            settings.url,
-            metadata,
-            storage,
-            redirect_handler=redirect,
-            callback_handler=callback,
-            client_metadata_url=settings.auth.client_metadata_url,
-        )
-
-
-async def _never() -> AuthorizationCodeResult:
-    raise AssertionError("a connection's provider raises SignInNeeded before it waits for a callback")
 
 
 def public_base(config: GatewayConfig) -> str:

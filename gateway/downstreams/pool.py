@@ -28,7 +28,8 @@ import anyio.abc
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.members import Member, evict_idle, make_room
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
-from gateway.downstreams.supervision import State, Target
+from gateway.downstreams.state import State
+from gateway.downstreams.supervision import Target
 from gateway.errors import DownstreamUnavailable, GatewayError
 from gateway.session import Identity
 
@@ -59,7 +60,7 @@ class Pool:
     ) -> None:
         self.name = name
         self._admit = admit
-        """Raises for an identity that may not have a member yet (`oauth.SignInNeeded`); None: everyone may."""
+        """Raises for an identity that may not have a member yet (`SignInNeeded`); None: everyone may."""
         self._prepare = prepare
         """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete

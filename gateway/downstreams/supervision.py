@@ -7,7 +7,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 import anyio
@@ -24,6 +23,7 @@ from adapters.streams import watched
 from gateway import __version__, sdk
 from gateway.downstreams import changes, tasks
 from gateway.downstreams.callers import ToolCaller, caller_for
+from gateway.downstreams.state import State
 from gateway.downstreams.subscriptions import Subscriptions
 from gateway.errors import describe
 from gateway.inflight import InFlight
@@ -35,18 +35,8 @@ MCP_APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;pro
 
 Target = Connector | Server[Any]
 ListChanged = Callable[[str, str], None]  # called with (server, kind): kind is "tools", "resources" or "prompts"
-
 R = TypeVar("R", bound=BaseModel)
 MODES: dict[str, str] = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
-
-
-class State(StrEnum):
-    STARTING = "starting"
-    UP = "up"
-    RESTARTING = "restarting"
-    DOWN = "down"
-    IDLE = "idle"
-    """A per-user server (`downstreams.pool`) with no user's process running: the next call starts one."""
 
 
 class Supervised(ABC):

@@ -21,7 +21,7 @@ from cachetools import LRUCache
 from gateway.config import NamespaceConfig
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
-from gateway.downstreams.supervision import State
+from gateway.downstreams.state import State
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, GatewayError
 from gateway.pipeline import Call
 from gateway.routing import names

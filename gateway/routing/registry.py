@@ -14,7 +14,7 @@ from gateway.config import NamespaceConfig, ToolFilterConfig
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
-from gateway.downstreams.supervision import State
+from gateway.downstreams.state import State
 from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, UnknownName
 from gateway.pipeline import Call
 from gateway.routing import apps, names

@@ -17,7 +17,7 @@ from gateway.app.gateway import Gateway
 from gateway.config import StdioServerConfig
 from gateway.downstreams.envs import Env
 from gateway.downstreams.pool import Pool
-from gateway.downstreams.supervision import State
+from gateway.downstreams.state import State
 from gateway.errors import PrepareFailed
 from tests.harness import connected, kitchen, text_of, write_config
 

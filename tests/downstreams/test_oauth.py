@@ -18,7 +18,8 @@ from pydantic import TypeAdapter
 from gateway.app.servers import Servers
 from gateway.config import SecretsConfig, ServerConfig
 from gateway.downstreams import secrets
-from gateway.downstreams.oauth import OAuth, SignInNeeded, SignInRefused
+from gateway.downstreams.oauth import OAuth
+from gateway.downstreams.oauth_providers import SignInNeeded, SignInRefused
 from gateway.downstreams.oauth_tokens import token_key
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay

@@ -13,7 +13,8 @@ from pydantic import TypeAdapter
 import adapters
 from gateway.config import ServerConfig
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.supervision import State, Target
+from gateway.downstreams.state import State
+from gateway.downstreams.supervision import Target
 from gateway.errors import DownstreamFailed, DownstreamUnavailable
 from tests.harness import kitchen, pid_alive, text_of, wait_for
 from tests.servers.kitchen import Kitchen

@@ -1,0 +1,138 @@
+"""A connection's side of OAuth on a downstream server (DESIGN §16): the servers that sign each person in, each
+identity's sealed token storage there (`oauth_tokens`), and the SDK's provider built on it
+(`mcp.client.auth.OAuthClientProvider`). A connection's provider (`provider`) never waits for a person: where the SDK
+would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
+`SignInNeeded`, whose text is what the model shows. Signing people in is `oauth.OAuth`'s."""
+
+from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import quote
+
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+from pydantic import AnyUrl
+
+from gateway import sdk
+from gateway.config import HttpServerConfig, ServerConfig, SseServerConfig
+from gateway.downstreams.oauth_tokens import SealedTokens, sealer
+from gateway.errors import GatewayError
+from gateway.session import Identity
+from gateway.store.tokens import Tokens
+
+OAuthServer = HttpServerConfig | SseServerConfig
+
+
+class SignInNeeded(GatewayError):
+    def __init__(self, server: str, url: str | None) -> None:
+        self.server, self.url = server, url
+        if url is None:  # a stdio session with no page beside it: nothing here serves a browser
+            super().__init__(
+                f"[gateway] Sign in to {server}: ask the user to run `gateway login {server}` in a terminal "
+                "— then call again. (The server acts as each person.)"
+            )
+            return
+        super().__init__(
+            f"[gateway] Sign in to {server}: {url} — then call again. (The server acts as each person; "
+            "show this link to the user, who opens it in a browser.)"
+        )
+
+
+class SignInRefused(GatewayError):
+    pass
+
+
+class OAuthProviders:
+    """The per-identity token storage and providers of every `auth: {type: oauth}` server."""
+
+    def __init__(self, servers: Callable[[], Mapping[str, ServerConfig]], store: Tokens | None, base_url: str) -> None:
+        self._servers = servers
+        """The running config's servers, read at each use: a reload may add, change or drop one."""
+        self.store = store
+        self.base_url: str | None = base_url.rstrip("/")
+        """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`; None: nowhere (a stdio
+        session without `--ui`), so a call that needs a sign-in points at `gateway login`."""
+
+    def connect_url(self, server: str) -> str | None:
+        return None if self.base_url is None else f"{self.base_url}/connect/{quote(server)}"
+
+    @property
+    def redirect_uri(self) -> str:
+        # Without a base only connections run, and a connection never sends a person to it (`provider`).
+        return f"{self.base_url or 'http://127.0.0.1'}/oauth/callback"
+
+    # -- a connection's provider -------------------------------------------------------------------
+
+    def provider(self, server: str, identity: Identity) -> OAuthClientProvider:
+        """The httpx2 auth of `identity`'s connection to `server`: their token, refreshed; never a person's wait."""
+        storage = self.storage(server, identity)
+
+        async def no_person(url: str) -> None:
+            await storage.forget()  # the grant no longer works: the next call says "sign in", not "down"
+            # No ticket: this ends a connection attempt, whose error is logged; the next call's admit hands one out.
+            raise SignInNeeded(server, self.connect_url(server))
+
+        return self._provider(server, storage, no_person, _never)
+
+    async def sign_out(self, server: str, identity: Identity) -> None:
+        await self.storage(server, identity).forget()
+
+    def storage(self, server: str, identity: Identity, *, signing_in: bool = False) -> SealedTokens:
+        settings = self._settings(server)
+        assert settings.auth is not None
+        if self.store is None:
+            raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
+        configured = None
+        if settings.auth.client_id is not None:
+            configured = OAuthClientInformationFull(
+                client_id=settings.auth.client_id,
+                client_secret=settings.auth.client_secret,
+                redirect_uris=[AnyUrl(self.redirect_uri)],
+                token_endpoint_auth_method="client_secret_post" if settings.auth.client_secret else "none",
+            )
+        redirect = self.redirect_uri if signing_in else None
+        return SealedTokens(self.store, sealer(settings.auth.token_key_env), identity, server, configured, redirect)
+
+    # -- the SDK's provider --------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> dict[str, OAuthServer]:
+        """The servers that sign each person in."""
+        return {
+            name: s
+            for name, s in self._servers().items()
+            if isinstance(s, HttpServerConfig | SseServerConfig) and s.auth is not None
+        }
+
+    def _settings(self, server: str) -> OAuthServer:
+        settings = self.servers.get(server)
+        if settings is None:
+            raise SignInRefused(f"No server {server!r} signs people in (auth: {{type: oauth}}): {sorted(self.servers)}")
+        return settings
+
+    def _provider(
+        self,
+        server: str,
+        storage: SealedTokens,
+        redirect: Callable[[str], Awaitable[None]],
+        callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+    ) -> OAuthClientProvider:
+        settings = self._settings(server)
+        assert settings.auth is not None
+        metadata = OAuthClientMetadata(
+            redirect_uris=[AnyUrl(self.redirect_uri)],
+            client_name="mcp-gateway",
+            grant_types=["authorization_code", "refresh_token"],
+            scope=" ".join(settings.auth.scopes) or None,
+            token_endpoint_auth_method="none",
+        )
+        return sdk.ResumingOAuthProvider(
+            settings.url,
+            metadata,
+            storage,
+            redirect_handler=redirect,
+            callback_handler=callback,
+            client_metadata_url=settings.auth.client_metadata_url,
+        )
+
+
+async def _never() -> AuthorizationCodeResult:
+    raise AssertionError("a connection's provider raises SignInNeeded before it waits for a callback")
