@@ -26,12 +26,16 @@ def cut(text: str | None, chars: int) -> str | None:
     return text[:chars] + f"\n… ({len(text) - chars:,} more characters not kept)"
 
 
-def _within(text: str | None, limit: int) -> str | None:
-    """`text` in at most about `limit` UTF-8 bytes (cut on a character), saying how much was not kept."""
-    if text is None:
+def _within(value: Any, limit: int) -> Any:
+    """`value` in at most about `limit` UTF-8 bytes (cut on a character), saying how much was not kept: a text, or
+    what the model received block by block (`[{text, added}]`: each block's text gets an equal share)."""
+    if isinstance(value, list):
+        share = limit // max(len(value), 1)
+        return [{**block, "text": _within(str(block.get("text", "")), share)} for block in value]
+    if value is None:
         return None
-    kept = results.cut(text, limit)
-    return text if kept == text else kept + f"\n… ({len(text) - len(kept):,} more characters not kept)"
+    kept = results.cut(value, limit)
+    return value if kept == value else kept + f"\n… ({len(value) - len(kept):,} more characters not kept)"
 
 
 def encoded(call: dict[str, Any]) -> bytes:

@@ -72,3 +72,15 @@ def test_a_call_over_the_entry_size_is_cut_to_fit_with_its_texts_said_to_be_cut(
     assert len(kept["gateway_text"]) == 10 and len(kept["gateway_text"][0]["text"]) < 400
     small = made(2)
     assert json.loads(encoded(small)) == small  # under the bound: unchanged
+
+
+def test_what_the_model_received_block_by_block_is_cut_to_fit_each_block_kept_and_marked() -> None:
+    """The page's entry holds what the model received as blocks (`[{text, added}]`): a big one is cut like a text,
+    each block keeping its mark, and the entry still fits (it crashed the Redis call log, block lists having no
+    `encode`)."""
+    after = [{"text": "r" * 30_000, "added": None}, {"text": "Next: read the rest.", "added": "steering"}]
+    data = encoded({**made(3, "b" * 30_000), "after": after})
+    assert len(data) <= ENTRY_BYTES
+    kept = json.loads(data)["after"]
+    assert [b["added"] for b in kept] == [None, "steering"] and "more characters not kept" in kept[0]["text"]
+    assert kept[1]["text"] == "Next: read the rest."
