@@ -5,15 +5,29 @@ call's trace id."""
 
 import re
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import propagate
+from opentelemetry.propagators.composite import CompositePropagator
 
 from tests.fronts.test_page import get
 from tests.harness import http_client, http_gateway, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def untraced_client() -> Iterator[None]:
+    """The client in this process sends the caller's trace context as the test wrote it. A tracer provider that
+    another test installed in this process (OpenTelemetry's is global, set once: an in-process gateway with an
+    exporter sets one) would make the SDK client start its own span and inject it over the test's `traceparent`."""
+    kept = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator([]))
+    yield
+    propagate.set_global_textmap(kept)
 
 
 def received(events: Path) -> list[tuple[str, str]]:
