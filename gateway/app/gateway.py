@@ -1,7 +1,7 @@
 """Composition root: config -> downstreams -> registry -> pipeline -> front."""
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,8 @@ import anyio.abc
 from mcp.server.subscriptions import ResourceUpdated
 
 from gateway.app import build, thinking
+from gateway.app.components import Components, health
+from gateway.app.instructions import Instructions
 from gateway.app.reload import Reloader
 from gateway.app.servers import Servers
 from gateway.app.thinking import KnownTools
@@ -20,37 +22,23 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.oauth import OAuth, public_base
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.supervision import Target
-from gateway.errors import GatewayError, describe
+from gateway.errors import GatewayError
 from gateway.fronts import eras, tasks_wire
 from gateway.fronts.server import Front
-from gateway.hosted import server as hosted
 from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import Parts, audit, default_chain, policy
-from gateway.middleware.bootstrap import summary
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.expansions import Expansions
-from gateway.middleware.exposure.find import CALL_TOOL, FIND_TOOLS
-from gateway.middleware.exposure.offers import INSTRUCTIONS_CHARS, offers
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
 from gateway.pipeline import Middleware, Pipeline
 from gateway.routing.catalog import Catalog, Entry
-from gateway.routing.rename import Names, reference
 from gateway.session import ANONYMOUS, Identity, Session, SessionStore, os_user
 from gateway.store.backends import open_stores
 from gateway.store.cache import SharedCache
-from gateway.think.tools import PROMPT_TOOLS, THINK_TOOLS
 
 logger = logging.getLogger(__name__)
-
-
-def own_names(separator: str, max_length: int) -> Names:
-    """The names of the gateway's, Think's and prompt's tools: enough to render the driver summary, which is
-    written before any catalog exists."""
-    own = [("gateway", t.name) for t in (hosted.STATUS, hosted.READ_OUTPUT, FIND_TOOLS, CALL_TOOL)]
-    own += [("think", t.name) for t in THINK_TOOLS] + [("prompt", t.name) for t in PROMPT_TOOLS]
-    return Names(((s, o, reference(s, o)) for s, o in own), separator, max_length)
 
 
 class Gateway:
@@ -71,8 +59,7 @@ class Gateway:
         self._chain = chain
         """A chain given here (benches: `[]`, the front alone) is the whole chain, across reloads too; else
         `default_chain(config, …)`."""
-        self.died: dict[str, str] = {}
-        """Component tasks that ended with an error, and why: `/healthz` turns `degraded` (503); serving goes on."""
+        self.components = Components()
         # Stores and what lives in them. Runs stored before runs had owners were the local user's: stdio's OS user
         # or anonymous HTTP adopts them.
         self.recorder = Recorder() if record else None
@@ -111,16 +98,14 @@ class Gateway:
             if config_path is None
             else Reloader(config_path, config, self.registry, self.servers, self._front_changed, self.reconfigure)
         )
-        self._own = own_names(config.namespace.separator, config.namespace.max_name_length)
-        self._offered: Catalog | None = None
-        """The catalog `initialize`'s instructions describe (None until the servers first settle)."""
+        self.instructions = Instructions(self.prompts, thinking=self.engine is not None, config=config)
         self.audit = audit.sink(config.audit)
         self.pipeline = Pipeline(self.registry, self._middlewares(config, self.policy, self.audit))
         self.front = Front(
             self.pipeline,
             self.registry,
             self.sessions,
-            instructions=self._instructions(config),
+            instructions=self.instructions.text(config),
             callers=build.callers(config),
             exposure=self.exposure,
             denial=self._denial,
@@ -149,25 +134,10 @@ class Gateway:
     def _max_downstream_bytes(self) -> int:
         return self.config.limits.max_downstream_bytes  # read per connect: a reload may change it
 
-    def _driver_full_text(self, config: GatewayConfig) -> str:
-        version = self.prompts.get(config.bootstrap.driver_version).version
-        full_text = f"read the resource gateway://prompts/{version}"
-        if self.engine is not None:
-            full_text = f'call think.driver_prompt {{"version": "{version}"}} or {full_text}'
-        return full_text
-
-    def _instructions(self, config: GatewayConfig) -> str:
-        """The driver summary, then what each server offers (`offers`), within Codex's 2,048 characters."""
-        driver = self.prompts.get(config.bootstrap.driver_version)
-        text = self._own.text(summary(driver, self._driver_full_text(config)))
-        catalog = self._offered
-        servers = "" if catalog is None else offers(catalog, INSTRUCTIONS_CHARS - len(text) - 1)
-        return f"{text}\n{servers}" if servers else text
-
     def _offer(self, catalog: Catalog) -> None:
         """A new catalog: sessions that initialize from now on are told what its servers offer."""
-        self._offered = catalog
-        self.front.server.instructions = self._instructions(self.config)
+        self.instructions.offered = catalog
+        self.front.server.instructions = self.instructions.text(self.config)
 
     def _middlewares(
         self, config: GatewayConfig, rules: policy.Policy, sink: audit.AuditFile | audit.AuditStream | None
@@ -190,7 +160,7 @@ class Gateway:
             cache=self.cache,
             prompts=self.prompts,
             call_tool=self.registry.call_tool,
-            driver_full_text=self._driver_full_text(config),
+            driver_full_text=self.instructions.driver_full_text(config),
             adapt=eras.adapted,
             engine=self.engine,
             loads=self.stores.loads,
@@ -209,7 +179,7 @@ class Gateway:
                 that cannot be opened); nothing was changed.
         """
         rules = policy.from_config(config.policy)
-        instructions = self._instructions(config)
+        instructions = self.instructions.text(config)
         sink = self.audit if config.audit == self.config.audit else audit.sink(config.audit)
         try:
             middlewares = self._middlewares(config, rules, sink)
@@ -262,22 +232,8 @@ class Gateway:
             self.audit.close()
 
     def health(self) -> dict[str, Any]:
-        servers = self.registry.status()
-        ok = all(s["state"] in ("up", "idle") for s in servers.values()) and not self.died
         last = None if self.reloader is None or self.reloader.last is None else self.reloader.last.as_dict()
-        extra = {**({"died": dict(self.died)} if self.died else {}), **({"last_reload": last} if last else {})}
-        return {"status": "ok" if ok else "degraded", "servers": servers, **extra}
-
-    async def _component(
-        self, name: str, run: Callable[..., Awaitable[None]], *, task_status: anyio.abc.TaskStatus[None]
-    ) -> None:
-        """Run a component task (the reloader) so that its death is shown, not spread: left to end the task
-        group, it would stop every server while `/healthz` still said ok and every call hung."""
-        try:
-            await run(task_status=task_status)
-        except Exception as exc:
-            self.died[name] = describe(exc)
-            logger.exception("%s stopped; the gateway serves on without it (restart it to recover)", name)
+        return health(self.registry.status(), self.components.died, last)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Gateway"]:
@@ -305,9 +261,9 @@ class Gateway:
             self.exposure.on_catalog = self._offer
             self._offer(await self.registry.catalog())
             if self.reloader is not None:
-                await tg.start(self._component, "reloader", self.reloader.run)
+                await tg.start(self.components.run, "reloader", self.reloader.run)
             if self.publisher is not None:
-                await tg.start(self._component, "call log", self.publisher.run)
+                await tg.start(self.components.run, "call log", self.publisher.run)
             states = {name: ds.state.value for name, ds in self.registry.downstreams.items()}
             logger.info("gateway ready: %s", ", ".join(f"{n}={s}" for n, s in states.items()))
             yield self

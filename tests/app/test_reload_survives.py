@@ -118,7 +118,7 @@ async def test_a_component_that_died_turns_healthz_degraded_503_and_calls_are_st
             await wait_for(started.exists, 15, "the reload starting the silent server")
             bug.set()
         assert [r.ok for r in reports] == [False, False] and all("restart the gateway" in str(r.error) for r in reports)
-        assert gateway.died == {"reloader": "RuntimeError: a bug in the file watcher"}
+        assert gateway.components.died == {"reloader": "RuntimeError: a bug in the file watcher"}
         assert text_of(await client.call_tool("a.echo", {"text": "served"})) == "served"
         assert "restart the gateway" in str((await reload(gateway)).error)  # answered at once, never left to hang
         app = http_app(gateway, authenticator(gateway.config.auth, gateway.config.listen))
