@@ -20,13 +20,13 @@ from gateway.store.backends import local_runs
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.format import NAME_PATTERN
 from gateway.think.state import LATEST, RunState, StateStore
-from tests.harness import gateway_params, text_of, write_config
+from tests.harness import ROOT, gateway_params, text_of, write_config
 from tests.think import harness
 
 pytestmark = pytest.mark.anyio
 
 FIXTURES = harness.FIXTURES
-FLAKY = harness.ROOT / "tests" / "servers" / "flaky.py"
+FLAKY = ROOT / "tests" / "servers" / "flaky.py"
 think_client = partial(harness.think_client, max_inline_bytes=10_000_000)  # state.get answers unspilled
 
 DEEPEST_SENDABLE = 252
