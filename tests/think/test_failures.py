@@ -111,6 +111,8 @@ async def test_retries_used_up_run_the_fallback_and_the_cleanup_and_the_run_ends
         done, made = await drive(client, await started(client, "fallback_v1"))
         ref = {"workflow": "fallback_v1", "run_id": done["run_id"]}
         state = body_of(await client.call_tool("think.state.get", ref))["state"]
+        replay = body_of(await client.call_tool("think.debug", {**ref, "action": "replay"}))
+        explained = body_of(await client.call_tool("think.explain", {"workflow": "fallback_v1", "step_id": "fetch"}))
     assert [step for step, _ in made] == ["fetch", "fetch", "fallback", "cleanup"]
     assert "failed after 2 attempts" in made[1][1] and "DownstreamFailed" in made[1][1]
     assert "only steps that test failed(fetch) or always() still run" in made[1][1]
@@ -121,6 +123,8 @@ async def test_retries_used_up_run_the_fallback_and_the_cleanup_and_the_run_ends
     steps = state["steps"]
     assert steps["use"]["status"] == "skipped" and steps["use"]["reason"] == "step fetch failed"
     assert (steps["fallback"]["status"], steps["cleanup"]["status"]) == ("done", "done")
+    assert replay["identical"] is True, replay
+    assert explained["retry"] == {"attempts": 2, "initial": 0.0, "factor": 2.0, "max": 300.0}
 
 
 async def test_continue_on_error_goes_on_past_the_failure_and_skips_only_what_needs_it(tmp_path: Path) -> None:
