@@ -7,7 +7,7 @@ import mcp.types as types
 
 from gateway import telemetry
 from gateway.config import GatewayConfig
-from gateway.errors import DownstreamError
+from gateway.errors import DownstreamError, DownstreamTimeout, DownstreamUnavailable
 from gateway.pipeline import Call, Middleware
 from gateway.results import Hint, result_view
 from gateway.store.base import StoreUnavailable
@@ -42,7 +42,8 @@ class Observe(Middleware):
         reference = call.reference
         name = reference or call.name
         if name in (("think.plan", "think.next") if reference else (self.plan_tool, self.next_tool)):
-            await self._track(call)
+            if failure is None:  # a refused plan or next changed no run
+                await self._track(call)
             return
         arguments, owner = call.params.get("arguments"), call.session.identity.owner
         for workflow, (run_id, version) in (await call.session.runs()).items():
@@ -89,8 +90,16 @@ class Observe(Middleware):
 def _failure(call: Call) -> str | None:
     """What went wrong with a call that reached its downstream (a tool error result, a server error, a timeout),
     in a line; None for a call that succeeded, or never left the gateway (a refusal is no step's attempt)."""
-    if isinstance(call.error, DownstreamError):
-        return f"{type(call.error).__name__}: {call.error}"
+    error = call.error
+    if isinstance(error, DownstreamError):
+        kind = (
+            "timeout"
+            if isinstance(error, DownstreamTimeout)
+            else "server unavailable"
+            if isinstance(error, DownstreamUnavailable)
+            else "server error"
+        )
+        return f"{kind}: {error}"
     result = call.result
     if call.error is None and isinstance(result, types.CallToolResult) and result.is_error:
         text = " ".join(b.text for b in result.content if isinstance(b, types.TextContent)).strip()

@@ -81,6 +81,7 @@ def advance(state: RunState, graph: Graph, templates: Templates) -> None:
                 if cause or stop:
                     st.status, st.blocked_by = "skipped", cause or stop
                     st.reason = f"step {cause} failed" if cause else f"the run stopped: step {stop} failed"
+                    state.observed.pop(sid, None)  # made meanwhile (handed out in parallel): no longer wanted
                     state.log("skip", sid, detail=st.reason)
                     changed = True
                     continue
