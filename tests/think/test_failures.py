@@ -74,6 +74,14 @@ steps:
   - {id: use, call: f.echo, input_template: {text: "{{ got | length }}"}}
 """
 
+SIDE_BY_SIDE = """\
+name: side_v1
+version: "1"
+steps:
+  - {id: left, call: f.fetch, input_template: {key: l, fail_first: 9}, continue_on_error: true}
+  - {id: right, call: f.echo, input_template: {text: r}}
+"""
+
 TIMEOUT = """\
 name: timeout_v1
 version: "1"
@@ -200,3 +208,15 @@ async def test_a_failed_foreach_item_fails_its_step_and_the_other_items_still_ru
     assert [step for step, _ in made] == ["fetch[0]", "fetch[1]", "fetch[2]", "report"]
     assert done["status"] == "done" and [f["step_id"] for f in done["failed"]] == ["fetch[1]"]
     assert steps["use"]["reason"] == "step fetch failed"
+
+
+async def test_a_step_handed_out_beside_one_that_failed_is_reported_with_the_hash_it_was_handed_out_with(
+    tmp_path: Path,
+) -> None:
+    async with gateway_on(tmp_path, {"side_v1": SIDE_BY_SIDE}, flaky()) as client:
+        left = await started(client, "side_v1")
+        await client.call_tool(left["call"], left["input"])  # fails; the run goes on
+        await client.call_tool("f.echo", {"text": "r"})  # the other ready step, observed
+        ref = {"workflow": "side_v1", "run_id": left["run_id"], "step_id": "right"}
+        done = body_of(await client.call_tool("think.next", {**ref, "state_hash": left["state_hash"]}))
+    assert done["done"] is True and done["status"] == "done" and done["failed"][0]["step_id"] == "left"
