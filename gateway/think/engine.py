@@ -22,7 +22,7 @@ from gateway.think.runs import Runs, no_spill, spilled
 from gateway.think.spills import PINNED_TEXT
 from gateway.think.state import RunState, StateStore
 from gateway.think.templates import Templates
-from gateway.think.transitions import Transitions, lazy
+from gateway.think.transitions import Seen, Transitions, lazy
 from gateway.think.validator import Schemas
 from gateway.think.workflow import Workflow
 
@@ -183,15 +183,23 @@ class Engine:
     # -- observe (the gateway saw the client make a step's call) ----------------------------------
 
     async def observe(
-        self, owner: str, workflow: str, run_id: str, tool: str, arguments: Any, result: Any
-    ) -> str | None:
-        """Record `result` for the ready step of the owner's run whose call is `tool` with exactly `arguments`;
-        returns its id. Touches the store only when the run waits for that call (see `Runs.watches`)."""
+        self,
+        owner: str,
+        workflow: str,
+        run_id: str,
+        tool: str,
+        arguments: Any,
+        result: Any,
+        failure: str | None = None,
+    ) -> Seen | None:
+        """Record `result`, or the `failure` the call answered (a tool error, a server error, a timeout), for the
+        ready step of the owner's run whose call is `tool` with exactly `arguments`; returns the step and what to
+        tell the client. Touches the store only when the run waits for that call (see `Runs.watches`)."""
         if not await self.runs.watches(owner, workflow, run_id, tool, arguments):
             return None
         result, wanted = unwrapped(result), digest(arguments or {})
 
-        def record(state: RunState, graph: Graph) -> tuple[str | None, bool]:
-            return self.transitions.observed(state, graph, tool, wanted, result)
+        def record(state: RunState, graph: Graph) -> tuple[Seen | None, bool]:
+            return self.transitions.observed(state, graph, tool, wanted, result, failure)
 
         return await self.runs.update(owner, workflow, run_id, record, no_spill)

@@ -24,6 +24,8 @@ CODES = frozenset(
         "STEP_NOT_READY",
         "STEP_ALREADY_COMPLETED",
         "PAYLOAD_TOO_LARGE",
+        "STEP_NOT_UPSTREAM",
+        "RETRY_NOT_BEFORE",
     }
 )
 

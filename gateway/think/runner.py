@@ -1,8 +1,10 @@
 """The run state machine: which steps are ready, `when` and `foreach` at readiness, captures, instructions."""
 
+import time
 from dataclasses import replace
 from typing import Any
 
+from gateway.think import outcomes
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
@@ -20,7 +22,7 @@ def new_steps(graph: Graph) -> dict[str, StepState]:
 
 def complete(state: RunState, step_id: str) -> bool:
     step = state.steps[step_id]
-    if step.status in ("done", "skipped"):
+    if step.status in ("done", "skipped", "failed"):
         return True
     if step.status == "expanded":
         return all(complete(state, c) for c in children(state, step_id))
@@ -61,7 +63,9 @@ def _capture_value(state: RunState, key: str) -> Any:
 
 
 def advance(state: RunState, graph: Graph, templates: Templates) -> None:
-    """Settle every step whose deps are complete: skip on a false `when`, expand a `foreach`. Repeat to a fixpoint."""
+    """Settle every step whose deps are complete: skip it when a failure keeps it from running (see
+    `gateway.think.outcomes`) or on a false `when`, expand a `foreach`. Repeat to a fixpoint."""
+    continues = {sid: step.continue_on_error for sid, step in graph.steps.items()}
     changed = True
     while changed:
         changed = False
@@ -71,6 +75,16 @@ def advance(state: RunState, graph: Graph, templates: Templates) -> None:
                 continue
             step = graph.steps[st.template_of or sid]
             where = f"{graph.workflow.source}: steps.{step.id}"
+            if not outcomes.aware(step.when):
+                cause = outcomes.blocker(state, sid)
+                stop = None if cause else outcomes.stopper(state, continues)
+                if cause or stop:
+                    st.status, st.blocked_by = "skipped", cause or stop
+                    st.reason = f"step {cause} failed" if cause else f"the run stopped: step {stop} failed"
+                    state.observed.pop(sid, None)  # made meanwhile (handed out in parallel): no longer wanted
+                    state.log("skip", sid, detail=st.reason)
+                    changed = True
+                    continue
             if step.foreach and st.index is None:
                 items = templates.evaluate(step.foreach, variables(state, graph), f"{where}.foreach")
                 if not isinstance(items, list):
@@ -84,7 +98,8 @@ def advance(state: RunState, graph: Graph, templates: Templates) -> None:
                 changed = True
                 continue
             if step.when:
-                keep = templates.evaluate(step.when, variables(state, graph, st), f"{where}.when")
+                context = {**variables(state, graph, st), outcomes.OUTCOMES: outcomes.outcomes(state)}
+                keep = templates.evaluate(step.when, context, f"{where}.when")
                 if not keep:
                     st.status, st.reason = "skipped", f"when {step.when!r} was false"
                     state.log("skip", sid, detail=st.reason)
@@ -111,7 +126,7 @@ def ready(state: RunState) -> list[str]:
 
 def progress(state: RunState) -> dict[str, int]:
     real = [st for st in state.steps.values() if st.status != "expanded"]
-    return {"done": sum(st.status in ("done", "skipped") for st in real), "total": len(real)}
+    return {"done": sum(st.status in ("done", "skipped", "failed") for st in real), "total": len(real)}
 
 
 def instruction(state: RunState, graph: Graph, templates: Templates, step_id: str, limits: Limits) -> dict[str, Any]:
@@ -130,6 +145,10 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         action = f"Do {step.call} yourself with `input`"
     else:
         action = f"Call {step.call} with exactly `input`"
+    retry = None
+    if st.error is not None and step.retry is not None:  # made again after a failure: say which attempt, and when
+        retry = outcomes.retrying(st, step.retry, time.time())
+        action = f"{outcomes.retry_line(step_id, retry)}: then call {step.call} again with exactly `input`"
     body: dict[str, Any] = {
         "workflow": state.workflow,
         "workflow_version": graph.workflow.version,
@@ -147,6 +166,8 @@ def instruction(state: RunState, graph: Graph, templates: Templates, step_id: st
         "done": False,
         "next": f'{action}, then call think.next {ref[:-1]}, "result_snapshot": <compact result>}}.',
     }
+    if retry is not None:
+        body["retry"] = retry
     return with_seed_names(body, state)
 
 
@@ -220,6 +241,10 @@ def restore(state: RunState, point: Checkpoint, line: list[Checkpoint], chunks: 
         "source": None,
         "reason": None,
         "completed_at": None,
+        "attempts": 0,
+        "error": None,
+        "not_before": None,
+        "blocked_by": None,
     }
     state.steps = {
         sid: st if point.statuses[sid] != "pending" else st.model_copy(update=fresh)

@@ -13,7 +13,7 @@ from gateway.think.errors import ThinkError
 from gateway.think.format import check_name
 from gateway.think.spills import RunSpills
 
-StepStatus = Literal["pending", "done", "skipped", "expanded"]
+StepStatus = Literal["pending", "done", "skipped", "expanded", "failed"]
 LATEST = "~latest"
 """The record naming a folder's latest active run (no run id contains `~`: `check_name`)."""
 LATEST_FIELD = "latest_active"
@@ -37,8 +37,13 @@ class StepState(_Model):
     result_hash: str | None = None
     source: Literal["observed", "reported"] | None = None
     reason: str | None = None
-    """Why a step was skipped (its `when`)."""
+    """Why a step was skipped (its `when`, or the failed step named in `blocked_by`)."""
     completed_at: int | None = None
+    attempts: int = 0
+    """Failed attempts so far (`retry`); `error` is the last one's, `not_before` when the next may be made."""
+    error: str | None = None
+    not_before: float | None = None
+    blocked_by: str | None = None
 
 
 class Observation(_Model):
@@ -75,7 +80,7 @@ class RunState(_Model):
     workflow: str
     run_id: str
     version: int = 0
-    status: Literal["active", "done"] = "active"
+    status: Literal["active", "done", "failed"] = "active"
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     params: dict[str, Any] = {}

@@ -24,11 +24,11 @@ def _hashed(state: RunState, undone: set[str]) -> str:
 
 
 def ready_at(state: RunState, step_id: str, given: str) -> bool:
-    """Whether `given` is the run's state_hash from before the last few steps done, none of which `step_id`
+    """Whether `given` is the run's state_hash from before the last few steps done (or failed), none of which `step_id`
     depends on: it was handed out beside them (think.next parallel) and is reported after them. A step the
     client answers from an older instruction than that still gets STATE_CONFLICT."""
     done = sorted(
-        (s for s, st in state.steps.items() if st.status == "done" and st.completed_at is not None),
+        (s for s, st in state.steps.items() if st.status in ("done", "failed") and st.completed_at is not None),
         key=lambda s: state.steps[s].completed_at or 0,
         reverse=True,
     )

@@ -16,6 +16,7 @@ from jinja2.runtime import Context, LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gateway.think.errors import ThinkError
+from gateway.think.outcomes import lowered
 
 # Pure, deterministic filters only: `random` would break duplicate-safe `think.next`, and `attr`/`groupby`
 # reach for Python attributes the sandbox refuses anyway.
@@ -148,7 +149,8 @@ class Templates:
         return self._guard(lambda: _json(self._expression(bare)(dict(context))), expression, context, where)
 
     def bare(self, expression: str, where: str = "expression") -> str:
-        """`expression` without its one optional `{{ … }}` wrapper.
+        """`expression` without its one optional `{{ … }}` wrapper, its outcome tests lowered (`failed(x)`: see
+        `gateway.think.outcomes`).
 
         Raises:
             ThinkError: TEMPLATE_RENDER_ERROR for anything else with template markup (text around the braces,
@@ -157,7 +159,7 @@ class Templates:
         text = expression.strip()
         single = _SINGLE.fullmatch(text)
         if single is not None and "{{" not in single.group(1) and "}}" not in single.group(1):
-            return single.group(1)
+            return lowered(single.group(1))
         if _has_markup(text) or "}}" in text:
             raise ThinkError(
                 "TEMPLATE_RENDER_ERROR",
@@ -165,7 +167,7 @@ class Templates:
                 "A when/foreach is one expression: write it bare (`params.files`) or wrapped in exactly one "
                 '`{{ … }}` (`"{{ params.files }}"`), with nothing around it.',
             )
-        return expression
+        return lowered(expression)
 
     def references(self, template: Any) -> set[str]:
         """Root names a template reads anywhere inside it, e.g. `{"q": "{{ mr.title }}"}` → `{"mr"}`."""

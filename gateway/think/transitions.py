@@ -3,11 +3,13 @@ call the gateway saw recorded against the ready step it answers (`observe`). Pur
 engine loads, locks and saves around it."""
 
 import json
+import time
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.think import retention, runner, statehash
+from gateway.think import failures, retention, runner, statehash
 from gateway.think.context import make_output
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph, observable
@@ -21,17 +23,30 @@ from gateway.think.validator import Schemas
 from gateway.think.workflow import Step
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A call the gateway saw for a step: its id, and what to tell the client when it is not the plain
+    "recorded" (a failed attempt, or a call made before its retry time)."""
+
+    step_id: str
+    note: str | None
+
+
 class Transitions:
     def __init__(self, graphs: Graphs, schemas: Schemas, payloads: Payloads) -> None:
         self.graphs, self.templates, self.schemas, self.payloads = graphs, graphs.templates, schemas, payloads
 
-    def answer(self, state: RunState, graph: Graph, note: str | None = None, parallel: bool = False) -> dict[str, Any]:
-        """The next instruction (the first ready step), or the summary; `parallel`: with `instructions`, one for
-        each ready step (at most statehash.PARALLEL), which the client may run at once and reports one by one."""
+    def answer(
+        self, state: RunState, graph: Graph, note: str | None = None, parallel: bool = False, first: str | None = None
+    ) -> dict[str, Any]:
+        """The next instruction (the first ready step, or `first` when it is ready), or the summary; `parallel`:
+        with `instructions`, one for each ready step (at most statehash.PARALLEL), which the client may run at
+        once and reports one by one."""
         ready = runner.ready(state)
         if not ready:
-            state.status = "done"
             return self._summary(state, graph)
+        if first in ready:
+            ready = [first, *(s for s in ready if s != first)]
         body = runner.instruction(state, graph, self.templates, ready[0], self.graphs.limits(graph, ready[0], state))
         if note:
             body["note"] = note
@@ -53,17 +68,22 @@ class Transitions:
         if graph.workflow.outputs:
             where = f"{graph.workflow.source}: outputs"
             artifacts = self.templates.render(graph.workflow.outputs, runner.variables(state, graph), where)
+        failed = failures.summary(state, graph)
+        counts = f"{len(done)} steps done, {len(skipped)} skipped" + (
+            f", {len(failed['failed'])} failed" if "failed" in failed else ""
+        )
         return {
             "workflow": state.workflow,
             "workflow_version": graph.workflow.version,
             "run_id": state.run_id,
             "state_hash": statehash.state_hash(state),
             "done": True,
-            "summary": f"Workflow {state.workflow} finished: {len(done)} steps done, {len(skipped)} skipped.",
+            "summary": f"Workflow {state.workflow} {'failed' if state.status == 'failed' else 'finished'}: {counts}.",
             "artifacts": artifacts,
             "results": results,
             "progress": runner.progress(state),
             "next": "Report the summary and artifacts to the user. No further think.next calls are needed.",
+            **failed,
         }
 
     def record(
@@ -88,6 +108,11 @@ class Transitions:
         if observed is not None and result is not None and st.call == "prompt.say":
             observed = None  # the gateway saw the text shown; what the client reports is the step's outcome
         template = graph.steps[st.template_of or step_id]
+        if observed is None and st.error is not None and st.status in ("pending", "failed"):
+            if result is None:  # the gateway saw the last attempt fail: say what happens now
+                note = failures.status_line(state, graph, step_id)
+                return self.answer(state, graph, note=note, parallel=parallel, first=step_id)
+            failures.not_before(state, graph, step_id, time.time())
         taken_lazily = lazy(observed, result, template)
         used: Any = result
         source: Literal["observed", "reported"] = "reported"
@@ -153,6 +178,7 @@ class Transitions:
             state.captures[key] = output.model_dump()
         state.clock += 1
         st.status, st.result_hash, st.source, st.completed_at = "done", hashed, source, state.clock
+        st.error = st.not_before = None
         state.observed.pop(step_id, None)  # the capture holds it now, bounded (spilled when cut): not MBs per save
         state.checkpoints.append(runner.checkpoint(state, step_id))
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
@@ -165,22 +191,30 @@ class Transitions:
             answer["payload_warning"] = hint
         return answer
 
-    def observed(self, state: RunState, graph: Graph, tool: str, wanted: str, result: Any) -> tuple[str | None, bool]:
-        """Record `result` for the ready step whose call is `tool` with arguments digesting to `wanted`: its id,
-        and whether the state changed."""
+    def observed(
+        self, state: RunState, graph: Graph, tool: str, wanted: str, result: Any, failure: str | None = None
+    ) -> tuple[Seen | None, bool]:
+        """Record `result` (or the `failure` the call answered) for the ready step whose call is `tool` with
+        arguments digesting to `wanted`: the step and what to tell the client, and whether the state changed."""
         for sid in runner.ready(state):
             st = state.steps[sid]
             # A local.* step never passes through the gateway: its result is what the client reports.
             if not observable(st.call) or st.call != tool or st.input is None or digest(st.input) != wanted:
                 continue
             template = graph.steps[st.template_of or sid]
-            if st.call == "prompt.say" and template.success_schema is not None:
+            if failure is None and st.call == "prompt.say" and template.success_schema is not None:
                 if self.schemas.errors(template.success_schema, result):
                     continue  # the step asks for a report (e.g. a review), not the acknowledgement
+            now = time.time()
+            too_early = failures.early(state, graph, sid, now)
+            if too_early is not None:
+                return Seen(sid, too_early), False
+            if failure is not None:
+                return Seen(sid, failures.fail(state, graph, self.templates, sid, failure, now)), True
             limits = self.graphs.limits(graph, sid, state)
             state.observed[sid] = observation = bounded(sid, result, limits, state.spills)
             state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
-            return sid, True
+            return Seen(sid, None), True
         return None, False  # not (or no longer) ready in the stored state: nothing to record
 
 

@@ -29,6 +29,8 @@ def graph_view(graph: Graph) -> dict[str, Any]:
             "when": step.when,
             "foreach": step.foreach,
             "entry": not graph.deps[sid],
+            **({"retry": {"attempts": step.retry.attempts}} if step.retry else {}),
+            **({"continue_on_error": True} if step.continue_on_error else {}),
         }
         for sid, step in graph.steps.items()
     ]
@@ -67,7 +69,8 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
     gone = retention.evicted(state, graph)  # left the state after their last reader: read from their spills
     runner.advance(fresh, graph, templates)
     completed = sorted(
-        (sid for sid, st in state.steps.items() if st.status == "done"), key=lambda s: state.steps[s].completed_at or 0
+        (sid for sid, st in state.steps.items() if st.status in ("done", "failed")),
+        key=lambda s: state.steps[s].completed_at or 0,
     )
     steps: list[dict[str, Any]] = []
     for sid in completed:
@@ -84,14 +87,19 @@ def replay(state: RunState, graph: Graph, templates: Templates, limits: Limits) 
             entry.update(why="another input", recorded=original.input, replayed=replayed.input)
         steps.append(entry)
         template = graph.steps[replayed.template_of or sid]
-        if template.capture_as:
+        if template.capture_as and original.status == "done":
             key = template.capture_as if replayed.index is None else f"{template.capture_as}[{replayed.index}]"
             if key in state.captures:
                 fresh.captures[key] = state.captures[key]
             elif key in gone:
                 fresh.captures[key] = retention.reference(state, key, gone[key])
         fresh.clock += 1
-        replayed.status, replayed.result_hash, replayed.completed_at = "done", original.result_hash, fresh.clock
+        replayed.status, replayed.result_hash, replayed.completed_at = (
+            original.status,
+            original.result_hash,
+            fresh.clock,
+        )
+        replayed.attempts, replayed.error = original.attempts, original.error  # a failed one's outcome, as recorded
         runner.advance(fresh, graph, templates)
     statuses = {sid: st.status for sid, st in state.steps.items()}
     replayed_statuses = {sid: st.status for sid, st in fresh.steps.items()}

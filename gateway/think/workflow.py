@@ -46,6 +46,31 @@ class Context:
 
 
 @dataclass(frozen=True, slots=True)
+class Retry:
+    """A step's retry policy: `attempts` in all (the first included); after the k-th failure the next attempt waits
+    `backoff` seconds, or `min(max, initial * factor ** (k - 1))` for an exponential backoff."""
+
+    attempts: int
+    initial: float = 0.0
+    factor: float = 1.0
+    max: float = 300.0
+
+    @classmethod
+    def of(cls, given: dict[str, Any] | None) -> "Retry | None":
+        if given is None:
+            return None
+        backoff = given.get("backoff", 0)
+        if not isinstance(backoff, dict):
+            return cls(given["attempts"], float(backoff), 1.0, float(backoff))
+        initial = float(backoff.get("initial", 1))
+        return cls(given["attempts"], initial, float(backoff.get("factor", 2)), float(backoff.get("max", 300)))
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait before the attempt after the `failures`-th failure."""
+        return min(self.max, self.initial * self.factor ** (failures - 1))
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     id: str
     call: str
@@ -60,6 +85,9 @@ class Step:
     limits: dict[str, Any] = field(default_factory=dict[str, Any])
     context: Context = field(default_factory=Context)
     """Which earlier captures this step's instruction carries."""
+    retry: Retry | None = None
+    continue_on_error: bool = False
+    """A failure of this step (once its retries are used) lets the run go on; else the run stops as failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +205,8 @@ def parse(data: Any, source: str) -> Workflow:
             foreach=s.get("foreach"),
             limits=dict(s.get("limits", {})),
             context=Context.of(s),
+            retry=Retry.of(s.get("retry")),
+            continue_on_error=s.get("continue_on_error", False),
         )
         for s in data["steps"]
     )

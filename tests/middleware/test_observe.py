@@ -71,7 +71,8 @@ async def test_calls_no_step_waits_for_touch_no_disk_and_a_match_records(tmp_pat
         assert await engine.observe(OWNER, "echo", "r", tool, {"text": "one"}, {"text": "x"}) is None
     assert (store.loads, store.saves) == (loads, saves)  # six calls, not one read
 
-    assert await engine.observe(OWNER, "echo", "r", "k.echo", {"text": "one"}, {"text": "one"}) == "first"
+    seen = await engine.observe(OWNER, "echo", "r", "k.echo", {"text": "one"}, {"text": "one"})
+    assert seen is not None and seen.step_id == "first"
     assert (store.loads, store.saves) == (loads + 1, saves + 1)
     answer = await engine.next(OWNER, "echo", "r", "first")  # recorded by the gateway: no snapshot needed
     assert answer["input"] == {"text": "two one"}

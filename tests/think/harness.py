@@ -38,15 +38,18 @@ async def think_client(tmp_path: Path, *, max_inline_bytes: int = 1_000_000, **t
 
 
 @asynccontextmanager
-async def gateway_on(tmp_path: Path, workflows: dict[str, str], **think: Any) -> AsyncIterator[Client]:
-    """An in-process gateway with the kitchen server as `k`, serving `workflows` (name -> YAML) only; `think`:
-    more keys of the think section."""
+async def gateway_on(
+    tmp_path: Path, workflows: dict[str, str], servers: dict[str, Any] | None = None, **think: Any
+) -> AsyncIterator[Client]:
+    """An in-process gateway with `servers` (default: the kitchen server as `k`), serving `workflows` (name -> YAML)
+    only; `think`: more keys of the think section."""
     folder = tmp_path / "workflows"
     folder.mkdir(exist_ok=True)
     for name, text in workflows.items():
         (folder / f"{name}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
     think = {"workflows_dirs": [str(folder)], "state_dir": str(tmp_path / "state"), **think}
-    config = write_config(tmp_path, {"k": kitchen("k")}, think=think, limits={"max_inline_bytes": 1_000_000})
+    servers = {"k": kitchen("k")} if servers is None else servers
+    config = write_config(tmp_path, servers, think=think, limits={"max_inline_bytes": 1_000_000})
     gateway = Gateway(load_config(config))
     with anyio.fail_after(60):
         async with gateway.running(), Client(gateway.front.server, mode="legacy") as client:

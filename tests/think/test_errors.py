@@ -4,6 +4,7 @@ two StateStore writers), each an isError result whose text is JSON {error, detai
 
 import json
 import os
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,13 @@ from gateway.store.backends import local_runs
 from gateway.think.errors import CODES, ThinkError
 from gateway.think.format import NAME_PATTERN
 from gateway.think.state import LATEST, RunState, StateStore
-from tests.harness import gateway_params, text_of, write_config
+from tests.harness import ROOT, gateway_params, text_of, write_config
 from tests.think import harness
 
 pytestmark = pytest.mark.anyio
 
 FIXTURES = harness.FIXTURES
+FLAKY = ROOT / "tests" / "servers" / "flaky.py"
 think_client = partial(harness.think_client, max_inline_bytes=10_000_000)  # state.get answers unspilled
 
 DEEPEST_SENDABLE = 252
@@ -356,6 +358,35 @@ async def test_a_2000_level_snapshot_over_stdio_is_answered_and_the_session_goes
             process.terminate()
             await process.wait()
     no_partial_files(tmp_path / "state")
+
+
+async def test_an_outcome_test_of_a_step_not_upstream_is_step_not_upstream(tmp_path: Path) -> None:
+    flow = """\
+        name: w_v1
+        version: "1"
+        steps:
+          - {id: fetch, call: k.echo, input_template: {text: a}}
+          - {id: fallback, call: k.echo, when: "failed(fetch)", input_template: {text: b}}
+        """
+    async with harness.gateway_on(tmp_path, {"w_v1": flow}) as client:
+        refused = failure(await call(client, "think.plan", workflow="w_v1"), "STEP_NOT_UPSTREAM")
+    assert "'fallback' tests the outcome of 'fetch', which is not upstream of it" in refused["details"]
+    assert "Add 'fetch' to the deps of 'fallback'" in refused["diagnostics"][0]["guidance"]
+
+
+async def test_a_result_reported_before_the_retry_time_is_retry_not_before(tmp_path: Path) -> None:
+    flow = """\
+        name: w_v1
+        version: "1"
+        steps:
+          - {id: fetch, call: f.fetch, input_template: {key: a, fail_first: 1}, retry: {attempts: 2, backoff: 600}}
+        """
+    flaky = {"transport": "stdio", "command": sys.executable, "args": [str(FLAKY)]}
+    async with harness.gateway_on(tmp_path, {"w_v1": flow}, {"f": flaky}) as client:
+        ins = await harness.past_driver(client, ok(await call(client, "think.plan", workflow="w_v1")))
+        await client.call_tool(ins["call"], ins["input"])  # fails: attempt 1 of 2, the next not before 600 s
+        ref = {"workflow": "w_v1", "run_id": ins["run_id"], "step_id": "fetch"}
+        failure(await call(client, "think.next", **ref, result_snapshot={"key": "a"}), "RETRY_NOT_BEFORE")
 
 
 def test_every_code_was_produced(request: pytest.FixtureRequest) -> None:

@@ -66,12 +66,20 @@ LINT = wf("aaa-lint", "Run ruff on the CI runner.", ("python", "quality"))
 LIBRARY = [CI, DOCS, LINT]
 
 
-def test_compact_is_the_default_with_summary_fields_only() -> None:
+def test_compact_is_the_default_with_summary_fields_and_seed_003s_names_only() -> None:
     answer = list_workflows(LIBRARY)
     assert answer["mode"] == "compact" and answer["count"] == 3 and "warnings" not in answer
     assert [w["name"] for w in answer["workflows"]] == ["aaa-lint", "docs-build", "python-ci"]
     entry = answer["workflows"][2]
-    assert set(entry) == {"name", "description", "tags", "input_summary"}
+    assert set(entry) == {"name", "description", "tags", "input_summary", "id", "version", "desc"}
+    assert (entry["id"], entry["desc"]) == (entry["name"], entry["description"])
+    # a call naming the mode (the listing seed's) gets exactly its fields
+    assert set(list_workflows(LIBRARY, mode="compact")["workflows"][2]) == {
+        "name",
+        "description",
+        "tags",
+        "input_summary",
+    }
     assert entry["tags"] == ["python", "ci", "testing"]
     assert entry["input_summary"] == (
         "environment (string, optional), project_path (string, required), python_version (string, optional)"

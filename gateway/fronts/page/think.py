@@ -17,6 +17,7 @@ from gateway.think import tools
 from gateway.think.engine import Engine
 from gateway.think.graph import build
 from gateway.think.ops import Operations
+from gateway.think.outcomes import tested
 from gateway.think.state import RunState
 from gateway.think.workflow import Workflow
 
@@ -40,7 +41,13 @@ def workflow_graph(engine: Engine, workflow: Workflow) -> Drawn:
     except GatewayError:
         pass
     steps = [
-        Step(s.id, s.call, deps.get(s.id, ()), tag="foreach" if s.foreach else "when" if s.when else None)
+        Step(
+            s.id,
+            s.call,
+            deps.get(s.id, ()),
+            tag="foreach" if s.foreach else "when" if s.when else None,
+            tests=tested(s.when),
+        )
         for s in workflow.steps
     ]
     return layout(steps)

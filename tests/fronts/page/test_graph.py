@@ -78,3 +78,22 @@ def test_the_next_ready_step_of_a_run_is_marked() -> None:
         ]
     )
     assert {b.id for b in drawn.boxes if b.ready} == {"b", "e[0]"}  # c waits for b
+
+
+def test_an_outcome_test_is_drawn_as_an_outcome_edge_and_a_failed_step_counts_as_finished() -> None:
+    drawn = layout(
+        [
+            Step("fetch", "f.fetch", (), "failed"),
+            Step("use", "f.echo", ("fetch",), "skipped", "step fetch failed"),
+            Step("fallback", "f.echo", ("fetch",), "pending", tests=("fetch",)),
+            Step("cleanup", "f.echo", ("use", "fallback"), "pending", tests=("fetch",)),
+        ]
+    )
+    assert [(e.source, e.target, e.kind) for e in drawn.edges] == [
+        ("fetch", "use", "dep"),
+        ("fetch", "fallback", "outcome"),
+        ("use", "cleanup", "dep"),
+        ("fallback", "cleanup", "dep"),
+        ("fetch", "cleanup", "outcome"),
+    ]
+    assert [b.id for b in drawn.boxes if b.ready] == ["fallback"]
