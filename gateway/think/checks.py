@@ -14,10 +14,10 @@ from jinja2 import nodes
 
 from gateway.think.errors import Diagnostic, ThinkError
 from gateway.think.graph import BUILTIN_NAMES, LOOP_NAMES, Graph
-from gateway.think.graph import step_path as _path
 from gateway.think.templates import Templates
 from gateway.think.validator import Schemas
 from gateway.think.workflow import Step, Workflow
+from gateway.think.workflow import step_path as _path
 
 _GUARD_FILTERS = frozenset({"default", "d"})
 _GUARD_TESTS = frozenset({"defined", "undefined", "none"})

@@ -6,25 +6,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from gateway.think.errors import Diagnostic, ThinkError, diagnosed
-from gateway.think.outcomes import OUTCOMES, tested
+from gateway.think.outcomes import OUTCOMES, outcome_problems
 from gateway.think.templates import Templates
-from gateway.think.workflow import Step, Workflow
+from gateway.think.workflow import DRIVER_ANNOUNCE, DRIVER_BOOTSTRAP, Step, Workflow, client_side, step_path
 
-DRIVER_BOOTSTRAP = "__driver_bootstrap"
-DRIVER_ANNOUNCE = "__driver_announce"
 BUILTIN_NAMES = frozenset({"params", "run", "item", "loop", OUTCOMES})
 LOOP_NAMES = frozenset({"item", "loop"})
-
-
-def client_side(call: str) -> bool:
-    """Actions the client performs itself: `local.*` and `prompt.say` are not gateway tools."""
-    return call.startswith("local.") or call == "prompt.say"
-
-
-def observable(call: str) -> bool:
-    """Calls that pass through the gateway, so it can record their result: everything but `local.*`
-    (`prompt.say` and `think.driver_prompt` included: they are tools of the gateway's own servers)."""
-    return not call.startswith("local.")
 
 
 def inject_driver(workflow: Workflow, version: str) -> Workflow:
@@ -170,7 +157,7 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
             )
         )
     else:
-        problems += _outcome_problems(workflow, deps)
+        problems += outcome_problems(workflow, deps)
     if known_tools is not None:
         catalog = set(known_tools)
         for index, step in enumerate(workflow.steps):
@@ -194,64 +181,3 @@ def build(workflow: Workflow, templates: Templates, known_tools: Iterable[str] |
     except ThinkError:  # rendered when the run is done; its error is reported then
         reads[""] = frozenset(producers)
     return Graph(workflow, steps, deps, producers, reads)
-
-
-def _upstream(deps: dict[str, tuple[str, ...]], sid: str) -> set[str]:
-    found: set[str] = set()
-    todo = list(deps[sid])
-    while todo:
-        dep = todo.pop()
-        if dep not in found:
-            found.add(dep)
-            todo.extend(deps[dep])
-    return found
-
-
-def _outcome_problems(workflow: Workflow, deps: dict[str, tuple[str, ...]]) -> list[Diagnostic]:
-    """`when: failed(x)`/`succeeded(x)` edges: x must be a step, and upstream (x has an outcome when the step is
-    decided); `retry`/`continue_on_error` only where the gateway can see the call fail."""
-    problems: list[Diagnostic] = []
-    for index, step in enumerate(workflow.steps):
-        where = step_path(workflow, index, step)
-        for name in tested(step.when):
-            if name not in deps:
-                problems.append(
-                    Diagnostic(
-                        "UNKNOWN_STEP",
-                        workflow.source,
-                        f"{where}.when",
-                        f"step {step.id!r} tests the outcome of {name!r}, which is not a step of {workflow.name}",
-                        f"Test a step that exists: {', '.join(s.id for s in workflow.steps if s.id[:2] != '__')}.",
-                    )
-                )
-            elif name not in _upstream(deps, step.id):
-                problems.append(
-                    Diagnostic(
-                        "STEP_NOT_UPSTREAM",
-                        workflow.source,
-                        f"{where}.when",
-                        f"step {step.id!r} tests the outcome of {name!r}, which is not upstream of it: {step.id!r} "
-                        f"could be decided before {name!r} has an outcome",
-                        f"Add {name!r} to the deps of {step.id!r} (deps: [{', '.join([*step.deps, name])}]).",
-                    )
-                )
-        if (step.retry is not None or step.continue_on_error) and not observable(step.call):
-            problems.append(
-                Diagnostic(
-                    "YAML_SCHEMA_VIOLATION",
-                    workflow.source,
-                    where,
-                    f"step {step.id!r} has retry/continue_on_error but calls {step.call!r}, which the client does "
-                    "itself: the gateway never sees it fail",
-                    "Remove retry and continue_on_error from the step, or make it a call through the gateway.",
-                )
-            )
-    return problems
-
-
-def step_path(workflow: Workflow, index: int, step: Step) -> str:
-    """The step's path in its file (`steps[3]`; messages name the id); injected driver steps are not in it."""
-    offset = sum(1 for s in workflow.steps[:index] if s.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE))
-    if step.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE):
-        return f"(injected step {step.id})"
-    return f"steps[{index - offset}]"

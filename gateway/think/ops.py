@@ -17,8 +17,8 @@ from gateway.think.listing import list_workflows
 from gateway.think.resets import Resets
 from gateway.think.runs import spilled
 from gateway.think.seednames import seed_state
-from gateway.think.state import RunState, snapshot_of
-from gateway.think.views import graph_view, replay
+from gateway.think.state import RunState
+from gateway.think.views import graph_view, replay, snapshot_of
 
 logger = logging.getLogger(__name__)
 

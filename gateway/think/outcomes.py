@@ -11,8 +11,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from gateway.think.errors import Diagnostic
 from gateway.think.state import RunState, StepState
-from gateway.think.workflow import Retry
+from gateway.think.workflow import Retry, Workflow, observable, step_path
 
 OUTCOMES = "__outcomes"
 """The template variable the outcome tests read (a built-in name, like `params`)."""
@@ -104,3 +105,56 @@ def retry_line(sid: str, info: dict[str, Any]) -> str:
         f"Step {sid} failed (attempt {info['attempt'] - 1} of {info['of']}: {info['last_error']}). "
         f"Retry not before {info['not_before']} ({wait}attempt {info['attempt']} of {info['of']})"
     )
+
+
+def _upstream(deps: dict[str, tuple[str, ...]], sid: str) -> set[str]:
+    found: set[str] = set()
+    todo = list(deps[sid])
+    while todo:
+        dep = todo.pop()
+        if dep not in found:
+            found.add(dep)
+            todo.extend(deps[dep])
+    return found
+
+
+def outcome_problems(workflow: Workflow, deps: dict[str, tuple[str, ...]]) -> list[Diagnostic]:
+    """`when: failed(x)`/`succeeded(x)` edges: x must be a step, and upstream (x has an outcome when the step is
+    decided); `retry`/`continue_on_error` only where the gateway can see the call fail."""
+    problems: list[Diagnostic] = []
+    for index, step in enumerate(workflow.steps):
+        where = step_path(workflow, index, step)
+        for name in tested(step.when):
+            if name not in deps:
+                problems.append(
+                    Diagnostic(
+                        "UNKNOWN_STEP",
+                        workflow.source,
+                        f"{where}.when",
+                        f"step {step.id!r} tests the outcome of {name!r}, which is not a step of {workflow.name}",
+                        f"Test a step that exists: {', '.join(s.id for s in workflow.steps if s.id[:2] != '__')}.",
+                    )
+                )
+            elif name not in _upstream(deps, step.id):
+                problems.append(
+                    Diagnostic(
+                        "STEP_NOT_UPSTREAM",
+                        workflow.source,
+                        f"{where}.when",
+                        f"step {step.id!r} tests the outcome of {name!r}, which is not upstream of it: {step.id!r} "
+                        f"could be decided before {name!r} has an outcome",
+                        f"Add {name!r} to the deps of {step.id!r} (deps: [{', '.join([*step.deps, name])}]).",
+                    )
+                )
+        if (step.retry is not None or step.continue_on_error) and not observable(step.call):
+            problems.append(
+                Diagnostic(
+                    "YAML_SCHEMA_VIOLATION",
+                    workflow.source,
+                    where,
+                    f"step {step.id!r} has retry/continue_on_error but calls {step.call!r}, which the client does "
+                    "itself: the gateway never sees it fail",
+                    "Remove retry and continue_on_error from the step, or make it a call through the gateway.",
+                )
+            )
+    return problems

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic_core import to_json
 
 from gateway.think import runner
-from gateway.think.graph import observable
 from gateway.think.state import RunState
+from gateway.think.workflow import observable
 
 RUNS = 4096
 """Runs indexed at most (a few hundred bytes each)."""

@@ -3,7 +3,7 @@ version."""
 
 from typing import Any
 
-from gateway.think import retention, runner, tools
+from gateway.think import checkpoints, retention, runner, tools
 from gateway.think.engine import Engine, pin
 from gateway.think.errors import ThinkError
 from gateway.think.graph import Graph
@@ -52,7 +52,7 @@ class Resets:
                 )
             point, line, chunks = found
             gone = retention.missing(state, graph, point)
-            runner.restore(state, point, line, chunks)
+            checkpoints.restore(state, point, line, chunks)
             retention.restore_references(state, gone)
             state.log("reset", checkpoint)
             return self.engine.transitions.answer(state, graph, note=f"rolled back to after step {checkpoint}"), True

@@ -135,3 +135,23 @@ def restore_references(state: RunState, gone: dict[str, str]) -> None:
     """Bring back evicted captures as references to their spills (read whole by the caller's change first)."""
     for key, step_id in gone.items():
         state.captures[key] = reference(state, key, step_id)
+
+
+def where_kept(state: RunState, graph: Graph) -> dict[str, dict[str, str]]:
+    """Every result of the run, in step order: `inline` (whole in the state), `spilled` (a preview in the state,
+    the whole value at `read`) or `evicted` (left the state once no step read it; whole at `read`)."""
+    gone = evicted(state, graph)
+    found: dict[str, dict[str, str]] = {}
+    for sid, st in state.steps.items():
+        capture_as = graph.steps[st.template_of or sid].capture_as
+        key = capture_key(st, capture_as) if capture_as and st.status == "done" else None
+        if key is None or key.startswith("__"):
+            continue
+        record = state.captures.get(key)
+        if record is not None and record.get("file_path"):
+            found[key] = {"step_id": sid, "kept": "spilled", "read": str(record["file_path"])}
+        elif record is not None:
+            found[key] = {"step_id": sid, "kept": "inline"}
+        elif key in gone:
+            found[key] = {"step_id": sid, "kept": "evicted", "read": state.spills.location(spill_name(sid))}
+    return found

@@ -7,11 +7,12 @@ from typing import Any
 from gateway.think import outcomes
 from gateway.think.context import Limits, TaskOutput, full_value, relevance, select
 from gateway.think.errors import ThinkError
-from gateway.think.graph import Graph, observable
+from gateway.think.graph import Graph
 from gateway.think.seednames import with_seed_names
-from gateway.think.state import Checkpoint, RunState, StepState
+from gateway.think.state import RunState, StepState
 from gateway.think.statehash import state_hash
 from gateway.think.templates import Templates
+from gateway.think.workflow import observable
 
 
 def new_steps(graph: Graph) -> dict[str, StepState]:
@@ -223,34 +224,3 @@ def _named(capture: str, output: TaskOutput, names: tuple[str, ...]) -> bool:
     """Whether `names` name the capture or the step producing it (a foreach child's by its parent's name too)."""
     ids = (capture, capture.split("[", 1)[0], output.step_id, output.step_id.split("[", 1)[0])
     return any(i in names for i in ids)
-
-
-def checkpoint(state: RunState, name: str) -> Checkpoint:
-    statuses = {sid: st.status for sid, st in state.steps.items()}
-    return Checkpoint(name=name, version=state.version + 1, statuses=statuses, capture_keys=list(state.captures))
-
-
-def restore(state: RunState, point: Checkpoint, line: list[Checkpoint], chunks: int) -> None:
-    """Roll back: steps done since `point` are pending again (inputs re-rendered), later foreach children and
-    captures go; the run is active again and its checkpoints are `line` (ending at `point`) after the first
-    `chunks` spilled chunks: the later ones are dropped."""
-    fresh = {
-        "status": "pending",
-        "input": None,
-        "result_hash": None,
-        "source": None,
-        "reason": None,
-        "completed_at": None,
-        "attempts": 0,
-        "error": None,
-        "not_before": None,
-        "blocked_by": None,
-    }
-    state.steps = {
-        sid: st if point.statuses[sid] != "pending" else st.model_copy(update=fresh)
-        for sid, st in state.steps.items()
-        if sid in point.statuses
-    }
-    state.captures = {k: v for k, v in state.captures.items() if k in point.capture_keys}
-    state.observed, state.status = {}, "active"
-    state.checkpoints, state.checkpoint_chunks = line, chunks

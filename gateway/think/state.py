@@ -243,12 +243,3 @@ class StateStore:
 
     async def delete(self, owner: str, workflow: str, run_id: str) -> None:
         await self.records.delete(self.folder(owner, workflow), check_name("run", run_id))
-
-
-def snapshot_of(state: RunState) -> dict[str, Any]:
-    """What `think.state.get` shows (checkpoints and observations summarized, not dumped)."""
-    body = state.model_dump(exclude={"checkpoints", "observed", "history"})
-    body["checkpoints"] = [c.name for c in state.checkpoints]
-    body["observed"] = {k: {"hash": o.hash, "bytes": o.bytes} for k, o in state.observed.items()}
-    body["history"] = [h.model_dump(exclude_none=True) for h in state.history[-20:]]
-    return body

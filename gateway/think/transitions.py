@@ -9,18 +9,17 @@ from typing import Any, Literal
 
 from pydantic_core import to_json
 
-from gateway.think import failures, retention, runner, statehash
+from gateway.think import checkpoints, failures, retention, runner, statehash
 from gateway.think.context import make_output
 from gateway.think.errors import ThinkError
-from gateway.think.graph import Graph, observable
+from gateway.think.graph import Graph
 from gateway.think.graphs import Graphs
 from gateway.think.observed import bounded, captured, whole
 from gateway.think.payloads import Payloads
 from gateway.think.ready import digest
-from gateway.think.spills import spill_name
 from gateway.think.state import Observation, RunState
 from gateway.think.validator import Schemas
-from gateway.think.workflow import Step
+from gateway.think.workflow import Step, observable
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +62,7 @@ class Transitions:
     def _summary(self, state: RunState, graph: Graph) -> dict[str, Any]:
         done = [s for s, st in state.steps.items() if st.status == "done"]
         skipped = [s for s, st in state.steps.items() if st.status == "skipped"]
-        results = where_kept(state, graph)
+        results = retention.where_kept(state, graph)
         artifacts: Any = list(results)
         if graph.workflow.outputs:
             where = f"{graph.workflow.source}: outputs"
@@ -180,7 +179,7 @@ class Transitions:
         st.status, st.result_hash, st.source, st.completed_at = "done", hashed, source, state.clock
         st.error = st.not_before = None
         state.observed.pop(step_id, None)  # the capture holds it now, bounded (spilled when cut): not MBs per save
-        state.checkpoints.append(runner.checkpoint(state, step_id))
+        state.checkpoints.append(checkpoints.checkpoint(state, step_id))
         state.log("next", step_id, observed.bytes if observed is not None else len(to_json(used)), source)
         runner.advance(state, graph, self.templates)
         retention.retain(state, graph, self.graphs.limits(graph))
@@ -216,26 +215,6 @@ class Transitions:
             state.log("observe", sid, observation.bytes, "spilled" if observation.truncated else None)
             return Seen(sid, None), True
         return None, False  # not (or no longer) ready in the stored state: nothing to record
-
-
-def where_kept(state: RunState, graph: Graph) -> dict[str, dict[str, str]]:
-    """Every result of the run, in step order: `inline` (whole in the state), `spilled` (a preview in the state,
-    the whole value at `read`) or `evicted` (left the state once no step read it; whole at `read`)."""
-    gone = retention.evicted(state, graph)
-    found: dict[str, dict[str, str]] = {}
-    for sid, st in state.steps.items():
-        capture_as = graph.steps[st.template_of or sid].capture_as
-        key = retention.capture_key(st, capture_as) if capture_as and st.status == "done" else None
-        if key is None or key.startswith("__"):
-            continue
-        record = state.captures.get(key)
-        if record is not None and record.get("file_path"):
-            found[key] = {"step_id": sid, "kept": "spilled", "read": str(record["file_path"])}
-        elif record is not None:
-            found[key] = {"step_id": sid, "kept": "inline"}
-        elif key in gone:
-            found[key] = {"step_id": sid, "kept": "evicted", "read": state.spills.location(spill_name(sid))}
-    return found
 
 
 def lazy(observed: Observation | None, result: Any, template: Step) -> bool:

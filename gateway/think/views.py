@@ -141,3 +141,12 @@ def migrate(state: RunState, graph: Graph) -> dict[str, list[str]]:
         "added": [sid for sid in fresh if sid not in old],
         "dropped": dropped,
     }
+
+
+def snapshot_of(state: RunState) -> dict[str, Any]:
+    """What `think.state.get` shows (checkpoints and observations summarized, not dumped)."""
+    body = state.model_dump(exclude={"checkpoints", "observed", "history"})
+    body["checkpoints"] = [c.name for c in state.checkpoints]
+    body["observed"] = {k: {"hash": o.hash, "bytes": o.bytes} for k, o in state.observed.items()}
+    body["history"] = [h.model_dump(exclude_none=True) for h in state.history[-20:]]
+    return body

@@ -12,6 +12,8 @@ from gateway.think.format import VALIDATOR
 
 DEFAULT_DIR = shipped("workflows")
 MAX_PROBLEMS = 100
+DRIVER_BOOTSTRAP = "__driver_bootstrap"
+DRIVER_ANNOUNCE = "__driver_announce"
 """A file can be wrong in many places; past this many the rest would only repeat the same mistake."""
 
 
@@ -224,3 +226,22 @@ def parse(data: Any, source: str) -> Workflow:
         source=source,
         declares_inputs="inputs" in data,
     )
+
+
+def client_side(call: str) -> bool:
+    """Actions the client performs itself: `local.*` and `prompt.say` are not gateway tools."""
+    return call.startswith("local.") or call == "prompt.say"
+
+
+def observable(call: str) -> bool:
+    """Calls that pass through the gateway, so it can record their result: everything but `local.*`
+    (`prompt.say` and `think.driver_prompt` included: they are tools of the gateway's own servers)."""
+    return not call.startswith("local.")
+
+
+def step_path(workflow: Workflow, index: int, step: Step) -> str:
+    """The step's path in its file (`steps[3]`; messages name the id); injected driver steps are not in it."""
+    offset = sum(1 for s in workflow.steps[:index] if s.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE))
+    if step.id in (DRIVER_BOOTSTRAP, DRIVER_ANNOUNCE):
+        return f"(injected step {step.id})"
+    return f"steps[{index - offset}]"

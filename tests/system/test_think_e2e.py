@@ -22,7 +22,7 @@ from mcp import Client
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.think.graph import client_side
+from gateway.think.workflow import client_side
 from tests.harness import ROOT, gateway_params, hints_of, http_client, http_gateway, kitchen, text_of, write_config
 from tests.think.harness import FIXTURES
 

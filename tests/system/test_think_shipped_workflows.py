@@ -27,8 +27,8 @@ from mcp import Client
 from gateway.app.gateway import Gateway
 from gateway.app.prepare import environments
 from gateway.config import load_config
-from gateway.think.graph import observable
 from gateway.think.observed import unwrapped
+from gateway.think.workflow import observable
 from tests.harness import LAB_ENVS, ROOT, hints_of, port_file_server, text_of, write_config
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from gateway.think.errors import ThinkError
-from gateway.think.graph import DRIVER_ANNOUNCE, DRIVER_BOOTSTRAP, build, inject_driver
+from gateway.think.graph import build, inject_driver
 from gateway.think.templates import Templates
-from gateway.think.workflow import Workflow, parse
+from gateway.think.workflow import DRIVER_ANNOUNCE, DRIVER_BOOTSTRAP, Workflow, parse
 
 TOOLS = ["git.git_status", "git.git_diff", "git.git_log"]
 
@@ -91,42 +91,3 @@ def test_without_an_inputs_block_a_bare_name_is_a_param_and_tools_are_checked_on
     assert not flow.declares_inputs
     assert build(flow, Templates(), None).deps == {"a": ()}  # no catalog known yet: calls are not checked
     assert problems(flow)[0] == "UNKNOWN_TOOL"
-
-
-def test_outcome_tests_must_name_a_step_upstream_and_retry_only_a_call_the_gateway_sees() -> None:
-    flow = workflow(
-        """
-        - {id: status, call: git.git_status, retry: {attempts: 2}}
-        - {id: diff, call: git.git_diff, deps: [status], when: "failed(status) or succeeded('log')"}
-        - {id: log, call: git.git_log, when: "failed(nothing)"}
-        - {id: ask, call: local.ask, continue_on_error: true}
-        """
-    )
-    code, found = problems(flow)
-    assert code == "STEP_NOT_UPSTREAM"
-    assert found == [
-        (
-            "STEP_NOT_UPSTREAM",
-            "steps[1].when",
-            "step 'diff' tests the outcome of 'log', which is not upstream of it: 'diff' could be decided before "
-            "'log' has an outcome",
-        ),
-        ("UNKNOWN_STEP", "steps[2].when", "step 'log' tests the outcome of 'nothing', which is not a step of w_v1"),
-        (
-            "YAML_SCHEMA_VIOLATION",
-            "steps[3]",
-            "step 'ask' has retry/continue_on_error but calls 'local.ask', which the client does itself: the "
-            "gateway never sees it fail",
-        ),
-    ]
-
-
-def test_an_outcome_test_of_a_transitive_dependency_is_upstream() -> None:
-    flow = workflow(
-        """
-        - {id: status, call: git.git_status}
-        - {id: diff, call: git.git_diff, deps: [status]}
-        - {id: log, call: git.git_log, deps: [diff], when: "failed(status) or always()"}
-        """
-    )
-    assert build(flow, Templates(), TOOLS).deps["log"] == ("diff",)

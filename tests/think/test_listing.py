@@ -11,7 +11,7 @@ import pytest
 
 from bench.workflow_list import write_library
 from gateway.think.errors import ThinkError
-from gateway.think.graph import build, client_side, inject_driver
+from gateway.think.graph import build, inject_driver
 from gateway.think.library import Library
 from gateway.think.listing import (
     DESCRIPTION_LIMIT,
@@ -23,7 +23,7 @@ from gateway.think.listing import (
     truncate_description,
 )
 from gateway.think.templates import Templates
-from gateway.think.workflow import Step, Workflow
+from gateway.think.workflow import Step, Workflow, client_side
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / "workflows"
