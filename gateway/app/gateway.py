@@ -17,6 +17,7 @@ from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.grants import Grants
 from gateway.downstreams.oauth import OAuth, public_base
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.supervision import Target
@@ -94,6 +95,7 @@ class Gateway:
             self._list_changed,
             self._resource_updated,
             oauth=self.oauth,
+            grants=Grants(lambda: self.config.servers, self.stores.tokens),
         )
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": build.own_tools(self._status, self.outputs, self.prompts, self._search),

@@ -1,0 +1,232 @@
+"""Tokens for a downstream server without a browser (DESIGN §16), the two grants a team with an identity provider uses:
+
+- `token_exchange` (RFC 8693): each caller's verified front-door JWT (`Identity.jwt`) is exchanged at the configured
+  token endpoint for a token for that server, sealed per (identity, server) in the token store until it ends (the
+  same `SealedTokens` as `auth: oauth`), and their calls go out on their own pooled connection with it. `admit` runs
+  the exchange before a connection is leased, so a caller without a JWT, or one the authorization server refuses,
+  gets an answer naming why and no connection. The JWT is sent to that token endpoint only, never to the server.
+- `client_credentials`: one service token for the server, shared by every caller. The flow is the SDK's own
+  (`ClientCredentialsOAuthProvider`: discovery from the server's 401, the token from the configured issuer's token
+  endpoint), holding the token in memory and renewing it `REFRESH_EARLY_S` before it ends.
+"""
+
+import base64
+import time
+from collections.abc import AsyncGenerator, Callable, Mapping
+from urllib.parse import quote
+
+import anyio
+import httpx2
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import ValidationError
+
+from gateway import sdk
+from gateway.config import ClientCredentialsConfig, HttpServerConfig, ServerConfig, SseServerConfig, TokenExchangeConfig
+from gateway.downstreams.oauth_tokens import REFRESH_EARLY_S, SealedTokens, sealer
+from gateway.errors import GatewayError
+from gateway.session import Identity
+from gateway.store.tokens import Tokens
+
+EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+TOKEN_TYPES = {
+    "jwt": "urn:ietf:params:oauth:token-type:jwt",
+    "access_token": "urn:ietf:params:oauth:token-type:access_token",
+}
+EXCHANGE_TIMEOUT_S = 30.0
+"""How long the token endpoint may take to answer an exchange."""
+_ADVICE = {
+    "invalid_grant": "the authorization server does not accept the caller's JWT: check that it trusts the gateway's "
+    "identity provider (issuer, audience), or have the caller get a fresh token",
+    "invalid_target": "it issues no token for this audience/resource: check `audience` and `resource` in the server's "
+    "`auth`",
+    "invalid_client": "check `client_id` and `client_secret` in the server's `auth`",
+    "unauthorized_client": "the gateway's client may not use token exchange there: allow the grant for it",
+    "invalid_scope": "check `scopes` in the server's `auth`",
+}
+
+
+class ExchangeNeedsJwt(GatewayError):
+    def __init__(self, server: str, identity: Identity) -> None:
+        super().__init__(
+            f"[gateway] {server} acts as each caller by exchanging the JWT they called the gateway with (auth: "
+            f"token_exchange), and this call carries none ({identity.name} is a {identity.kind} caller). Call through "
+            "the HTTP front with a bearer JWT from the gateway's identity provider (auth.jwt); stdio and static-token "
+            f"callers cannot reach {server}."
+        )
+
+
+class ExchangeRefused(GatewayError):
+    pass
+
+
+class Grants:
+    """The tokens of every `token_exchange` and `client_credentials` server."""
+
+    def __init__(self, servers: Callable[[], Mapping[str, ServerConfig]], store: Tokens | None) -> None:
+        self._servers = servers
+        """The running config's servers, read at each use: a reload may add, change or drop one."""
+        self._store = store
+        self._locks: dict[tuple[str, str], anyio.Lock] = {}
+        """One exchange at a time per (identity, server): concurrent first calls share it."""
+
+    # -- token exchange ----------------------------------------------------------------------------
+
+    async def admit(self, server: str, identity: Identity) -> None:
+        """Hold a live exchanged token for `identity` at `server`, exchanging their JWT for one if needed.
+
+        Raises ExchangeNeedsJwt (the call carries no JWT) or ExchangeRefused (the authorization server said no)."""
+        storage = self.storage(server, identity)
+        if _live(await storage.get_tokens()):
+            return
+        if identity.jwt is None:
+            raise ExchangeNeedsJwt(server, identity)
+        key = (identity.key, server)
+        lock = self._locks.setdefault(key, anyio.Lock())
+        try:
+            async with lock:
+                if not _live(await storage.get_tokens()):  # another call of theirs may have exchanged meanwhile
+                    await storage.set_tokens(await self._exchange(server, identity.jwt, identity))
+        finally:
+            if not lock.statistics().tasks_waiting and self._locks.get(key) is lock:
+                del self._locks[key]
+
+    def auth(self, server: str, identity: Identity) -> httpx2.Auth:
+        """The httpx2 auth of `identity`'s connection to `server`: the token `admit` keeps for them."""
+        return _Exchanged(self.storage(server, identity))
+
+    def storage(self, server: str, identity: Identity) -> SealedTokens:
+        settings = self._settings(server)
+        if self._store is None:
+            raise ExchangeRefused("this gateway keeps no tokens (its store has none); token_exchange servers need one")
+        assert isinstance(settings.auth, TokenExchangeConfig)
+        return SealedTokens(self._store, sealer(settings.auth.token_key_env), identity, server)
+
+    async def _exchange(self, server: str, subject: str, identity: Identity) -> OAuthToken:
+        settings = self._settings(server)
+        auth = settings.auth
+        assert isinstance(auth, TokenExchangeConfig)
+        form = {
+            "grant_type": EXCHANGE_GRANT,
+            "subject_token": subject,
+            "subject_token_type": TOKEN_TYPES[auth.subject_token_type],
+            "requested_token_type": TOKEN_TYPES["access_token"],
+        }
+        resource = auth.resource or (settings.url if auth.audience is None else None)
+        form |= {k: v for k, v in (("audience", auth.audience), ("resource", resource)) if v is not None}
+        if auth.scopes:
+            form["scope"] = " ".join(auth.scopes)
+        headers = {"accept": "application/json"}
+        if auth.client_id is not None and auth.client_secret is not None:  # RFC 6749 §2.3.1: form-encoded, then Basic
+            pair = f"{quote(auth.client_id, safe='')}:{quote(auth.client_secret, safe='')}"
+            headers["authorization"] = f"Basic {base64.b64encode(pair.encode()).decode()}"
+        elif auth.client_id is not None:
+            form["client_id"] = auth.client_id
+        where = f"the token endpoint of {server} ({auth.token_endpoint})"
+        try:
+            with anyio.fail_after(EXCHANGE_TIMEOUT_S):
+                async with sdk.create_mcp_http_client() as http:
+                    response = await http.post(auth.token_endpoint, data=form, headers=headers)
+        except (httpx2.HTTPError, TimeoutError) as exc:
+            reason = f"no answer in {EXCHANGE_TIMEOUT_S:.0f} s" if isinstance(exc, TimeoutError) else str(exc)
+            raise ExchangeRefused(f"Could not reach {where} to exchange {identity.name}'s token: {reason}.") from None
+        if response.status_code != 200:
+            error, description = _error_of(response)
+            advice = _ADVICE.get(error, "see the authorization server's log for why")
+            raise ExchangeRefused(
+                f"[gateway] {where} refused to exchange {identity.name}'s token for one for {server}: "
+                f"{error} (HTTP {response.status_code}{': ' + description if description else ''}). {advice}."
+            )
+        try:
+            return OAuthToken.model_validate_json(response.content)
+        except ValidationError:
+            raise ExchangeRefused(f"{where} answered the exchange without a usable access token.") from None
+
+    # -- client credentials ------------------------------------------------------------------------
+
+    def service(self, settings: HttpServerConfig | SseServerConfig) -> httpx2.Auth:
+        """The httpx2 auth of a `client_credentials` server's one connection: the service token, from the SDK's flow
+        (built from the entry being started, which a reload may not have made the running config's yet)."""
+        auth = settings.auth
+        assert isinstance(auth, ClientCredentialsConfig)
+        scope = " ".join(auth.scopes) or None
+        held = _Held()
+        return _EarlyClientCredentials(
+            settings.url, held, auth.client_id, auth.client_secret, scope=scope, issuer=auth.issuer
+        )
+
+    def _settings(self, server: str) -> HttpServerConfig | SseServerConfig:
+        settings = self._servers().get(server)
+        if not isinstance(settings, HttpServerConfig | SseServerConfig) or not isinstance(
+            settings.auth, TokenExchangeConfig
+        ):
+            raise ExchangeRefused(f"Server {server!r} has no `auth: {{type: token_exchange}}` in the config now.")
+        return settings
+
+
+def _live(tokens: OAuthToken | None) -> bool:
+    """Held and not about to end (`SealedTokens` counts `expires_in` from now, early by `REFRESH_EARLY_S`)."""
+    return tokens is not None and (tokens.expires_in is None or tokens.expires_in > 0)
+
+
+def _error_of(response: httpx2.Response) -> tuple[str, str]:
+    """RFC 6749 §5.2's `error` and `error_description`, from whatever the endpoint sent."""
+    try:
+        body = response.json()
+    except ValueError:
+        return "an answer that is not JSON", ""
+    if not isinstance(body, dict):
+        return "an answer that is not an error object", ""
+    description = body.get("error_description")
+    return str(body.get("error", "no error code")), str(description)[:300] if description else ""
+
+
+class _Exchanged(httpx2.Auth):
+    """Sends the exchanged token `admit` keeps (read from the store once, then until it ends); a 401 forgets it, so
+    the caller's next call exchanges their JWT anew."""
+
+    def __init__(self, storage: SealedTokens) -> None:
+        self._storage = storage
+        self._held: tuple[str, float] | None = None
+        """(access token, monotonic time it counts as ended)."""
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self._held is None or self._held[1] <= time.monotonic():
+            tokens = await self._storage.get_tokens()
+            ends = float("inf") if tokens is None or tokens.expires_in is None else tokens.expires_in
+            self._held = None if tokens is None else (tokens.access_token, time.monotonic() + ends)
+        if self._held is not None:
+            request.headers["authorization"] = f"Bearer {self._held[0]}"
+        response = yield request
+        if response.status_code == 401:
+            self._held = None
+            await self._storage.forget()
+
+
+class _Held:
+    """`TokenStorage` in memory: a service token is one request away, so it is not kept at rest."""
+
+    def __init__(self) -> None:
+        self._tokens: OAuthToken | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return None  # the provider uses the configured client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        pass
+
+
+class _EarlyClientCredentials(ClientCredentialsOAuthProvider):
+    """The SDK's client-credentials flow, counting a token as ended `REFRESH_EARLY_S` before it does: no call carries
+    one past its end (the SDK would use it to the second, and a call in flight then fails with 401)."""
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        await super()._handle_token_response(response)
+        if self.context.token_expiry_time is not None:
+            self.context.token_expiry_time -= REFRESH_EARLY_S

@@ -1,0 +1,230 @@
+"""Tokens for a downstream server without a browser (`gateway.downstreams.grants`), against a real authorization server
+and MCP server (`tests/servers/guarded.py`) that trusts a real identity provider's JWTs (`tests/idp.py`): token
+exchange per caller (RFC 8693) and one client-credentials token for everyone."""
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from cryptography.fernet import Fernet
+from pydantic import TypeAdapter
+
+from gateway.app.servers import Servers
+from gateway.config import SecretsConfig, ServerConfig
+from gateway.downstreams import secrets
+from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.grants import ExchangeNeedsJwt, ExchangeRefused, Grants
+from gateway.downstreams.oauth_tokens import token_key
+from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
+from gateway.session import Identity, os_user
+from gateway.store.local.tokens import LocalTokens
+from tests.harness import text_of
+from tests.idp import AUDIENCE, ISSUER, IdentityProvider
+from tests.idp import serving as serving_idp
+from tests.servers.guarded import serving
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[IdentityProvider]:
+    with serving_idp(IdentityProvider()) as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory, idp: IdentityProvider) -> Iterator[str]:
+    trust = ("--jwks", idp.jwks_url, "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE)
+    with serving(tmp_path_factory.mktemp("guarded"), *trust) as base:
+        yield base
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> str:
+    value = Fernet.generate_key().decode()
+    monkeypatch.setenv("GATEWAY_TOKEN_KEY", value)
+    return value
+
+
+def caller(idp: IdentityProvider, sub: str, **claims: Any) -> Identity:
+    """Who the HTTP front would make of a request bearing `sub`'s JWT (`JwtVerifier.verify` keeps it on them)."""
+    return Identity(sub, "jwt", sub, issuer=ISSUER, jwt=idp.token(sub, **claims))
+
+
+def exchange_server(base: str, **auth: Any) -> ServerConfig:
+    auth = {"type": "token_exchange", "token_endpoint": f"{base}/token", "client_id": "gateway"} | auth
+    config = {"transport": "http", "url": f"{base}/mcp", "auth": {"client_secret": "gateway-secret", **auth}}
+    return TypeAdapter(ServerConfig).validate_python(config)
+
+
+def built(grants: Grants, config: ServerConfig) -> Downstream | Pool:
+    relay = Relay(logger_name=lambda server, name: server)
+    env = secrets.from_config(SecretsConfig(sources=["env"]))
+    servers = Servers(relay, env, lambda: 1 << 20, lambda s, k, a=None: None, _ignored, grants=grants)
+    return servers("forge", config)
+
+
+async def _ignored(*_: object) -> None:
+    return None
+
+
+async def admin(base: str, what: str, **query: Any) -> dict[str, int]:
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"{base}/admin/{what}", params=query)
+    counts: dict[str, int] = response.json()
+    return counts
+
+
+async def whoami(downstream: Downstream) -> str | None:
+    result = await downstream.call_tool("whoami", {})
+    assert isinstance(result, types.CallToolResult) and not result.is_error, result
+    user: str | None = json.loads(text_of(result))["user"]
+    return user
+
+
+async def whoami_as(pool: Pool, identity: Identity) -> str | None:
+    async with pool.lease(identity, {}) as downstream:
+        return await whoami(downstream)
+
+
+@pytest.fixture
+async def exchanging(guarded: str, tmp_path: Path) -> AsyncIterator[tuple[Pool, LocalTokens]]:
+    store = LocalTokens(tmp_path / "tokens")
+    config = exchange_server(guarded)
+    pool = built(Grants(lambda: {"forge": config}, store), config)
+    assert isinstance(pool, Pool)
+    async with pool.running():
+        yield pool, store
+
+
+async def test_each_caller_acts_as_themselves_with_their_jwt_exchanged_once_and_sealed_at_rest(
+    exchanging: tuple[Pool, LocalTokens], guarded: str, idp: IdentityProvider, tmp_path: Path
+) -> None:
+    pool, store = exchanging
+    alice, bob = caller(idp, "alice"), caller(idp, "bob")
+    before = (await admin(guarded, "ttl", s=3600))["exchanges"]
+    assert await whoami_as(pool, alice) == "alice"
+    assert await whoami_as(pool, bob) == "bob"
+    assert await whoami_as(pool, alice) == "alice"
+    assert (await admin(guarded, "ttl", s=3600))["exchanges"] - before == 2  # alice's second call: her cached token
+    assert pool.processes == 2
+    sealed = await store.get(token_key(alice, "forge"))
+    assert sealed is not None and b"access_token" not in sealed and alice.jwt is not None
+    assert alice.jwt.encode() not in sealed and alice.jwt not in repr(alice)
+
+
+async def test_fifty_concurrent_first_calls_of_one_caller_make_one_exchange(
+    exchanging: tuple[Pool, LocalTokens], guarded: str, idp: IdentityProvider
+) -> None:
+    pool, _ = exchanging
+    carol = caller(idp, "carol")
+    before = (await admin(guarded, "ttl", s=3600))["exchanges"]
+    seen: list[str | None] = []
+
+    async def call() -> None:
+        seen.append(await whoami_as(pool, carol))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(call)
+    assert seen == ["carol"] * 50
+    assert (await admin(guarded, "ttl", s=3600))["exchanges"] - before == 1
+
+
+async def test_a_token_about_to_end_is_exchanged_anew_before_the_call(
+    exchanging: tuple[Pool, LocalTokens], guarded: str, idp: IdentityProvider
+) -> None:
+    pool, _ = exchanging
+    dave = caller(idp, "dave")
+    before = (await admin(guarded, "ttl", s=30))["exchanges"]  # within the 30 s margin: ended as soon as issued
+    try:
+        assert await whoami_as(pool, dave) == "dave"
+        assert await whoami_as(pool, dave) == "dave"
+    finally:
+        after = (await admin(guarded, "ttl", s=3600))["exchanges"]
+    assert after - before == 2
+
+
+async def test_a_caller_without_a_jwt_is_told_what_is_missing_and_gets_no_connection(
+    exchanging: tuple[Pool, LocalTokens],
+) -> None:
+    pool, _ = exchanging
+    for who in (os_user(), Identity("ci", "static", "ci")):
+        with pytest.raises(ExchangeNeedsJwt) as refused:
+            await whoami_as(pool, who)
+        assert "carries no" in str(refused.value) and "bearer JWT" in str(refused.value), refused.value
+        assert f"is a {who.kind} caller" in str(refused.value)
+    assert pool.processes == 0
+
+
+@pytest.mark.parametrize(
+    ("auth", "jwt_claims", "error", "advice"),
+    [
+        (
+            {"audience": "https://elsewhere/mcp", "resource": "https://elsewhere/mcp"},
+            {},
+            "invalid_target",
+            "`audience`",
+        ),
+        ({}, {"aud": "https://another-gateway/mcp"}, "invalid_grant", "trusts the gateway's identity provider"),
+        ({"client_secret": "wrong"}, {}, "invalid_client", "`client_secret`"),
+    ],
+)
+async def test_a_refused_exchange_names_the_authorization_servers_error_and_what_to_do(
+    guarded: str,
+    idp: IdentityProvider,
+    tmp_path: Path,
+    auth: dict[str, str],
+    jwt_claims: dict[str, str],
+    error: str,
+    advice: str,
+) -> None:
+    config = exchange_server(guarded, **auth)
+    pool = built(Grants(lambda: {"forge": config}, LocalTokens(tmp_path / "tokens")), config)
+    assert isinstance(pool, Pool)
+    async with pool.running():
+        with pytest.raises(ExchangeRefused) as refused:
+            await whoami_as(pool, caller(idp, "erin", **jwt_claims))
+        assert pool.processes == 0
+    text = str(refused.value)
+    assert f"{guarded}/token" in text and error in text and advice in text, text
+    assert "erin" in text and "forge" in text
+
+
+def service_server(base: str) -> ServerConfig:
+    auth = {"type": "client_credentials", "client_id": "gateway", "client_secret": "gateway-secret", "issuer": base}
+    return TypeAdapter(ServerConfig).validate_python({"transport": "http", "url": f"{base}/mcp", "auth": auth})
+
+
+async def test_every_caller_shares_one_service_token_from_client_credentials(guarded: str) -> None:
+    config = service_server(guarded)
+    downstream = built(Grants(lambda: {"forge": config}, None), config)
+    assert isinstance(downstream, Downstream)  # one connection for everyone
+    before = (await admin(guarded, "ttl", s=3600))["client_credentials"]
+    async with downstream.running():
+        await downstream.settled()
+        assert await whoami(downstream) == "service:gateway"
+        assert await whoami(downstream) == "service:gateway"
+    assert (await admin(guarded, "ttl", s=3600))["client_credentials"] - before == 1
+
+
+async def test_a_service_token_is_renewed_before_it_ends(guarded: str) -> None:
+    config = service_server(guarded)
+    downstream = built(Grants(lambda: {"forge": config}, None), config)
+    assert isinstance(downstream, Downstream)
+    await admin(guarded, "ttl", s=30)  # within the 30 s margin: each token counts as ended as soon as it is issued
+    try:
+        async with downstream.running():
+            await downstream.settled()
+            connected = (await admin(guarded, "ttl", s=30))["client_credentials"]
+            assert await whoami(downstream) == "service:gateway"  # the token of the connection is not sent again
+            assert (await admin(guarded, "ttl", s=30))["client_credentials"] > connected
+    finally:
+        await admin(guarded, "ttl", s=3600)
