@@ -88,6 +88,7 @@ class Gateway:
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
         self.relay = build.relay(config, build.bare_server(config))
         self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
+        self.grants = Grants(lambda: self.config.servers, self.stores.tokens)
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),
@@ -95,7 +96,7 @@ class Gateway:
             self._list_changed,
             self._resource_updated,
             oauth=self.oauth,
-            grants=Grants(lambda: self.config.servers, self.stores.tokens),
+            grants=self.grants,
         )
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": build.own_tools(self._status, self.outputs, self.prompts, self._search),
