@@ -88,7 +88,7 @@ class Grants:
                 if not _live(await storage.get_tokens()):  # another call of theirs may have exchanged meanwhile
                     await storage.set_tokens(await self._exchange(server, identity.jwt, identity))
         finally:
-            if not lock.statistics().tasks_waiting and self._locks.get(key) is lock:
+            if not lock.locked() and not lock.statistics().tasks_waiting and self._locks.get(key) is lock:
                 del self._locks[key]
 
     def auth(self, server: str, identity: Identity) -> httpx2.Auth:
@@ -224,7 +224,13 @@ class _Held:
 
 class _EarlyClientCredentials(ClientCredentialsOAuthProvider):
     """The SDK's client-credentials flow, counting a token as ended `REFRESH_EARLY_S` before it does: no call carries
-    one past its end (the SDK would use it to the second, and a call in flight then fails with 401)."""
+    one past its end (the SDK would use it to the second, and a call in flight then fails with 401). Configured scopes
+    are asked for as configured: the SDK replaces them with what the server's 401 names (or none)."""
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        if self._fixed_client_info.scope:
+            self.context.client_metadata.scope = self._fixed_client_info.scope
+        return await super()._perform_authorization()
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)

@@ -74,10 +74,11 @@ async def _ignored(*_: object) -> None:
     return None
 
 
-async def admin(base: str, what: str, **query: Any) -> dict[str, int]:
+async def admin(base: str, what: str, **query: Any) -> dict[str, Any]:
+    """The authorization server's counts (and the scope last asked for without a browser), after `what`."""
     async with httpx2.AsyncClient() as http:
         response = await http.post(f"{base}/admin/{what}", params=query)
-    counts: dict[str, int] = response.json()
+    counts: dict[str, Any] = response.json()
     return counts
 
 
@@ -198,8 +199,9 @@ async def test_a_refused_exchange_names_the_authorization_servers_error_and_what
     assert "erin" in text and "forge" in text
 
 
-def service_server(base: str) -> ServerConfig:
+def service_server(base: str, **more: Any) -> ServerConfig:
     auth = {"type": "client_credentials", "client_id": "gateway", "client_secret": "gateway-secret", "issuer": base}
+    auth |= more
     return TypeAdapter(ServerConfig).validate_python({"transport": "http", "url": f"{base}/mcp", "auth": auth})
 
 
@@ -228,3 +230,21 @@ async def test_a_service_token_is_renewed_before_it_ends(guarded: str) -> None:
             assert (await admin(guarded, "ttl", s=30))["client_credentials"] > connected
     finally:
         await admin(guarded, "ttl", s=3600)
+
+
+async def test_the_configured_scopes_are_asked_for_in_both_grants(
+    guarded: str, idp: IdentityProvider, tmp_path: Path
+) -> None:
+    scopes = ["repo:read", "issues:write"]
+    config = service_server(guarded, scopes=scopes)
+    downstream = built(Grants(lambda: {"forge": config}, None), config)
+    assert isinstance(downstream, Downstream)
+    async with downstream.running():
+        await downstream.settled()  # the server's 401 names no scope: the SDK alone would then ask for none
+    assert (await admin(guarded, "ttl", s=3600))["last_scope"] == "repo:read issues:write"
+    config = exchange_server(guarded, scopes=scopes)
+    pool = built(Grants(lambda: {"forge": config}, LocalTokens(tmp_path / "tokens")), config)
+    assert isinstance(pool, Pool)
+    async with pool.running():
+        assert await whoami_as(pool, caller(idp, "frank")) == "frank"
+    assert (await admin(guarded, "ttl", s=3600))["last_scope"] == "repo:read issues:write"

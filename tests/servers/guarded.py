@@ -63,6 +63,8 @@ class Authority:
             "exchanges": 0,
             "client_credentials": 0,
         }
+        self.last_scope: str | None = None
+        """The scope the latest grant without a browser asked for."""
         self.keys: jwt.PyJWKClient | None = None
         """The identity provider whose JWTs token exchange accepts (None: it accepts none)."""
         self.jwt_issuer, self.jwt_audience = "", ""
@@ -87,6 +89,7 @@ class Authority:
 
     async def grant_without_browser(self, request: Request, form: Any) -> Response:
         client = self.client_of(request)
+        self.last_scope = None if form.get("scope") is None else str(form.get("scope"))
         if client is None:
             return JSONResponse({"error": "invalid_client", "error_description": "unknown client or secret"}, 401)
         if form.get("grant_type") == "client_credentials":
@@ -189,7 +192,7 @@ class Authority:
                 for grants in (self.access, self.refresh):
                     for token in [t for t, g in grants.items() if g["user"] == user]:
                         del grants[token]
-        return JSONResponse(self.counts)
+        return JSONResponse({**self.counts, "last_scope": self.last_scope})
 
 
 def build(authority: Authority) -> Starlette:
