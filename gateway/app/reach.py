@@ -4,10 +4,10 @@ it exchanges the caller's JWT (which a call without one cannot do), it calls as 
 it is down. Read from the running gateway's state and the token store; nobody's token is used or shown."""
 
 import math
+from typing import Any
 
 from gateway.app.gateway import Gateway
 from gateway.config import ClientCredentialsConfig, OAuthConfig, ServerConfig, StdioServerConfig, TokenExchangeConfig
-from gateway.downstreams.pool import Pool
 from gateway.downstreams.secrets import references
 from gateway.errors import GatewayError
 from gateway.middleware.policy import Policy, Subject
@@ -17,23 +17,31 @@ from gateway.session import Identity
 
 async def reach(gateway: Gateway, identity: Identity, catalog: Catalog) -> list[str]:
     """One line per configured server: `  NAME: yes|no|…: why`."""
-    lines, status = [], gateway.registry.status()
-    for name, server in gateway.config.servers.items():
-        state = status.get(name, {})
-        why = _denied(name, catalog, gateway.policy, identity)
-        if why is None:
-            try:
-                why = await _credential(name, server, gateway, identity)
-            except GatewayError as exc:  # e.g. no token key: what to fix, as a call would say
-                why = f"cannot tell: {exc}"
-        if why is None and state.get("state") == "down":
-            why = f"no: down ({state.get('last_error') or 'no error noted'})"
-        if why is None:
-            pool = isinstance(gateway.registry.downstreams.get(name), Pool)
-            per_user = f"per user ({', '.join(sorted(references(server)))}); " if references(server) else ""
-            why = f"yes: {per_user}{state.get('state', 'unknown')}" + (" (its process starts on a call)" * pool)
-        lines.append(f"  {name}: {why}")
-    return lines
+    status = gateway.registry.status()
+    return [
+        f"  {name}: {await _verdict(gateway, name, server, status.get(name, {}), identity, catalog)}"
+        for name, server in gateway.config.servers.items()
+    ]
+
+
+async def _verdict(
+    gateway: Gateway, name: str, server: ServerConfig, state: dict[str, Any], identity: Identity, catalog: Catalog
+) -> str:
+    why = _denied(name, catalog, gateway.policy, identity)
+    if why is not None:
+        return why
+    if state.get("state") not in ("up", "idle"):  # a pool (per person) is up or idle: its members are each one's
+        error = state.get("last_error")
+        return f"no: {state.get('state', 'not running')}" + (f" ({error})" if error else "")
+    try:
+        why = await _credential(name, server, gateway, identity)
+    except GatewayError as exc:  # e.g. no token key: what to fix, as a call would say
+        return f"cannot tell: {exc}"
+    if why is not None:
+        return why
+    per_user = f"per user ({', '.join(sorted(references(server)))}), " if references(server) else ""
+    idle = " (a process of theirs starts on their first call)" if state.get("state") == "idle" else ""
+    return f"yes: {per_user}{state.get('state', 'unknown')}{idle}"
 
 
 def _denied(server: str, catalog: Catalog, policy: Policy, identity: Identity) -> str | None:

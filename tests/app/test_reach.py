@@ -62,6 +62,12 @@ async def test_check_as_says_per_server_whether_the_identity_can_reach_it_and_wh
             "auth": {"type": "client_credentials", "client_id": "gateway", "client_secret": "gateway-secret"}
             | {"issuer": guarded},
         },
+        "badsvc": {
+            "transport": "http",
+            "url": f"{guarded}/mcp",
+            "auth": {"type": "client_credentials", "client_id": "gateway", "client_secret": "wrong"}
+            | {"issuer": guarded},
+        },
     }
     auth = {
         "resource_url": "http://127.0.0.1/mcp",
@@ -116,3 +122,5 @@ async def test_check_as_says_per_server_whether_the_identity_can_reach_it_and_wh
     assert "  ex: no: token exchange needs the caller's JWT, and a static caller has none" in bot
     service = f"  svc: yes: as the service identity (client 'gateway' at {guarded}), the same for every caller"
     assert service in alice and service in bot
+    refused = [line for line in bot if line.startswith("  badsvc: no: ")]  # down, or restarting after the refusal
+    assert refused and "invalid_client" in refused[0], "\n".join(bot)

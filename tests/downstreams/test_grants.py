@@ -24,7 +24,7 @@ from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.session import Identity, os_user
 from gateway.store.local.tokens import LocalTokens
-from tests.harness import text_of
+from tests.harness import free_port, text_of
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.idp import serving as serving_idp
 from tests.servers.guarded import serving
@@ -203,6 +203,19 @@ def service_server(base: str, **more: Any) -> ServerConfig:
     auth = {"type": "client_credentials", "client_id": "gateway", "client_secret": "gateway-secret", "issuer": base}
     auth |= more
     return TypeAdapter(ServerConfig).validate_python({"transport": "http", "url": f"{base}/mcp", "auth": auth})
+
+
+async def test_an_unreachable_token_endpoint_is_named_with_why(
+    guarded: str, idp: IdentityProvider, tmp_path: Path
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/token"
+    config = exchange_server(guarded, token_endpoint=closed)
+    pool = built(Grants(lambda: {"forge": config}, LocalTokens(tmp_path / "tokens")), config)
+    assert isinstance(pool, Pool)
+    async with pool.running():
+        with pytest.raises(ExchangeRefused) as refused:
+            await whoami_as(pool, caller(idp, "gina"))
+    assert f"Could not reach the token endpoint of forge ({closed}) to exchange gina's token" in str(refused.value)
 
 
 async def test_every_caller_shares_one_service_token_from_client_credentials(guarded: str) -> None:
