@@ -63,7 +63,9 @@ async def _credential(name: str, server: ServerConfig, gateway: Gateway, identit
         if held is not None and (held.expires_in is None or held.expires_in > 0):
             return f"yes: holds an exchanged token{_for(held.expires_in)}"
         if identity.kind != "jwt":
-            return f"no: token exchange needs the caller's JWT, and a {identity.kind} caller has none"
+            return (
+                f"no: token exchange needs the caller's JWT, and {identity.name} is not a JWT caller ({identity.kind})"
+            )
         return f"yes, with a JWT: the caller's JWT is exchanged at {auth.token_endpoint} on their first call"
     if isinstance(auth, OAuthConfig):
         tokens = await gateway.oauth.storage(name, identity).get_tokens()

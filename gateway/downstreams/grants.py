@@ -46,13 +46,22 @@ _ADVICE = {
 }
 
 
+_WITHOUT_JWT = {
+    "jwt": "called without it here",  # from the page, whose sign-in is a cookie
+    "static": "called with a static token",
+    "os": "is a stdio session's user",
+    "anonymous": "called without any token",
+}
+
+
 class ExchangeNeedsJwt(GatewayError):
     def __init__(self, server: str, identity: Identity) -> None:
+        how = _WITHOUT_JWT[identity.kind]
         super().__init__(
             f"[gateway] {server} acts as each caller by exchanging the JWT they called the gateway with (auth: "
-            f"token_exchange), and this call carries none ({identity.name} is a {identity.kind} caller). Call through "
-            "the HTTP front with a bearer JWT from the gateway's identity provider (auth.jwt); stdio and static-token "
-            f"callers cannot reach {server}."
+            f"token_exchange), and this call carries none ({identity.name} {how}). Call through the HTTP front with "
+            f"a bearer JWT from the gateway's identity provider (auth.jwt); stdio and static-token callers cannot "
+            f"reach {server}."
         )
 
 

@@ -119,7 +119,7 @@ async def test_check_as_says_per_server_whether_the_identity_can_reach_it_and_wh
     assert "  forge: yes: the token expired, and a refresh is available (the next call refreshes it)" in carol
     exchanged = f"  ex: yes, with a JWT: the caller's JWT is exchanged at {guarded}/token on their first call"
     assert exchanged in alice
-    assert "  ex: no: token exchange needs the caller's JWT, and a static caller has none" in bot
+    assert "  ex: no: token exchange needs the caller's JWT, and ci-bot is not a JWT caller (static)" in bot
     service = f"  svc: yes: as the service identity (client 'gateway' at {guarded}), the same for every caller"
     assert service in alice and service in bot
     refused = [line for line in bot if line.startswith("  badsvc: no: ")]  # down, or restarting after the refusal

@@ -157,11 +157,14 @@ async def test_a_caller_without_a_jwt_is_told_what_is_missing_and_gets_no_connec
     exchanging: tuple[Pool, LocalTokens],
 ) -> None:
     pool, _ = exchanging
-    for who in (os_user(), Identity("ci", "static", "ci")):
+    page_viewer = Identity("hana", "jwt", "hana", ISSUER)  # the page's sign-in is a cookie: no JWT with the call
+    bot = Identity("ci", "static", "ci")
+    without = [(os_user(), "is a stdio session's user"), (bot, "called with a static token")]
+    for who, how in [*without, (page_viewer, "called without it here")]:
         with pytest.raises(ExchangeNeedsJwt) as refused:
             await whoami_as(pool, who)
         assert "carries no" in str(refused.value) and "bearer JWT" in str(refused.value), refused.value
-        assert f"is a {who.kind} caller" in str(refused.value)
+        assert f"({who.name} {how})" in str(refused.value)
     assert pool.processes == 0
 
 

@@ -70,7 +70,7 @@ async def test_each_jwt_caller_reaches_the_server_as_themselves_and_a_static_tok
             async with http_client(base, headers=bearer(BOT)) as bot:
                 refused = await bot.call_tool("forge.whoami", {})
                 assert refused.is_error and "carries no" in answer(refused), answer(refused)
-                assert "bearer JWT" in answer(refused) and "ci-bot is a static caller" in answer(refused)
+                assert "bearer JWT" in answer(refused) and "ci-bot called with a static token" in answer(refused)
                 assert json.loads(text_of(await bot.call_tool("svc.whoami", {}))) == {"user": "service:gateway"}
             for person in ("alice", "bob"):
                 async with http_client(base, headers=bearer(idp.token(person))) as client:
