@@ -23,11 +23,13 @@ from gateway.downstreams.oauth_tokens import token_key
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
 from gateway.session import Identity, os_user
+from gateway.store.backends import open_stores
 from gateway.store.local.tokens import LocalTokens
 from tests.harness import free_port, text_of
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.idp import serving as serving_idp
 from tests.servers.guarded import serving
+from tests.services import redis_server, store_config
 
 pytestmark = pytest.mark.anyio
 
@@ -137,6 +139,29 @@ async def test_fifty_concurrent_first_calls_of_one_caller_make_one_exchange(
                 tg.start_soon(call)
     assert seen == ["carol"] * 50
     assert (await admin(guarded, "ttl", s=3600))["exchanges"] - before == 1
+
+
+async def test_a_token_exchanged_through_one_replica_serves_calls_through_another_over_redis(
+    guarded: str, idp: IdentityProvider, tmp_path: Path
+) -> None:
+    config = exchange_server(guarded)
+    ivan = caller(idp, "ivan")
+    with redis_server(tmp_path / "redis") as redis:
+        one, two = (open_stores(store_config("redis", redis.url, "grants:", tmp_path / n)) for n in ("one", "two"))
+        try:
+            before = (await admin(guarded, "ttl", s=3600))["exchanges"]
+            with anyio.fail_after(60):
+                for stores in (one, two):
+                    pool = built(Grants(lambda: {"forge": config}, stores.tokens), config)
+                    assert isinstance(pool, Pool)
+                    async with pool.running():
+                        assert await whoami_as(pool, ivan) == "ivan"
+            assert (await admin(guarded, "ttl", s=3600))["exchanges"] - before == 1
+            raw = await one.redis.get(f"grants:token:{token_key(ivan, 'forge')}")
+            assert raw is not None and b"access_token" not in raw  # sealed there too
+        finally:
+            await one.aclose()
+            await two.aclose()
 
 
 async def test_a_token_about_to_end_is_exchanged_anew_before_the_call(
