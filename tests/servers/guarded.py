@@ -63,6 +63,8 @@ class Authority:
             "exchanges": 0,
             "client_credentials": 0,
         }
+        self.issued: list[str] = []
+        """Every access token issued, for a test to look for where none may appear (`/admin/issued`)."""
         self.last_scope: str | None = None
         """The scope the latest grant without a browser asked for."""
         self.keys: jwt.PyJWKClient | None = None
@@ -73,6 +75,7 @@ class Authority:
         access = secrets.token_urlsafe(24)
         self.access[access] = {**grant, "exp": time.time() + self.ttl_s}
         issued = {"access_token": access, "token_type": "Bearer", "expires_in": self.ttl_s}
+        self.issued.append(access)
         if refresh:
             issued["refresh_token"] = secrets.token_urlsafe(24)
             self.refresh[str(issued["refresh_token"])] = grant
@@ -192,6 +195,8 @@ class Authority:
                 for grants in (self.access, self.refresh):
                     for token in [t for t, g in grants.items() if g["user"] == user]:
                         del grants[token]
+            case "issued":
+                return JSONResponse(self.issued)
         return JSONResponse({**self.counts, "last_scope": self.last_scope})
 
 
