@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from gateway import sdk
 from gateway.config import ClientCredentialsConfig, HttpServerConfig, ServerConfig, SseServerConfig, TokenExchangeConfig
 from gateway.downstreams.oauth_tokens import REFRESH_EARLY_S, SealedTokens, sealer
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, describe
 from gateway.session import Identity
 from gateway.store.tokens import Tokens
 
@@ -137,8 +137,11 @@ class Grants:
                 async with sdk.create_mcp_http_client() as http:
                     response = await http.post(auth.token_endpoint, data=form, headers=headers)
         except (httpx2.HTTPError, TimeoutError) as exc:
-            reason = f"no answer in {EXCHANGE_TIMEOUT_S:.0f} s" if isinstance(exc, TimeoutError) else str(exc)
-            raise ExchangeRefused(f"Could not reach {where} to exchange {identity.name}'s token: {reason}.") from None
+            reason = f"no answer in {EXCHANGE_TIMEOUT_S:.0f} s" if isinstance(exc, TimeoutError) else describe(exc)
+            raise ExchangeRefused(
+                f"Could not reach {where} to exchange {identity.name}'s token: {reason}. Check that the gateway "
+                "reaches it (the URL, the network), then call again."
+            ) from None
         if response.status_code != 200:
             error, description = _error_of(response)
             advice = _ADVICE.get(error, "see the authorization server's log for why")
@@ -149,7 +152,10 @@ class Grants:
         try:
             return OAuthToken.model_validate_json(response.content)
         except ValidationError:
-            raise ExchangeRefused(f"{where} answered the exchange without a usable access token.") from None
+            raise ExchangeRefused(
+                f"{where} answered the exchange without a usable access token (RFC 8693 `access_token`, `token_type` "
+                "Bearer); check that it issues access tokens by token exchange to the gateway's client."
+            ) from None
 
     # -- client credentials ------------------------------------------------------------------------
 
