@@ -22,6 +22,7 @@ from gateway.downstreams.grants import ExchangeNeedsJwt, ExchangeRefused, Grants
 from gateway.downstreams.oauth_tokens import token_key
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
+from gateway.errors import GatewayError
 from gateway.session import Identity, os_user
 from gateway.store.backends import open_stores
 from gateway.store.local.tokens import LocalTokens
@@ -176,6 +177,20 @@ async def test_a_token_about_to_end_is_exchanged_anew_before_the_call(
     finally:
         after = (await admin(guarded, "ttl", s=3600))["exchanges"]
     assert after - before == 2
+
+
+async def test_a_token_the_server_stops_honouring_is_forgotten_and_exchanged_anew_on_the_next_call(
+    exchanging: tuple[Pool, LocalTokens], guarded: str, idp: IdentityProvider
+) -> None:
+    pool, store = exchanging
+    jack = caller(idp, "jack")
+    assert await whoami_as(pool, jack) == "jack"
+    before = (await admin(guarded, "revoke", user="jack"))["exchanges"]
+    with pytest.raises(GatewayError):  # this call's token is refused: 401
+        await whoami_as(pool, jack)
+    assert await store.get(token_key(jack, "forge")) is None  # forgotten, not sent again
+    assert await whoami_as(pool, jack) == "jack"
+    assert (await admin(guarded, "ttl", s=3600))["exchanges"] - before == 1
 
 
 async def test_a_caller_without_a_jwt_is_told_what_is_missing_and_gets_no_connection(
