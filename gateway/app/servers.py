@@ -16,6 +16,7 @@ import adapters
 from gateway.config import ClientCredentialsConfig, OAuthConfig, ServerConfig, StdioServerConfig, TokenExchangeConfig
 from gateway.config.bundled import envs_home
 from gateway.downstreams import secrets as user_secrets
+from gateway.downstreams.client_credentials import service_auth
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.envs import Env
 from gateway.downstreams.grants import Grants
@@ -41,7 +42,7 @@ class Servers:
         grants: Grants | None = None,
     ) -> None:
         """`oauth`: the sign-ins of servers with `auth: {type: oauth}` (the gateway's; needed once one has it);
-        `grants`: the tokens of `token_exchange` and `client_credentials` servers (likewise)."""
+        `grants`: the exchanged tokens of `token_exchange` servers (likewise)."""
         self._relay = relay
         self._oauth = oauth
         self._grants = grants
@@ -60,8 +61,7 @@ class Servers:
         roots = [types.Root(uri=uri) for uri in server.roots]
         auth = None if isinstance(server, StdioServerConfig) else server.auth
         if isinstance(auth, ClientCredentialsConfig) and not isinstance(server, StdioServerConfig):  # one for all
-            assert self._grants is not None, "a server with `auth: client_credentials` needs the gateway's Grants"
-            target = partial(target, auth=self._grants.service(server))
+            target = partial(target, auth=service_auth(server))
         admit: Callable[[Identity], Awaitable[None]] | None = None
         person: Callable[[str, Identity], httpx2.Auth]
         if isinstance(auth, OAuthConfig):

@@ -1,29 +1,28 @@
-"""Tokens for a downstream server without a browser (DESIGN §16), the two grants a team with an identity provider uses:
-
-- `token_exchange` (RFC 8693): each caller's verified front-door JWT (`Identity.jwt`) is exchanged at the configured
-  token endpoint for a token for that server, sealed per (identity, server) in the token store until it ends (the
-  same `SealedTokens` as `auth: oauth`), and their calls go out on their own pooled connection with it. `admit` runs
-  the exchange before a connection is leased, so a caller without a JWT, or one the authorization server refuses,
-  gets an answer naming why and no connection. The JWT is sent to that token endpoint only, never to the server.
-- `client_credentials`: one service token for the server, shared by every caller. The flow is the SDK's own
-  (`ClientCredentialsOAuthProvider`: discovery from the server's 401, the token from the configured issuer's token
-  endpoint), holding the token in memory and renewing it `REFRESH_EARLY_S` before it ends.
+"""Each caller acts as themselves on a downstream server without a browser (`auth: {type: token_exchange}`, DESIGN
+§16; RFC 8693): their verified front-door JWT (`Identity.jwt`) is exchanged at the configured token endpoint for a
+token for that server, sealed per (identity, server) in the token store until it ends (the same `SealedTokens` as
+`auth: oauth`), and their calls go out on their own pooled connection with it. `admit` runs the exchange before a
+connection is leased, so a caller without a JWT, or one the authorization server refuses, gets an answer naming why
+and no connection. The JWT is sent to that token endpoint only, never to the server. (A service identity shared by
+every caller is `downstreams.client_credentials`.)
 """
 
 import base64
+import math
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from functools import partial
 from urllib.parse import quote
 
 import anyio
 import httpx2
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from cachetools import LRUCache
+from mcp.shared.auth import OAuthToken
 from pydantic import ValidationError
 
 from gateway import sdk
-from gateway.config import ClientCredentialsConfig, HttpServerConfig, ServerConfig, SseServerConfig, TokenExchangeConfig
-from gateway.downstreams.oauth_tokens import REFRESH_EARLY_S, SealedTokens, sealer
+from gateway.config import HttpServerConfig, ServerConfig, SseServerConfig, TokenExchangeConfig
+from gateway.downstreams.oauth_tokens import SealedTokens, sealer
 from gateway.errors import GatewayError, describe
 from gateway.session import Identity
 from gateway.store.tokens import Tokens
@@ -33,6 +32,8 @@ TOKEN_TYPES = {
     "jwt": "urn:ietf:params:oauth:token-type:jwt",
     "access_token": "urn:ietf:params:oauth:token-type:access_token",
 }
+LIVE_KEPT = 10_000
+"""(identity, server) pairs whose token end is remembered (the least recently used is read from the store again)."""
 EXCHANGE_TIMEOUT_S = 30.0
 """How long the token endpoint may take to answer an exchange."""
 _ADVICE = {
@@ -70,7 +71,7 @@ class ExchangeRefused(GatewayError):
 
 
 class Grants:
-    """The tokens of every `token_exchange` and `client_credentials` server."""
+    """The exchanged tokens of every `token_exchange` server, per caller."""
 
     def __init__(self, servers: Callable[[], Mapping[str, ServerConfig]], store: Tokens | None) -> None:
         self._servers = servers
@@ -78,6 +79,9 @@ class Grants:
         self._store = store
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
         """One exchange at a time per (identity, server): concurrent first calls share it."""
+        self._live: LRUCache[tuple[str, str], float] = LRUCache(maxsize=LIVE_KEPT)
+        """(identity key, server) -> when their token counts as ended (monotonic): a call before then reads no store
+        (a file read in a worker thread, or a Redis round trip, on every call otherwise)."""
 
     # -- token exchange ----------------------------------------------------------------------------
 
@@ -85,24 +89,35 @@ class Grants:
         """Hold a live exchanged token for `identity` at `server`, exchanging their JWT for one if needed.
 
         Raises ExchangeNeedsJwt (the call carries no JWT) or ExchangeRefused (the authorization server said no)."""
-        storage = self.storage(server, identity)
-        if _live(await storage.get_tokens()):
-            return
-        if identity.jwt is None:
-            raise ExchangeNeedsJwt(server, identity)
         key = (identity.key, server)
-        lock = self._locks.setdefault(key, anyio.Lock())
-        try:
-            async with lock:
-                if not _live(await storage.get_tokens()):  # another call of theirs may have exchanged meanwhile
-                    await storage.set_tokens(await self._exchange(server, identity.jwt, identity))
-        finally:
-            if not lock.locked() and not lock.statistics().tasks_waiting and self._locks.get(key) is lock:
-                del self._locks[key]
+        if self._live.get(key, -math.inf) > time.monotonic():
+            return
+        storage = self.storage(server, identity)
+        tokens = await storage.get_tokens()
+        if not _live(tokens):
+            if identity.jwt is None:
+                raise ExchangeNeedsJwt(server, identity)
+            lock = self._locks.setdefault(key, anyio.Lock())
+            try:
+                async with lock:
+                    tokens = await storage.get_tokens()  # another call of theirs may have exchanged meanwhile
+                    if not _live(tokens):
+                        await storage.set_tokens(await self._exchange(server, identity.jwt, identity))
+                        tokens = await storage.get_tokens()  # its end counted as every read counts it
+            finally:
+                if not lock.locked() and not lock.statistics().tasks_waiting and self._locks.get(key) is lock:
+                    del self._locks[key]
+        assert tokens is not None
+        self._live[key] = time.monotonic() + (math.inf if tokens.expires_in is None else tokens.expires_in)
 
     def auth(self, server: str, identity: Identity) -> httpx2.Auth:
         """The httpx2 auth of `identity`'s connection to `server`: the token `admit` keeps for them."""
-        return _Exchanged(self.storage(server, identity))
+        return _Exchanged(self.storage(server, identity), partial(self._forget, server, identity))
+
+    async def _forget(self, server: str, identity: Identity) -> None:
+        """The server refused their token: the next call exchanges anew."""
+        self._live.pop((identity.key, server), None)
+        await self.storage(server, identity).forget()
 
     def storage(self, server: str, identity: Identity) -> SealedTokens:
         settings = self._settings(server)
@@ -157,19 +172,6 @@ class Grants:
                 "Bearer); check that it issues access tokens by token exchange to the gateway's client."
             ) from None
 
-    # -- client credentials ------------------------------------------------------------------------
-
-    def service(self, settings: HttpServerConfig | SseServerConfig) -> httpx2.Auth:
-        """The httpx2 auth of a `client_credentials` server's one connection: the service token, from the SDK's flow
-        (built from the entry being started, which a reload may not have made the running config's yet)."""
-        auth = settings.auth
-        assert isinstance(auth, ClientCredentialsConfig)
-        scope = " ".join(auth.scopes) or None
-        held = _Held()
-        return _EarlyClientCredentials(
-            settings.url, held, auth.client_id, auth.client_secret, scope=scope, issuer=auth.issuer
-        )
-
     def _settings(self, server: str) -> HttpServerConfig | SseServerConfig:
         settings = self._servers().get(server)
         if not isinstance(settings, HttpServerConfig | SseServerConfig) or not isinstance(
@@ -200,8 +202,8 @@ class _Exchanged(httpx2.Auth):
     """Sends the exchanged token `admit` keeps (read from the store once, then until it ends); a 401 forgets it, so
     the caller's next call exchanges their JWT anew."""
 
-    def __init__(self, storage: SealedTokens) -> None:
-        self._storage = storage
+    def __init__(self, storage: SealedTokens, forget: Callable[[], Awaitable[None]]) -> None:
+        self._storage, self._forget = storage, forget
         self._held: tuple[str, float] | None = None
         """(access token, monotonic time it counts as ended)."""
 
@@ -215,39 +217,4 @@ class _Exchanged(httpx2.Auth):
         response = yield request
         if response.status_code == 401:
             self._held = None
-            await self._storage.forget()
-
-
-class _Held:
-    """`TokenStorage` in memory: a service token is one request away, so it is not kept at rest."""
-
-    def __init__(self) -> None:
-        self._tokens: OAuthToken | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self._tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return None  # the provider uses the configured client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        pass
-
-
-class _EarlyClientCredentials(ClientCredentialsOAuthProvider):
-    """The SDK's client-credentials flow, counting a token as ended `REFRESH_EARLY_S` before it does: no call carries
-    one past its end (the SDK would use it to the second, and a call in flight then fails with 401). Configured scopes
-    are asked for as configured: the SDK replaces them with what the server's 401 names (or none)."""
-
-    async def _perform_authorization(self) -> httpx2.Request:
-        if self._fixed_client_info.scope:
-            self.context.client_metadata.scope = self._fixed_client_info.scope
-        return await super()._perform_authorization()
-
-    async def _handle_token_response(self, response: httpx2.Response) -> None:
-        await super()._handle_token_response(response)
-        if self.context.token_expiry_time is not None:
-            self.context.token_expiry_time -= REFRESH_EARLY_S
+            await self._forget()

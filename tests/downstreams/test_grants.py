@@ -123,6 +123,32 @@ async def test_each_caller_acts_as_themselves_with_their_jwt_exchanged_once_and_
     assert alice.jwt.encode() not in sealed and alice.jwt not in repr(alice)
 
 
+class Counted(LocalTokens):
+    """The file store, counting its reads."""
+
+    reads = 0
+
+    async def get(self, key: str) -> bytes | None:
+        self.reads += 1
+        return await super().get(key)
+
+
+async def test_a_live_token_is_not_read_from_the_store_on_every_call(
+    guarded: str, idp: IdentityProvider, tmp_path: Path
+) -> None:
+    config = exchange_server(guarded)
+    store = Counted(tmp_path / "tokens")
+    pool = built(Grants(lambda: {"forge": config}, store), config)
+    assert isinstance(pool, Pool)
+    kate = caller(idp, "kate")
+    async with pool.running():
+        assert await whoami_as(pool, kate) == "kate"
+        reads = store.reads
+        for _ in range(20):
+            assert await whoami_as(pool, kate) == "kate"
+    assert store.reads == reads
+
+
 async def test_fifty_concurrent_first_calls_of_one_caller_make_one_exchange(
     exchanging: tuple[Pool, LocalTokens], guarded: str, idp: IdentityProvider
 ) -> None:
@@ -242,12 +268,6 @@ async def test_a_refused_exchange_names_the_authorization_servers_error_and_what
     assert "erin" in text and "forge" in text
 
 
-def service_server(base: str, **more: Any) -> ServerConfig:
-    auth = {"type": "client_credentials", "client_id": "gateway", "client_secret": "gateway-secret", "issuer": base}
-    auth |= more
-    return TypeAdapter(ServerConfig).validate_python({"transport": "http", "url": f"{base}/mcp", "auth": auth})
-
-
 async def test_an_unreachable_token_endpoint_is_named_with_why(
     guarded: str, idp: IdentityProvider, tmp_path: Path
 ) -> None:
@@ -261,44 +281,8 @@ async def test_an_unreachable_token_endpoint_is_named_with_why(
     assert f"Could not reach the token endpoint of forge ({closed}) to exchange gina's token" in str(refused.value)
 
 
-async def test_every_caller_shares_one_service_token_from_client_credentials(guarded: str) -> None:
-    config = service_server(guarded)
-    downstream = built(Grants(lambda: {"forge": config}, None), config)
-    assert isinstance(downstream, Downstream)  # one connection for everyone
-    before = (await admin(guarded, "ttl", s=3600))["client_credentials"]
-    async with downstream.running():
-        await downstream.settled()
-        assert await whoami(downstream) == "service:gateway"
-        assert await whoami(downstream) == "service:gateway"
-    assert (await admin(guarded, "ttl", s=3600))["client_credentials"] - before == 1
-
-
-async def test_a_service_token_is_renewed_before_it_ends(guarded: str) -> None:
-    config = service_server(guarded)
-    downstream = built(Grants(lambda: {"forge": config}, None), config)
-    assert isinstance(downstream, Downstream)
-    await admin(guarded, "ttl", s=30)  # within the 30 s margin: each token counts as ended as soon as it is issued
-    try:
-        async with downstream.running():
-            await downstream.settled()
-            connected = (await admin(guarded, "ttl", s=30))["client_credentials"]
-            assert await whoami(downstream) == "service:gateway"  # the token of the connection is not sent again
-            assert (await admin(guarded, "ttl", s=30))["client_credentials"] > connected
-    finally:
-        await admin(guarded, "ttl", s=3600)
-
-
-async def test_the_configured_scopes_are_asked_for_in_both_grants(
-    guarded: str, idp: IdentityProvider, tmp_path: Path
-) -> None:
-    scopes = ["repo:read", "issues:write"]
-    config = service_server(guarded, scopes=scopes)
-    downstream = built(Grants(lambda: {"forge": config}, None), config)
-    assert isinstance(downstream, Downstream)
-    async with downstream.running():
-        await downstream.settled()  # the server's 401 names no scope: the SDK alone would then ask for none
-    assert (await admin(guarded, "ttl", s=3600))["last_scope"] == "repo:read issues:write"
-    config = exchange_server(guarded, scopes=scopes)
+async def test_the_configured_scopes_are_asked_for(guarded: str, idp: IdentityProvider, tmp_path: Path) -> None:
+    config = exchange_server(guarded, scopes=["repo:read", "issues:write"])
     pool = built(Grants(lambda: {"forge": config}, LocalTokens(tmp_path / "tokens")), config)
     assert isinstance(pool, Pool)
     async with pool.running():
