@@ -1,9 +1,10 @@
 """What runs one configured server: a supervised `Downstream`, or a `Pool` of per-identity processes.
 
 A server whose config reads a user's secret (`${user:…}`) cannot be shared: each identity gets its own
-process (connection), so it is a `Pool`. A `package:`/`npm:` server runs inside its own environment,
-installed on first use (`downstreams.envs`). Either way the relay answers what the server asks, and its
-list changes and resource updates reach the gateway. The reloader builds added and changed servers here too.
+process (connection), so it is a `Pool`; so is one that acts as each caller (`auth: oauth` or `token_exchange`).
+A `package:`/`npm:` server runs inside its own environment, installed on first use (`downstreams.envs`). Either
+way the relay answers what the server asks, and its list changes and resource updates reach the gateway. The
+reloader builds added and changed servers here too.
 """
 
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,15 @@ import httpx2
 import mcp.types as types
 
 import adapters
-from gateway.config import ClientCredentialsConfig, OAuthConfig, ServerConfig, StdioServerConfig, TokenExchangeConfig
+from gateway.config import (
+    ClientCredentialsConfig,
+    HttpServerConfig,
+    OAuthConfig,
+    ServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    TokenExchangeConfig,
+)
 from gateway.config.bundled import envs_home
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.client_credentials import service_auth
@@ -60,8 +69,8 @@ class Servers:
         prepare = None if env is None else env.ensure
         roots = [types.Root(uri=uri) for uri in server.roots]
         auth = None if isinstance(server, StdioServerConfig) else server.auth
-        if isinstance(auth, ClientCredentialsConfig) and not isinstance(server, StdioServerConfig):  # one for all
-            target = partial(target, auth=service_auth(server))
+        if isinstance(server, HttpServerConfig | SseServerConfig) and isinstance(auth, ClientCredentialsConfig):
+            target = partial(target, auth=service_auth(server))  # one service token, one connection for everyone
         admit: Callable[[Identity], Awaitable[None]] | None = None
         person: Callable[[str, Identity], httpx2.Auth]
         if isinstance(auth, OAuthConfig):
