@@ -34,6 +34,9 @@ class Identity:
     issuer: str | None = None
     groups: frozenset[str] = frozenset()
     scopes: frozenset[str] = frozenset()
+    jwt: str | None = field(default=None, repr=False, compare=False)
+    """The verified front-door JWT this request came with (HTTP front), kept for one use: exchanging it for a token
+    for a `token_exchange` server (`downstreams.grants`). Never logged, stored or sent anywhere else."""
 
     key: str = field(init=False, repr=False, compare=False)
     """The principal's unique key: sessions, processes and secrets are never shared across keys."""

@@ -191,16 +191,19 @@ async def _tools(config: GatewayConfig, as_json: bool, query: str | None, limit:
 
 async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
     from gateway.app.gateway import Gateway
+    from gateway.app.reach import reach
     from gateway.middleware.policy import Subject
     from gateway.session import Identity
 
     token = next((t for t in config.auth.tokens if t.name == name), None)
     if token is not None:
         groups |= set(token.groups)
-    identity = Identity(name, "static" if token is not None else "jwt", name, groups=frozenset(groups))
+    issuer = None if token is not None or config.auth.jwt is None else config.auth.jwt.issuer  # as the front's JWTs
+    identity = Identity(name, "static" if token is not None else "jwt", name, issuer, frozenset(groups))
     gateway = Gateway(config)
     async with gateway.running():
         catalog = await gateway.registry.catalog()
+        servers = await reach(gateway, identity, catalog)
     shown, hidden = [], []
     for entry in catalog.tools.values():
         denial = gateway.policy.denial(identity, Subject.of(entry))
@@ -220,7 +223,7 @@ async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
             )
     groups_text = ", ".join(sorted(groups)) or "none"
     lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
-    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden]))  # noqa: T201
+    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden, "servers:", *servers]))  # noqa: T201
     return 0
 
 

@@ -19,6 +19,7 @@ from gateway.app.thinking import KnownTools
 from gateway.config import GatewayConfig
 from gateway.downstreams import secrets as user_secrets
 from gateway.downstreams.downstream import Downstream
+from gateway.downstreams.grants import Grants
 from gateway.downstreams.oauth import OAuth, public_base
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.supervision import Target
@@ -74,6 +75,7 @@ class Gateway:
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
         self.relay = build.relay(config, build.bare_server(config))
         self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
+        self.grants = Grants(lambda: self.config.servers, self.stores.tokens)
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),
@@ -81,6 +83,7 @@ class Gateway:
             self._list_changed,
             self._resource_updated,
             oauth=self.oauth,
+            grants=self.grants,
         )
         downstreams: dict[str, Downstream | Pool] = {
             "gateway": build.own_tools(self._status, self.outputs, self.prompts, self._search),

@@ -1,22 +1,34 @@
 """What runs one configured server: a supervised `Downstream`, or a `Pool` of per-identity processes.
 
 A server whose config reads a user's secret (`${user:…}`) cannot be shared: each identity gets its own
-process (connection), so it is a `Pool`. A `package:`/`npm:` server runs inside its own environment,
-installed on first use (`downstreams.envs`). Either way the relay answers what the server asks, and its
-list changes and resource updates reach the gateway. The reloader builds added and changed servers here too.
+process (connection), so it is a `Pool`; so is one that acts as each caller (`auth: oauth` or `token_exchange`).
+A `package:`/`npm:` server runs inside its own environment, installed on first use (`downstreams.envs`). Either
+way the relay answers what the server asks, and its list changes and resource updates reach the gateway. The
+reloader builds added and changed servers here too.
 """
 
 from collections.abc import Awaitable, Callable
 from functools import partial
 
+import httpx2
 import mcp.types as types
 
 import adapters
-from gateway.config import ServerConfig, StdioServerConfig
+from gateway.config import (
+    ClientCredentialsConfig,
+    HttpServerConfig,
+    OAuthConfig,
+    ServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    TokenExchangeConfig,
+)
 from gateway.config.bundled import envs_home
 from gateway.downstreams import secrets as user_secrets
+from gateway.downstreams.client_credentials import service_auth
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.envs import Env
+from gateway.downstreams.grants import Grants
 from gateway.downstreams.oauth import OAuth
 from gateway.downstreams.pool import ListChangedFor, Pool
 from gateway.downstreams.relay import Relay
@@ -36,10 +48,13 @@ class Servers:
         on_resource_updated: Callable[..., Awaitable[None]],
         *,
         oauth: OAuth | None = None,
+        grants: Grants | None = None,
     ) -> None:
-        """`oauth`: the sign-ins of servers with `auth: {type: oauth}` (the gateway's; needed once one has it)."""
+        """`oauth`: the sign-ins of servers with `auth: {type: oauth}` (the gateway's; needed once one has it);
+        `grants`: the exchanged tokens of `token_exchange` servers (likewise)."""
         self._relay = relay
         self._oauth = oauth
+        self._grants = grants
         self._secrets = secrets
         self._max_message_bytes = max_message_bytes
         """Read at each build: a reload may change `limits.max_downstream_bytes` for the servers it starts."""
@@ -53,13 +68,21 @@ class Servers:
             target = env.wrap(target)
         prepare = None if env is None else env.ensure
         roots = [types.Root(uri=uri) for uri in server.roots]
-        signs_in = not isinstance(server, StdioServerConfig) and server.auth is not None
-        if user_secrets.references(server) or signs_in:  # `${user:…}`, `auth`: one process (connection) per identity
-            oauth = self._oauth
-            assert oauth is not None or not signs_in, "a server with `auth` needs the gateway's OAuth"
+        auth = None if isinstance(server, StdioServerConfig) else server.auth
+        if isinstance(server, HttpServerConfig | SseServerConfig) and isinstance(auth, ClientCredentialsConfig):
+            target = partial(target, auth=service_auth(server))  # one service token, one connection for everyone
+        admit: Callable[[Identity], Awaitable[None]] | None = None
+        person: Callable[[str, Identity], httpx2.Auth]
+        if isinstance(auth, OAuthConfig):
+            assert self._oauth is not None, "a server with `auth: oauth` needs the gateway's OAuth"
+            admit, person = partial(self._oauth.admit, name), self._oauth.provider
+        elif isinstance(auth, TokenExchangeConfig):
+            assert self._grants is not None, "a server with `auth: token_exchange` needs the gateway's Grants"
+            admit, person = partial(self._grants.admit, name), self._grants.auth
+        if user_secrets.references(server) or admit is not None:  # `${user:…}`, per-person auth: one per identity
 
             def member(settings: ServerConfig, identity: Identity) -> Target:
-                return target(settings, auth=oauth.provider(name, identity)) if oauth and signs_in else target(settings)
+                return target(settings) if admit is None else target(settings, auth=person(name, identity))
 
             return Pool(
                 name,
@@ -71,7 +94,7 @@ class Servers:
                 on_elicitation_complete=self._relay.elicitation_complete,
                 on_resource_updated=self._on_resource_updated,
                 prepare=prepare,
-                admit=partial(oauth.admit, name) if oauth and signs_in else None,
+                admit=admit,
             )
         return Downstream(
             name,

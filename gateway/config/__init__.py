@@ -24,11 +24,13 @@ from gateway.config.pipeline import (
 from gateway.config.root import GatewayConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
 from gateway.config.servers import (
+    ClientCredentialsConfig,
     HttpServerConfig,
     OAuthConfig,
     ServerConfig,
     SseServerConfig,
     StdioServerConfig,
+    TokenExchangeConfig,
     ToolFilterConfig,
 )
 from gateway.config.teams import (
@@ -48,6 +50,7 @@ __all__ = [
     "AuditConfig",
     "AuthConfig",
     "BootstrapConfig",
+    "ClientCredentialsConfig",
     "ClientRuleConfig",
     "ClientsConfig",
     "ConfigModel",
@@ -73,6 +76,7 @@ __all__ = [
     "StoreConfig",
     "TelemetryConfig",
     "ThinkConfig",
+    "TokenExchangeConfig",
     "ToolFilterConfig",
     "VersionCatalogConfig",
     "VersionCheckConfig",

@@ -10,7 +10,7 @@ from gateway.config.exposure import ExposureConfig
 from gateway.config.packages import default_transport
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
 from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
-from gateway.config.servers import ServerConfig, ServerName
+from gateway.config.servers import ServerConfig, ServerName, StdioServerConfig, TokenExchangeConfig
 from gateway.config.teams import AuditConfig, AuthConfig, PolicyConfig, SecretsConfig
 
 
@@ -42,5 +42,20 @@ class GatewayConfig(ConfigModel):
             raise ValueError(
                 f"servers {bare[0]!r} and {bare[1]!r} both set prefix: false, so their tool, prompt and resource "
                 "names could collide; keep prefix: false on one of them"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _exchange_has_jwts(self) -> "GatewayConfig":
+        exchanging = [
+            name
+            for name, server in self.servers.items()
+            if not isinstance(server, StdioServerConfig) and isinstance(server.auth, TokenExchangeConfig)
+        ]
+        if exchanging and self.auth.jwt is None:
+            raise ValueError(
+                f"servers.{exchanging[0]}.auth is token_exchange, which exchanges the JWT each caller presents, and "
+                "auth.jwt is not set, so no caller has one; set auth.jwt (and auth.resource_url) to the identity "
+                "provider whose tokens the authorization server accepts, or use another auth type"
             )
         return self

@@ -97,14 +97,56 @@ class OAuthConfig(ConfigModel):
     `python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`)."""
 
 
+class TokenExchangeConfig(ConfigModel):
+    """Each caller acts as themselves without a browser: the front-door JWT they called with is exchanged (RFC 8693)
+    at the identity provider's token endpoint for a token for this server, kept per identity until it ends."""
+
+    type: Literal["token_exchange"]
+    token_endpoint: str
+    """The authorization server's token endpoint that accepts `urn:ietf:params:oauth:grant-type:token-exchange`."""
+    audience: str | None = None
+    """`audience` of the exchange: the server's name at the authorization server (as the AS expects it)."""
+    resource: str | None = None
+    """`resource` of the exchange (RFC 8707): the server as the AS knows it; unset (and no `audience`): `url`."""
+    scopes: list[str] = []
+    """Scopes to ask for; empty: whatever the authorization server grants by default."""
+    subject_token_type: Literal["jwt", "access_token"] = "jwt"
+    """How the caller's JWT is presented: `urn:ietf:params:oauth:token-type:jwt` or `…:access_token`."""
+    client_id: str | None = None
+    """The gateway's client at the authorization server (HTTP Basic with `client_secret`); unset: none is sent."""
+    client_secret: str | None = None
+    """That client's secret (write `${NAME}` to read it from the environment)."""
+    token_key_env: str = "GATEWAY_TOKEN_KEY"
+    """The environment variable holding the Fernet key that encrypts the exchanged tokens at rest."""
+
+
+class ClientCredentialsConfig(ConfigModel):
+    """The gateway calls this server as one service identity (OAuth client credentials), the same for every caller:
+    a service credential, so use it only where everyone may do what the service account may."""
+
+    type: Literal["client_credentials"]
+    client_id: str
+    client_secret: str
+    """Write `${NAME}` to read it from the environment."""
+    issuer: str
+    """The authorization server the credentials belong to: the token endpoint is discovered from the server's 401
+    and the secret is sent only to the token endpoint of this issuer's metadata."""
+    scopes: list[str] = []
+    """Scopes to ask for; empty: those the server advertises."""
+
+
+DownstreamAuth = Annotated[OAuthConfig | TokenExchangeConfig | ClientCredentialsConfig, Field(discriminator="type")]
+
+
 class HttpServerConfig(_ServerBase):
     transport: Literal["http"]
     url: str
     """Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`."""
     headers: dict[str, str] = {}
     """Headers sent with every request (e.g. `Authorization: Bearer ${TOKEN}`)."""
-    auth: OAuthConfig | None = None
-    """`{type: oauth}`: every person signs in to this server and their calls carry their own token."""
+    auth: DownstreamAuth | None = None
+    """`{type: oauth}`: every person signs in and calls with their own token; `{type: token_exchange}`: their
+    front-door JWT is exchanged for one; `{type: client_credentials}`: one service token for everyone."""
 
 
 class SseServerConfig(_ServerBase):
@@ -113,8 +155,9 @@ class SseServerConfig(_ServerBase):
     """Legacy HTTP+SSE endpoint, e.g. `http://127.0.0.1:9000/sse`."""
     headers: dict[str, str] = {}
     """Headers sent with every request."""
-    auth: OAuthConfig | None = None
-    """`{type: oauth}`: every person signs in to this server and their calls carry their own token."""
+    auth: DownstreamAuth | None = None
+    """`{type: oauth}`: every person signs in and calls with their own token; `{type: token_exchange}`: their
+    front-door JWT is exchanged for one; `{type: client_credentials}`: one service token for everyone."""
     max_event_bytes: int | None = None
     """Largest SSE event accepted; `None` follows `limits.max_downstream_bytes` (the stock client caps at 1 MiB)."""
 

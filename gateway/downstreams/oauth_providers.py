@@ -12,7 +12,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from pydantic import AnyUrl
 
 from gateway import sdk
-from gateway.config import HttpServerConfig, ServerConfig, SseServerConfig
+from gateway.config import HttpServerConfig, OAuthConfig, ServerConfig, SseServerConfig
 from gateway.downstreams.oauth_tokens import SealedTokens, sealer
 from gateway.errors import GatewayError
 from gateway.session import Identity
@@ -77,7 +77,7 @@ class OAuthProviders:
 
     def storage(self, server: str, identity: Identity, *, signing_in: bool = False) -> SealedTokens:
         settings = self._settings(server)
-        assert settings.auth is not None
+        assert isinstance(settings.auth, OAuthConfig)
         if self.store is None:
             raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
         configured = None
@@ -99,7 +99,7 @@ class OAuthProviders:
         return {
             name: s
             for name, s in self._servers().items()
-            if isinstance(s, HttpServerConfig | SseServerConfig) and s.auth is not None
+            if isinstance(s, HttpServerConfig | SseServerConfig) and isinstance(s.auth, OAuthConfig)
         }
 
     def _settings(self, server: str) -> OAuthServer:
@@ -116,7 +116,7 @@ class OAuthProviders:
         callback: Callable[[], Awaitable[AuthorizationCodeResult]],
     ) -> OAuthClientProvider:
         settings = self._settings(server)
-        assert settings.auth is not None
+        assert isinstance(settings.auth, OAuthConfig)
         metadata = OAuthClientMetadata(
             redirect_uris=[AnyUrl(self.redirect_uri)],
             client_name="mcp-gateway",

@@ -6,6 +6,11 @@ once, a token endpoint that checks PKCE (S256), the redirect URI and the resourc
 refresh tokens. `/mcp` answers only a bearer token it issued and that has not expired (else 401 naming its metadata);
 its tool `whoami` says whose token the call carried. `/admin/*` lets a test count refreshes, shorten token lifetimes
 and revoke a user's grants.
+
+Two grants without a browser: token exchange (RFC 8693), which trades a JWT of the identity provider named by
+`--jwks`/`--jwt-issuer`/`--jwt-audience` (signature, `iss`, `aud`, `exp` checked) for a token of its subject, and client
+credentials, whose token stands for the client itself (`service:<client_id>`). Both need the confidential client of
+`CLIENTS` (HTTP Basic) and issue no refresh token.
 """
 
 import argparse
@@ -19,9 +24,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 import anyio
+import jwt
 import mcp.types as types
 import uvicorn
 from mcp.server import Server, ServerRequestContext
@@ -35,6 +41,10 @@ from starlette.types import Receive, Scope, Send
 from tests.servers.holder import PortReportingServer
 
 EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+SUBJECT_TYPES = {"urn:ietf:params:oauth:token-type:jwt", "urn:ietf:params:oauth:token-type:access_token"}
+CLIENTS = {"gateway": "gateway-secret"}
+"""The confidential clients registered by hand: client id -> secret."""
 
 
 class Authority:
@@ -45,13 +55,69 @@ class Authority:
         self.access: dict[str, dict[str, Any]] = {}
         self.refresh: dict[str, dict[str, Any]] = {}
         self.ttl_s = 3600
-        self.counts = {"registrations": 0, "authorizations": 0, "codes_redeemed": 0, "refreshes": 0}
+        self.counts = {
+            "registrations": 0,
+            "authorizations": 0,
+            "codes_redeemed": 0,
+            "refreshes": 0,
+            "exchanges": 0,
+            "client_credentials": 0,
+        }
+        self.issued: list[str] = []
+        """Every access token issued, for a test to look for where none may appear (`/admin/issued`)."""
+        self.last_scope: str | None = None
+        """The scope the latest grant without a browser asked for."""
+        self.keys: jwt.PyJWKClient | None = None
+        """The identity provider whose JWTs token exchange accepts (None: it accepts none)."""
+        self.jwt_issuer, self.jwt_audience = "", ""
 
-    def issue(self, grant: dict[str, Any]) -> dict[str, Any]:
-        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    def issue(self, grant: dict[str, Any], *, refresh: bool = True) -> dict[str, Any]:
+        access = secrets.token_urlsafe(24)
         self.access[access] = {**grant, "exp": time.time() + self.ttl_s}
-        self.refresh[refresh] = grant
-        return {"access_token": access, "token_type": "Bearer", "expires_in": self.ttl_s, "refresh_token": refresh}
+        issued = {"access_token": access, "token_type": "Bearer", "expires_in": self.ttl_s}
+        self.issued.append(access)
+        if refresh:
+            issued["refresh_token"] = secrets.token_urlsafe(24)
+            self.refresh[str(issued["refresh_token"])] = grant
+        return issued
+
+    def client_of(self, request: Request) -> str | None:
+        """The confidential client the request authenticates as (HTTP Basic), None if none or a wrong secret."""
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        client_id, _, secret = base64.b64decode(value).decode().partition(":")
+        client_id, secret = unquote(client_id), unquote(secret)
+        return client_id if CLIENTS.get(client_id) == secret else None
+
+    async def grant_without_browser(self, request: Request, form: Any) -> Response:
+        client = self.client_of(request)
+        self.last_scope = None if form.get("scope") is None else str(form.get("scope"))
+        if client is None:
+            return JSONResponse({"error": "invalid_client", "error_description": "unknown client or secret"}, 401)
+        if form.get("grant_type") == "client_credentials":
+            if form.get("resource") != f"{self.base}/mcp":
+                return JSONResponse({"error": "invalid_target"}, 400)
+            self.counts["client_credentials"] += 1
+            return JSONResponse(self.issue({"user": f"service:{client}", "client_id": client}, refresh=False))
+        if f"{self.base}/mcp" not in (form.get("resource"), form.get("audience")):
+            why = f"this server issues tokens for {self.base}/mcp only"
+            return JSONResponse({"error": "invalid_target", "error_description": why}, 400)
+        if form.get("subject_token_type") not in SUBJECT_TYPES or self.keys is None:
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "unsupported subject_token_type"}, 400
+            )
+        subject = str(form.get("subject_token", ""))
+        try:
+            key = await anyio.to_thread.run_sync(self.keys.get_signing_key_from_jwt, subject)
+            claims = jwt.decode(
+                subject, key.key, algorithms=["RS256", "ES256"], audience=self.jwt_audience, issuer=self.jwt_issuer
+            )
+        except jwt.PyJWTError as exc:
+            return JSONResponse({"error": "invalid_grant", "error_description": f"subject_token: {exc}"}, 400)
+        self.counts["exchanges"] += 1
+        issued = self.issue({"user": claims["sub"], "client_id": client}, refresh=False)
+        return JSONResponse({**issued, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 
     def user_of(self, header: str | None) -> str | None:
         token = (header or "").removeprefix("Bearer ")
@@ -69,9 +135,9 @@ class Authority:
                 "token_endpoint": f"{self.base}/token",
                 "registration_endpoint": f"{self.base}/register",
                 "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", EXCHANGE],
                 "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
+                "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
             }
         )
 
@@ -98,6 +164,8 @@ class Authority:
 
     async def token(self, request: Request) -> Response:
         form = await request.form()
+        if form.get("grant_type") in ("client_credentials", EXCHANGE):
+            return await self.grant_without_browser(request, form)
         if form.get("resource") != f"{self.base}/mcp":
             return JSONResponse({"error": "invalid_target"}, 400)
         if form.get("grant_type") == "refresh_token":
@@ -127,7 +195,9 @@ class Authority:
                 for grants in (self.access, self.refresh):
                     for token in [t for t, g in grants.items() if g["user"] == user]:
                         del grants[token]
-        return JSONResponse(self.counts)
+            case "issued":
+                return JSONResponse(self.issued)
+        return JSONResponse({**self.counts, "last_scope": self.last_scope})
 
 
 def build(authority: Authority) -> Starlette:
@@ -175,20 +245,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True, help="the port to serve on (the issuer names it)")
     parser.add_argument("--port-file", required=True)
+    parser.add_argument("--jwks", help="the JWKS of the identity provider whose JWTs token exchange accepts")
+    parser.add_argument("--jwt-issuer", default="", help="their `iss`")
+    parser.add_argument("--jwt-audience", default="", help="their `aud` (the gateway they were issued for)")
     args = parser.parse_args()
     authority = Authority()
     authority.base = f"http://127.0.0.1:{args.port}"
+    if args.jwks:
+        authority.keys = jwt.PyJWKClient(args.jwks, cache_keys=True)
+        authority.jwt_issuer, authority.jwt_audience = args.jwt_issuer, args.jwt_audience
     config = uvicorn.Config(build(authority), host="127.0.0.1", port=args.port, log_config=None, access_log=False)
     anyio.run(PortReportingServer(config, args.port_file).serve)
 
 
 @contextlib.contextmanager
-def serving(folder: Path) -> Iterator[str]:
-    """Run this server in a process of its own; yields its base URL (the issuer and the resource's origin)."""
+def serving(folder: Path, *options: str) -> Iterator[str]:
+    """Run this server in a process of its own (`options`: more of its arguments, e.g. `--jwks URL`); yields its base
+    URL (the issuer and the resource's origin)."""
     from tests.harness import free_port, port_file_server
 
     port, port_file = free_port(), folder / "guarded.port"
     argv = [sys.executable, "-m", "tests.servers.guarded", "--port", str(port), "--port-file", str(port_file)]
+    argv += options
     with port_file_server(argv, port_file):
         yield f"http://127.0.0.1:{port}"
 

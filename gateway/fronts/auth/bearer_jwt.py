@@ -89,6 +89,7 @@ class JwtVerifier:
             issuer=self.issuer,
             groups=_strings(claims.get(self.groups_claim)),
             scopes=scopes,
+            jwt=token,  # for `token_exchange` servers only (`downstreams.grants`)
         )
 
     def _decode(self, token: str, key: jwt.PyJWK, alg: str) -> dict[str, Any]:

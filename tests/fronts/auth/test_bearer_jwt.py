@@ -42,6 +42,15 @@ async def test_a_valid_token_yields_its_subject_name_groups_and_scopes(idp: Iden
     assert identity.key == f"jwt:{ISSUER}:u-17"
 
 
+async def test_the_verified_token_stays_on_its_identity_for_token_exchange_but_not_in_its_repr_or_equality(
+    idp: IdentityProvider,
+) -> None:
+    first, second = idp.token("u-17", jti="one"), idp.token("u-17", jti="two")
+    identity, renewed = await verifier(idp).verify(first), await verifier(idp).verify(second)
+    assert identity.jwt == first and first not in repr(identity)
+    assert identity == renewed and hash(identity) == hash(renewed)  # one principal, whichever token it came with
+
+
 async def test_an_ec_signed_token_is_accepted_too(idp: IdentityProvider) -> None:
     assert (await verifier(idp).verify(idp.token("bob", kid="ec-1"))).name == "bob"
 
