@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     match args.command:
         case "check" if args.identity is not None:
             groups = {g.strip() for g in args.groups.split(",") if g.strip()}
-            return anyio.run(_check_as, config, args.identity, groups)
+            from gateway.app.reach import check_as
+
+            return anyio.run(check_as, config, args.identity, groups)
         case "check":
             return _check(config, args.config)
         case "prepare":
@@ -186,44 +188,6 @@ async def _tools(config: GatewayConfig, as_json: bool, query: str | None, limit:
         f"server {n}: {s['state']}" + (f" ({s['last_error']})" if s["last_error"] else "") for n, s in status.items()
     ]
     print("\n".join(lines))  # noqa: T201
-    return 0
-
-
-async def _check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
-    from gateway.app.gateway import Gateway
-    from gateway.app.reach import reach
-    from gateway.middleware.policy import Subject
-    from gateway.session import Identity
-
-    token = next((t for t in config.auth.tokens if t.name == name), None)
-    if token is not None:
-        groups |= set(token.groups)
-    issuer = None if token is not None or config.auth.jwt is None else config.auth.jwt.issuer  # as the front's JWTs
-    identity = Identity(name, "static" if token is not None else "jwt", name, issuer, frozenset(groups))
-    gateway = Gateway(config)
-    async with gateway.running():
-        catalog = await gateway.registry.catalog()
-        servers = await reach(gateway, identity, catalog)
-    shown, hidden = [], []
-    for entry in catalog.tools.values():
-        denial = gateway.policy.denial(identity, Subject.of(entry))
-        if denial is None:
-            shown.append(f"  {entry.exposed}")
-        else:
-            hidden.append(f"  {entry.exposed}: {denial.why} (policy rule {denial.rule!r})")
-    # The rest a server offers, hidden ones only (they are what a rule change would surprise someone with).
-    others: list[Subject | None] = [Subject.of(e) for e in catalog.prompts.values()]
-    others += [gateway.subjects.resource(r.uri) for r in catalog.resources]
-    others += [gateway.subjects.resource(t.uri_template, "resource template") for t in catalog.resource_templates]
-    for subject in others:
-        denial = None if subject is None else gateway.policy.denial(identity, subject)
-        if denial is not None:
-            hidden.append(
-                f"  {denial.subject.exposed} ({denial.subject.kind}): {denial.why} (policy rule {denial.rule!r})"
-            )
-    groups_text = ", ".join(sorted(groups)) or "none"
-    lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
-    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden, "servers:", *servers]))  # noqa: T201
     return 0
 
 

@@ -7,12 +7,53 @@ import math
 from typing import Any
 
 from gateway.app.gateway import Gateway
-from gateway.config import ClientCredentialsConfig, OAuthConfig, ServerConfig, StdioServerConfig, TokenExchangeConfig
+from gateway.config import (
+    ClientCredentialsConfig,
+    GatewayConfig,
+    OAuthConfig,
+    ServerConfig,
+    StdioServerConfig,
+    TokenExchangeConfig,
+)
 from gateway.downstreams.secrets import references
 from gateway.errors import GatewayError
 from gateway.middleware.policy import Policy, Subject
 from gateway.routing.catalog import Catalog
 from gateway.session import Identity
+
+
+async def check_as(config: GatewayConfig, name: str, groups: set[str]) -> int:
+    """Print what `name` (in `groups`) is listed and refused, and per server whether they reach it."""
+    token = next((t for t in config.auth.tokens if t.name == name), None)
+    if token is not None:
+        groups |= set(token.groups)
+    issuer = None if token is not None or config.auth.jwt is None else config.auth.jwt.issuer  # as the front's JWTs
+    identity = Identity(name, "static" if token is not None else "jwt", name, issuer, frozenset(groups))
+    gateway = Gateway(config)
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+        servers = await reach(gateway, identity, catalog)
+    shown, hidden = [], []
+    for entry in catalog.tools.values():
+        denial = gateway.policy.denial(identity, Subject.of(entry))
+        if denial is None:
+            shown.append(f"  {entry.exposed}")
+        else:
+            hidden.append(f"  {entry.exposed}: {denial.why} (policy rule {denial.rule!r})")
+    # The rest a server offers, hidden ones only (they are what a rule change would surprise someone with).
+    others: list[Subject | None] = [Subject.of(e) for e in catalog.prompts.values()]
+    others += [gateway.subjects.resource(r.uri) for r in catalog.resources]
+    others += [gateway.subjects.resource(t.uri_template, "resource template") for t in catalog.resource_templates]
+    for subject in others:
+        denial = None if subject is None else gateway.policy.denial(identity, subject)
+        if denial is not None:
+            hidden.append(
+                f"  {denial.subject.exposed} ({denial.subject.kind}): {denial.why} (policy rule {denial.rule!r})"
+            )
+    groups_text = ", ".join(sorted(groups)) or "none"
+    lines = [f"as {name} (groups: {groups_text}): {len(shown)} of {len(catalog.tools)} tools", *shown]
+    print("\n".join([*lines, f"hidden: {len(hidden)}", *hidden, "servers:", *servers]))  # noqa: T201
+    return 0
 
 
 async def reach(gateway: Gateway, identity: Identity, catalog: Catalog) -> list[str]:

@@ -6,7 +6,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -14,7 +14,7 @@ from pydantic_core import ErrorDetails
 from gateway.config.bundled import data_home
 from gateway.config.reading import decode, parse_yaml, read_bytes
 from gateway.config.root import GatewayConfig
-from gateway.config.servers import HttpServerConfig, SseServerConfig, StdioServerConfig
+from gateway.config.servers import DownstreamAuth, HttpServerConfig, ServerConfig, SseServerConfig, StdioServerConfig
 from gateway.errors import ConfigError
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -95,15 +95,23 @@ def _resolve_paths(config: GatewayConfig, base: Path) -> GatewayConfig:
     )
 
 
-_TAGS = ("stdio", "http", "sse")
+def _tags(union: Any, key: str) -> tuple[str, ...]:
+    """The values of `key` that tell a discriminated union's models apart (`Annotated[A | B, Field(...)]`)."""
+    return tuple(get_args(model.model_fields[key].annotation)[0] for model in get_args(get_args(union)[0]))
+
+
+_TAGS = {"transport": _tags(ServerConfig, "transport"), "type": _tags(DownstreamAuth, "type")}
+"""Per discriminator, its tags: a server's `transport`, a server's `auth.type`."""
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
     """The key path as it reads in the YAML: `servers.k.args[1]`."""
     parts = list(loc)
-    # Pydantic puts the discriminator tag after the server name (servers.k.stdio.command); drop
-    # only that one, so a server that happens to be called "http" keeps its name.
-    if len(parts) > 2 and parts[0] == "servers" and parts[2] in _TAGS:
+    # Pydantic puts the discriminator's tag after the key it tells apart (servers.k.stdio.command,
+    # servers.k.auth.oauth.scopes); drop only those, so a server that happens to be called "http" keeps its name.
+    if len(parts) > 4 and parts[0] == "servers" and parts[3] == "auth" and parts[4] in _TAGS["type"]:
+        del parts[4]
+    if len(parts) > 2 and parts[0] == "servers" and parts[2] in _TAGS["transport"]:
         del parts[2]
     path = ""
     for part in parts:
@@ -118,12 +126,16 @@ def _problem(err: ErrorDetails) -> str:
     match err["type"]:
         case "extra_forbidden":
             msg = "unknown key"
-        case "union_tag_invalid":
-            where += ".transport"
-            msg = f"unknown transport {err.get('ctx', {}).get('tag')!r}; expected one of {', '.join(_TAGS)}"
-        case "union_tag_not_found":
-            where += ".transport"
-            msg = f"missing; expected one of {', '.join(_TAGS)}"
+        case "union_tag_invalid" | "union_tag_not_found":
+            key = str(err.get("ctx", {}).get("discriminator", "")).strip("'")
+            where += f".{key}"
+            tags = ", ".join(_TAGS.get(key, ()))
+            tag = err.get("ctx", {}).get("tag")
+            msg = (
+                f"unknown {key} {tag!r}; expected one of {tags}"
+                if tag is not None
+                else f"missing; expected one of {tags}"
+            )
         case "value_error":
             msg = msg.removeprefix("Value error, ")
     return f"{where}: {msg}"
