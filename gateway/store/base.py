@@ -181,6 +181,27 @@ class LearnedExpansions(Protocol):
         ...
 
 
+SAMPLED_TOOLS = 10_000
+"""Tools whose sampled expansions are kept per gateway: past it a new tool's are not kept (a catalog of that size is
+far past what the exposure indexes in one go; a changed description is a new entry, so the bound holds over time)."""
+
+
+class SampledExpansions(Protocol):
+    """Requests in users' words that a client's model wrote for a tool through MCP sampling (DESIGN §14), from the
+    tool's name and description alone. Keyed by server, tool and description hash (`expansions.sampled_key`), so a
+    changed tool is asked again; at most SAMPLED_TOOLS keys; shared by replicas on Redis."""
+
+    where: str
+
+    async def put(self, key: str, requests: list[str]) -> bool:
+        """Keep `requests` for the tool `key` (replacing what was there); False when the store is full."""
+        ...
+
+    async def all(self) -> dict[str, list[str]]:
+        """Every tool's sampled requests."""
+        ...
+
+
 class ClientShare(Protocol):
     """What the gateway remembers about one client across its sessions and connections (DESIGN §14, §16): a client
     is its identity and its `clientInfo.name`, named here by a digest of both (`gateway.session.Session.client_key`),

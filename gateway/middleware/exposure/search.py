@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import mcp.types as types
 
-from gateway.middleware.exposure.expansions import Expansions, expansions_for
+from gateway.middleware.exposure.expansions import Expansions, description_hash, sampled_key, shipped_for
 from gateway.middleware.exposure.semantic import document, embedder
 from gateway.middleware.exposure.vocabulary import STOPWORDS, content, name_text, param_text, stem, terms, words
 
@@ -81,6 +81,8 @@ class SearchIndex:
         self._rows: list[tuple[str, str, types.Tool]] = []
         self._names: list[set[str]] = []
         self._phrases: list[list[set[str]]] = []
+        self._sampled_keys: list[str] = []
+        """Each tool's key of sampled expansions (`expansions.sampled_key`)."""
         self._shipped: list[list[str]] = []
         """Each tool's pack entry (looked up once per build: a description's hash is not free at 1,000 tools)."""
         self._extra: list[list[str]] = []
@@ -99,13 +101,20 @@ class SearchIndex:
         meaning = self._semantic is not None or (self._wants_semantic and embedder() is not None)
         return ["lexical"] * self._lexical + ["semantic"] * meaning
 
-    def build(self, entries: Iterable[tuple[str, str, types.Tool]]) -> None:
-        """Index (exposed name, server, tool) triples, replacing what was there."""
+    def build(self, entries: Iterable[tuple[str, str, types.Tool]], originals: list[str] | None = None) -> None:
+        """Index (exposed name, server, tool) triples, replacing what was there; `originals`: each tool's name on its
+        server, in order (what its sampled expansions are kept by; default: the tool's name)."""
         self._rows = list(entries)
         self._built_at = self.expansions.version
+        digests = [description_hash(tool.description or "") for _n, _s, tool in self._rows]
         self._shipped = [
-            expansions_for(srv, name, tool.description or "") if self._expanded else []
-            for name, srv, tool in self._rows
+            list(shipped_for(name, digest)) if self._expanded else []
+            for (name, _s, _t), digest in zip(self._rows, digests, strict=True)
+        ]
+        own = originals or [tool.name for _n, _s, tool in self._rows]
+        self._sampled_keys = [
+            sampled_key(srv, original, digest)
+            for (_n, srv, _t), original, digest in zip(self._rows, own, digests, strict=True)
         ]
         self._extra = extra = self._expansions()
         self._names = [
@@ -128,12 +137,16 @@ class SearchIndex:
             self._semantic.build(self._documents, extra)
 
     def _expansions(self) -> list[list[str]]:
-        """Each tool's shipped expansions (hashed at the build), then what was learned for it."""
-        learned = self.expansions.learned
-        return [
-            list(dict.fromkeys([*shipped, *learned.get(name, ())])) if name in learned else shipped
-            for shipped, (name, _s, _t) in zip(self._shipped, self._rows, strict=True)
-        ]
+        """Each tool's shipped expansions (hashed at the build), else what a client's model wrote for it, then what
+        was learned for it (`Expansions.of`, with the hashes of the build)."""
+        if not self._expanded:
+            return [[] for _ in self._rows]
+        learned, sampled = self.expansions.learned, self.expansions.sampled
+        out: list[list[str]] = []
+        for shipped, key, (name, _s, _t) in zip(self._shipped, self._sampled_keys, self._rows, strict=True):
+            own = shipped or sampled.get(key, [])
+            out.append(list(dict.fromkeys([*own, *learned[name]])) if name in learned else own)
+        return out
 
     def _relearn(self) -> None:
         """Take what was learned since the build: only the tools whose expansions changed are written again, and only
