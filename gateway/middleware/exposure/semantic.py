@@ -61,4 +61,9 @@ def document(name_words: list[str], description: str) -> str:
 def describe(rankers: list[str]) -> dict[str, Any]:
     """What answers find_tools, for gateway.status and `gateway tools --find`."""
     on = "semantic" in rankers
-    return {"rankers": rankers, "model": MODEL if on else None, "fusion": "rrf" if on else None, "problem": problem()}
+    return {
+        "rankers": rankers,
+        "model": MODEL if on else None,
+        "fusion": "scores" if on else None,
+        "problem": problem(),
+    }

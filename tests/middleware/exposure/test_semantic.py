@@ -53,7 +53,7 @@ def test_rankers_are_said_and_filters_still_cut_semantic_candidates() -> None:
     assert semantic.describe(built().rankers) == {
         "rankers": ["lexical", "semantic"],
         "model": semantic.MODEL,
-        "fusion": "rrf",
+        "fusion": "scores",
         "problem": None,
     }
     only_git = built().search("clock in Paris", limit=5, server="git")
