@@ -74,6 +74,8 @@ class ExposureMiddleware(Middleware):
         catalog = await self.catalog()
         if call.method == "tools/list":
             await self._pull(call.session)
+            if self.exposure.searching(catalog, self.exposure.view(call.session).rule, call.session.task_mark):
+                self.exposure.index.warm()  # hidden tools: find_tools is the way to them, and a search comes next
             if self.usage is not None and self.exposure.fills(catalog, call.session):
                 view = self.exposure.view(call.session)
                 view.used = await self.usage.top(call.session.identity.owner, view.rule.max_tools)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import mcp.types as types
 
 from gateway.middleware.exposure.expansions import Expansions, description_hash, sampled_key, shipped_for
-from gateway.middleware.exposure.semantic import document, embedder
+from gateway.middleware.exposure.semantic import document, embedder, warm
 from gateway.middleware.exposure.vocabulary import STOPWORDS, content, name_text, param_text, stem, terms, words
 
 if TYPE_CHECKING:
@@ -103,6 +103,11 @@ class SearchIndex:
         wanted and its model loads (asking loads it, once per process)."""
         meaning = self._semantic is not None or (self._wants_semantic and embedder() is not None)
         return ["lexical"] * self._lexical + ["semantic"] * meaning
+
+    def warm(self) -> None:
+        """Load the semantic ranker's model in the background, when it is wanted and not loaded (`semantic.warm`)."""
+        if self._wants_semantic and self._semantic is None:
+            warm()
 
     def build(self, entries: Iterable[tuple[str, str, types.Tool]], originals: list[str] | None = None) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there; `originals`: each tool's name on its
