@@ -156,9 +156,8 @@ class Sampler:
             description = entry.item.description or ""
             digest = description_hash(description)
             key = sampled_key(entry.server, entry.original, digest)
-            if key in self._asked or key in self.expansions.sampled:
-                continue
-            if not description.strip() or shipped_for(entry.exposed, digest):
+            # A tool without a description is asked too: its name is then all its users' words can meet.
+            if key in self._asked or key in self.expansions.sampled or shipped_for(entry.exposed, digest):
                 continue
             out.append((key, entry))
             if len(out) == BATCH_TOOLS * BATCHES:
@@ -177,11 +176,13 @@ class Sampler:
         wanted = self.wanted(entries)
         if not wanted:
             return
-        self._asked.update(key for key, _e in wanted)
         self._busy, self._idle = True, anyio.Event()
-        self._tg.start_soon(self._run, peer.key, _sender(peer), wanted)
+        self._tg.start_soon(self.run, peer.key, _sender(peer), wanted)
 
-    async def _run(self, client: str, send: Send, wanted: list[tuple[str, Entry]]) -> None:
+    async def run(self, client: str, send: Send, wanted: list[tuple[str, Entry]]) -> None:
+        """Ask `client` (by `send`) about `wanted` (`wanted()`), a batch per request; `offer` runs it in the background
+        (the bench, playing a client's model, in the foreground)."""
+        self._asked.update(key for key, _e in wanted)
         try:
             for start in range(0, len(wanted), BATCH_TOOLS):
                 batch = wanted[start : start + BATCH_TOOLS]
