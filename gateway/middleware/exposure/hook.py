@@ -167,12 +167,7 @@ class ExposureMiddleware(Middleware):
         background: the list or search does not wait)."""
         if self.sampler is None or not self.exposure.config.sampled_expansions:
             return
-        tools = (
-            e
-            for e in catalog.tools.values()
-            if e.server not in OWN_SERVERS and isinstance(e.item, types.Tool) and self.exposure.visible(call.session, e)
-        )
-        self.sampler.offer(call.peer, tools)
+        self.sampler.offer(call.peer, catalog, lambda entry: self.exposure.visible(call.session, entry))
 
     async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
         await self._pull(call.session)

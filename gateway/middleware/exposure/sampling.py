@@ -19,7 +19,7 @@ tools, or whose requests are empty, too long, or carry an e-mail address, a URL 
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -38,7 +38,8 @@ from gateway.middleware.exposure.expansions import (
     sampled_key,
     shipped_for,
 )
-from gateway.routing.catalog import Entry
+from gateway.middleware.exposure.listed import OWN_SERVERS
+from gateway.routing.catalog import Catalog, Entry
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +107,10 @@ def parse(answer: Any, tools: list[Entry]) -> dict[str, list[str]]:
     return out
 
 
+def _downstream(catalog: Catalog) -> Iterator[Entry]:
+    return (e for e in catalog.tools.values() if e.server not in OWN_SERVERS and isinstance(e.item, types.Tool))
+
+
 Send = Callable[[types.CreateMessageRequest], Awaitable[Any]]
 
 
@@ -129,8 +134,8 @@ class Sampler:
         self._refused: set[str] = set()
         self._tg: anyio.abc.TaskGroup | None = None
         self._busy = False
-        self.runs = 0
-        """Runs finished (tests and the bench wait on it through `idle`)."""
+        self._settled: Catalog | None = None
+        """The catalog whose every downstream tool was asked about (or has expansions)."""
         self._idle = anyio.Event()
         self._idle.set()
 
@@ -164,17 +169,19 @@ class Sampler:
                 break
         return out
 
-    def offer(self, peer: Peer | None, entries: Iterable[Entry]) -> None:
-        """A client listed or searched `entries` (downstream tools it may see): when it can be asked and some of them
-        lack expansions, start a run. Never waits."""
+    def offer(self, peer: Peer | None, catalog: Catalog, visible: Callable[[Entry], bool]) -> None:
+        """A client listed or searched `catalog` (of which it may see the `visible` tools): when it can be asked and
+        some of its downstream tools lack expansions, start a run. Never waits."""
         if self._tg is None or self._busy or peer is None or peer.modern or peer.session is None:
             return
         if peer.capabilities is None or peer.capabilities.sampling is None or peer.key in self._refused:
             return
-        if len(self._asked) >= ASKED:
+        if catalog is self._settled or len(self._asked) >= ASKED:
             return
-        wanted = self.wanted(entries)
+        wanted = self.wanted(e for e in _downstream(catalog) if visible(e))
         if not wanted:
+            if not self.wanted(_downstream(catalog)):
+                self._settled = catalog  # every tool asked: later lists and searches of it skip the pass (3 ms)
             return
         self._busy, self._idle = True, anyio.Event()
         self._tg.start_soon(self.run, peer.key, _sender(peer), wanted)
@@ -191,7 +198,6 @@ class Sampler:
                     return
         finally:
             self._busy = False
-            self.runs += 1
             self._idle.set()
 
     async def _ask(self, client: str, send: Send, batch: list[tuple[str, Entry]]) -> bool:
