@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from bench.find_quality import catalog
 from gateway.middleware.exposure import semantic, vectors
 from gateway.middleware.exposure.search import SearchIndex
 from tests.harness import ROOT
@@ -157,3 +158,21 @@ def test_a_list_that_hides_tools_loads_the_model_before_the_first_search(mode: s
         [sys.executable, "-c", WARMED, mode], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
     ).stdout.splitlines()
     assert out == (["True", "True 0"] if loads else ["False"])  # loaded, and no index built: no search yet
+
+
+@pytest.mark.parametrize(
+    ("query", "tool", "within"),
+    [
+        ("is the SLA breached on this service desk request", "jira.jira_get_issue_sla", 10),
+        ("file a gitlab issue about the broken login page", "gitlab.gitlab_create_issue", 1),
+        ("who is watching this issue", "jira.jira_get_issue_watchers", 1),
+    ],
+)
+def test_a_tool_one_ranker_finds_strongly_is_not_pushed_out_by_ones_both_find_weakly(
+    query: str, tool: str, within: int
+) -> None:
+    """The rankers' scores are fused, not their positions: with reciprocal rank fusion these tuned-on queries (the
+    context-economy set, over the GitLab/Jira catalog) ranked their tool past 10th, and 3rd twice."""
+    index = SearchIndex()
+    index.build(catalog("gitlab-jira"))
+    assert tool in [hit.name for hit in index.search(query, limit=within).hits]
