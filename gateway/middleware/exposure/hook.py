@@ -167,7 +167,9 @@ class ExposureMiddleware(Middleware):
         background: the list or search does not wait)."""
         if self.sampler is None or not self.exposure.config.sampled_expansions:
             return
-        self.sampler.offer(call.peer, catalog, lambda entry: self.exposure.visible(call.session, entry))
+        session = call.session
+        who = f"{session.identity.owner}\0{session.client}"
+        self.sampler.offer(who, call.peer, catalog, lambda entry: self.exposure.visible(session, entry))
 
     async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
         await self._pull(call.session)

@@ -169,12 +169,14 @@ class Sampler:
                 break
         return out
 
-    def offer(self, peer: Peer | None, catalog: Catalog, visible: Callable[[Entry], bool]) -> None:
+    def offer(self, client: str, peer: Peer | None, catalog: Catalog, visible: Callable[[Entry], bool]) -> None:
         """A client listed or searched `catalog` (of which it may see the `visible` tools): when it can be asked and
-        some of its downstream tools lack expansions, start a run. Never waits."""
+        some of its downstream tools lack expansions, start a run. `client` is who a refusal is remembered by (an
+        identity and its client's name: a person who declined is not asked again in their next session). Never
+        waits."""
         if self._tg is None or self._busy or peer is None or peer.modern or peer.session is None:
             return
-        if peer.capabilities is None or peer.capabilities.sampling is None or peer.key in self._refused:
+        if peer.capabilities is None or peer.capabilities.sampling is None or client in self._refused:
             return
         if catalog is self._settled or len(self._asked) >= ASKED:
             return
@@ -184,7 +186,7 @@ class Sampler:
                 self._settled = catalog  # every tool asked: later lists and searches of it skip the pass (3 ms)
             return
         self._busy, self._idle = True, anyio.Event()
-        self._tg.start_soon(self.run, peer.key, _sender(peer), wanted)
+        self._tg.start_soon(self.run, client, _sender(peer), wanted)
 
     async def run(self, client: str, send: Send, wanted: list[tuple[str, Entry]]) -> None:
         """Ask `client` (by `send`) about `wanted` (`wanted()`), a batch per request; `offer` runs it in the background
@@ -206,7 +208,7 @@ class Sampler:
         try:
             answer = await send(prompt(tools))
         except (MCPError, TimeoutError) as exc:
-            logger.info("sampled expansions: client %s did not answer (%s); it is not asked again", client[:12], exc)
+            logger.info("sampled expansions: a client did not answer (%s); it is not asked again", exc)
             if len(self._refused) < REFUSED:
                 self._refused.add(client)
             return False

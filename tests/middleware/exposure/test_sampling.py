@@ -135,8 +135,10 @@ async def test_a_refusal_or_an_unusable_answer_is_ignored(tmp_path: Path, answer
             asked = len(model.prompts)
             await client.list_tools()  # a refusing client is not asked again; a tool is asked once
             await gateway.sampler.idle()
-            assert len(model.prompts) == asked
-            assert asked == 1
+        async with Client(gateway.front.server, mode="legacy", sampling_callback=model) as again:
+            await again.list_tools()  # nor in its next session
+            await gateway.sampler.idle()
+            assert len(model.prompts) == asked == 1
 
 
 async def test_the_config_can_keep_the_gateway_from_asking(tmp_path: Path) -> None:
