@@ -19,7 +19,7 @@ from gateway.middleware.exposure.expansions import description_hash, sampled_key
 from gateway.middleware.exposure.listed import SEARCH_HINT_KEY
 from gateway.middleware.exposure.sampling import BATCH_TOOLS, parse
 from gateway.routing.catalog import Entry
-from tests.harness import kitchen, write_config
+from tests.harness import http_client, http_gateway, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -187,3 +187,25 @@ def test_the_answer_is_read_for_the_tools_asked_about_only() -> None:
         ),
     )
     assert parse(answer, asked) == {"k.measure": ["count the letters in this"]}
+
+
+async def test_a_client_over_http_is_asked_on_its_sessions_own_stream(tmp_path: Path) -> None:
+    """Streamable HTTP: the request rides the session's standalone (GET) stream, outside the list that offered it."""
+    servers = {"k": kitchen("k"), "j": kitchen("j")}  # 20 tools: two requests
+    config = write_config(tmp_path, servers, think={"state_dir": str(tmp_path / "state")})
+    second = anyio.Event()
+    model = Model()
+    answer = model.answer
+
+    def noting(tools: dict[str, str]) -> Any:
+        if len(model.prompts) == 2:  # the first request's answer was kept before this one was sent
+            second.set()
+        return answer(tools)
+
+    model.answer = noting
+    async with http_gateway(config) as base, http_client(base, mode="legacy", sampling_callback=model) as client:
+        with anyio.fail_after(60):
+            await client.list_tools()
+            await second.wait()
+            first = re.findall(r"^- (\w+\.measure):", model.prompts[0], re.MULTILINE)  # the one the first answer covers
+            assert len(first) == 1 and (await found(client, QUERY))[:1] == first
