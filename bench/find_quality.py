@@ -12,6 +12,9 @@ LiveMCPBench tasks (`bench/livemcptool/tasks.json`, 95 multi-step tasks, each wi
 used) over its 527-tool catalog; nothing is tuned on it (both splits show all of it). A task counts as found
 at k when any of its tools is in the top k; its text is cut at 1,000 characters (find_tools' query limit).
 
+`hyb+samp` (livemcptool): hybrid + expansions with what a client's model wrote for each tool through MCP sampling,
+the bench answering the gateway's sampling requests from `bench/livemcptool/sampled.json` (written from each tool's
+name and description alone, without the tasks: see its note); the figure without them is the `hyb+exp` row.
 Per ranker: recall@1/5/10, MRR and nDCG@10 (one relevant tool, or any of several listed). `+exp` rankers index
 each tool's expansions (the shipped packs, config/expansions/, written from tool text only). `hyb+learn` is
 learning from use: a stream of queries is replayed first, each a turn of one search then a call of its labelled
@@ -28,9 +31,11 @@ import argparse
 import asyncio
 import json
 import math
+import re
 import statistics
 import time
 from pathlib import Path
+from typing import cast
 
 import mcp.types as types
 import psutil
@@ -38,8 +43,11 @@ import yaml
 
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.expansions import Expansions
+from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.search import SearchIndex
+from gateway.routing.catalog import Entry
 from gateway.store.local.expansions import LocalExpansions
+from gateway.store.local.sampled import LocalSampled
 
 HERE = Path(__file__).with_name("find_quality")
 LIVE = Path(__file__).with_name("livemcptool")
@@ -157,6 +165,32 @@ def learned(entries: Entries, stream: list[tuple[str, set[str]]]) -> tuple[Searc
     return index, lessons
 
 
+def sampled(entries: Entries) -> SearchIndex:
+    """hybrid + expansions with what a client's model wrote for each tool through sampling: the bench plays the model,
+    answering each of the gateway's sampling requests (`Sampler`: its prompt, its parser, its store) with the entries
+    of `bench/livemcptool/sampled.json` for the tools a request names (written from tool text alone: its note)."""
+    written = json.loads((LIVE / "sampled.json").read_text(encoding="utf-8"))["tools"]
+    index = SearchIndex()
+    index.expansions = expansions = Expansions(LocalExpansions(), sampled_store=LocalSampled())
+    sampler = Sampler(expansions)
+    tools = [Entry(name, server, tool.name, tool) for name, server, tool in entries]
+
+    async def model(request: types.CreateMessageRequest) -> types.CreateMessageResult:
+        asked = re.findall(r"^- (\S+):", cast(types.TextContent, request.params.messages[0].content).text, re.MULTILINE)
+        text = json.dumps({name: written[name] for name in asked if name in written})
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=text), model="file"
+        )
+
+    async def ask() -> None:
+        while wanted := sampler.wanted(tools):
+            await sampler.run("bench", model, wanted)
+
+    asyncio.run(ask())
+    index.build(entries)
+    return index
+
+
 def halves(name: str, split: str) -> tuple[list[tuple[str, set[str]]], list[tuple[str, set[str]]]]:
     """(the stream replayed for learning, the queries scored after it)."""
     if name == "livemcptool":
@@ -181,6 +215,7 @@ def quality(split: str, verbose: bool) -> None:
             index, lessons = learned(entries, stream)
             if name == "livemcptool":  # the same scored half without the lessons, to compare with
                 runs.append(("hyb+exp½", runs[-1][1], scored))
+                runs.append(("hyb+samp", sampled(entries), labelled))
             runs.append(("hyb+learn", index, scored))
             print(f"  ({name}: {lessons} of {len(stream)} replayed turns taught a tool)")
         for ranker, index, scored in runs:
@@ -192,7 +227,7 @@ def quality(split: str, verbose: bool) -> None:
                     f"   r@5 ≥ 0.92 {verdict(got['r@5'] >= 0.92)}  r@10 ≥ 0.95 {verdict(got['r@10'] >= 0.95)}"
                     f"  r@1 ≥ 0.65 {verdict(got['r@1'] >= 0.65)}"
                 )
-            elif ranker in ("hyb+exp", "hyb+learn") and name == "livemcptool":
+            elif ranker in ("hyb+exp", "hyb+learn", "hyb+samp") and name == "livemcptool":
                 line += f"   r@5 ≥ 0.75 {verdict(got['r@5'] >= 0.75)}"
             print(line)
             if verbose and ranker == "hyb+exp":

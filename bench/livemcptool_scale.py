@@ -4,8 +4,10 @@ Usage, from the repository root: `.venv/bin/python -m bench.livemcptool_scale [-
 
 Each of the 70 servers runs as a real stdio process (`tests/servers/listing.py`) listing its tools as the
 catalog gives them (`bench/livemcptool/tools.json`, see NOTICE.md there); the gateway runs in this process.
-Printed: what a client is listed per exposure mode (tools, chars, the gateway's own), the index build
-(lexical, and lexical + embeddings of every tool, cold), find_tools p50/p99 in process and through a client,
+Printed: what a client is listed per exposure mode (tools, chars, the gateway's own), a fresh process's first
+find_tools right after its first list (the model loads from that list on, in a worker thread), the index build
+(lexical, and lexical + embeddings of every tool, cold, the model loaded), find_tools p50/p99 in process and through
+a client,
 and the gateway's RSS (this process: gateway and bench; the 70 servers are children and counted apart).
 Targets: find_tools p50 < 5 ms, index build < 1 s.
 """
@@ -96,11 +98,19 @@ async def run(iterations: int) -> None:
                 f"== LiveMCPTool behind the gateway: {up} servers up, {len(entries)} tools ({started:.1f} s to start)"
             )
             print("\n".join(figures.render(figures.rows(gateway.exposure, catalog))))
+            async with Client(gateway.front.server, mode="legacy") as client:
+                await client.list_tools()  # over budget: find_tools is the way in, and the model starts loading
+                t = time.perf_counter()
+                await client.call_tool("gateway.find_tools", {"query": QUERIES[0]})
+                first = time.perf_counter() - t
+            print(f"\nfirst find_tools right after the first list: {first * 1000:.0f} ms (the model's load, begun at")
+            print("  that list, finished meanwhile; then the index build)")
             lexical = build_time(entries, semantic=False)
-            hybrid = build_time(entries)  # a new index: every tool embedded (the model is loaded already)
-            print(f"\nindex build: lexical {lexical * 1000:.1f} ms; lexical + embeddings {hybrid * 1000:.1f} ms (cold)")
+            hybrid = build_time(entries)  # a new index: every tool embedded (the model is loaded by now)
+            print(f"index build: lexical {lexical * 1000:.1f} ms; lexical + embeddings {hybrid * 1000:.1f} ms (cold)")
             print(f"  target < 1 s {verdict(hybrid < 1)}; rankers: {gateway.exposure.index.rankers} ({semantic.MODEL})")
-            index = gateway.exposure.index
+            index = SearchIndex()
+            index.build(entries)
             samples = []
             for i in range(iterations):
                 t = time.perf_counter()

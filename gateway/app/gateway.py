@@ -30,6 +30,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import Parts, audit, default_chain, policy
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.expansions import Expansions
+from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.publish import Publisher
 from gateway.middleware.record import Recorder
@@ -95,7 +96,9 @@ class Gateway:
         self.policy = policy.from_config(config.policy)
         self.subjects = policy.Subjects(self.registry.view, self.registry.uris.owner)
         self.exposure = build.exposure(config, self._tool_denial, self._has_workflows)
-        self.exposure.index.expansions = Expansions(self.stores.expansions)  # packs, and what use taught (shared)
+        # Packs, what clients' models wrote and what use taught (shared).
+        self.exposure.index.expansions = Expansions(self.stores.expansions, sampled_store=self.stores.sampled)
+        self.sampler = Sampler(self.exposure.index.expansions)
         self.reloader = (
             None
             if config_path is None
@@ -169,6 +172,7 @@ class Gateway:
             loads=self.stores.loads,
             recorder=self.recorder,
             usage=self.usage,
+            sampler=self.sampler,
         )
         return default_chain(config, parts, rules, sink)
 
@@ -253,7 +257,7 @@ class Gateway:
             stack.callback(self._close_audit)
             stack.push_async_callback(self.stores.aclose)
             await stack.enter_async_context(self.oauth)
-            for service in (self.front.notify, self.front.rounds, self.usage, self.tasks):
+            for service in (self.front.notify, self.front.rounds, self.usage, self.tasks, self.sampler):
                 await stack.enter_async_context(service.running())  # each owns its task group
             for downstream in self.registry.downstreams.values():
                 await stack.enter_async_context(downstream.running())

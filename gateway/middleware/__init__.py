@@ -24,6 +24,7 @@ from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import audit, policy
 from gateway.middleware.bootstrap import Bootstrap
 from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
@@ -66,6 +67,8 @@ class Parts:
     """Kept across reloads (its buffer and counts outlive a pipeline); None where nothing reads it."""
     usage: UsageTally | None = None
     """Each identity's tool calls, counted for `auto`'s fill order (kept across reloads, as the store is)."""
+    sampler: Sampler | None = None
+    """Asks clients' models for tools' expansions (kept across reloads: what it asked is asked once)."""
 
 
 def default_chain(
@@ -85,6 +88,7 @@ def default_chain(
         notify=parts.notify,
         answer_budget=config.limits.max_inline_bytes,
         usage=parts.usage,
+        sampler=parts.sampler,
     )
     optional: list[Middleware | None] = [
         WakePools(parts.wake),

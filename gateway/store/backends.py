@@ -8,7 +8,6 @@ from gateway.config import GatewayConfig
 from gateway.store.base import (
     CallLog,
     ClientShare,
-    LearnedExpansions,
     Outputs,
     RunRecords,
     SessionShare,
@@ -16,11 +15,13 @@ from gateway.store.base import (
     Spills,
     Usage,
 )
+from gateway.store.expansions import LearnedExpansions, SampledExpansions
 from gateway.store.local.calls import LocalCallLog
 from gateway.store.local.clients import LocalClients
 from gateway.store.local.expansions import LocalExpansions
 from gateway.store.local.outputs import LocalOutputs, OutputStore
 from gateway.store.local.runs import LocalRuns
+from gateway.store.local.sampled import LocalSampled
 from gateway.store.local.signins import LocalSignIns
 from gateway.store.local.spills import LocalSpills
 from gateway.store.local.tasks import FOLDER, LEGACY, LocalTasks, moved_from
@@ -57,6 +58,8 @@ class Stores:
     expansions: LearnedExpansions = field(default_factory=LocalExpansions)
     """Requests learned from use (find_tools then a call): in memory on the local backend, shared on Redis."""
     tokens: Tokens | None = None
+    sampled: SampledExpansions = field(default_factory=LocalSampled)
+    """Requests a client's model wrote for tools through sampling: in memory on the local backend, shared on Redis."""
     """People's sealed tokens for OAuth-protected servers: files in the state folder, or Redis (None: keeps none)."""
 
     async def aclose(self) -> None:
@@ -93,6 +96,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
     from gateway.store.redis.loads import RedisLoads
     from gateway.store.redis.outputs import RedisOutputs
     from gateway.store.redis.runs import RedisRuns
+    from gateway.store.redis.sampled import RedisSampled
     from gateway.store.redis.sessions import RedisSessions
     from gateway.store.redis.signins import RedisSignIns
     from gateway.store.redis.spills import RedisSpills
@@ -129,6 +133,7 @@ def open_stores(config: GatewayConfig, heirs: frozenset[str] = frozenset()) -> S
         signins,
         learned,
         redis_tokens,
+        RedisSampled(client, store.prefix, where, breaker=breaker),
     )
 
 

@@ -154,33 +154,6 @@ class Usage(Protocol):
         ...
 
 
-LEARNED_PER_TOOL = 8
-"""Requests learned from use kept per tool (the most recent): enough words for its users' phrasings, too few to
-drown its own description."""
-LEARNED_TOOLS = 2_000
-"""Tools with learned requests kept per gateway (the catalog): past it the least recently taught is forgotten."""
-
-
-class LearnedExpansions(Protocol):
-    """Requests in users' words learned from use (DESIGN §14): a `find_tools` query followed by a call of a tool
-    it found becomes that tool's expansion. Keyed by the tool's canonical (registry) name, which a client rule's
-    renaming does not change; bounded by LEARNED_PER_TOOL and LEARNED_TOOLS, shared by replicas on Redis."""
-
-    where: str
-
-    async def add(self, key: str, request: str) -> None:
-        """Remember `request` for the tool `key` (most recent first; a repeat moves to the front)."""
-        ...
-
-    async def all(self) -> dict[str, list[str]]:
-        """Every tool's learned requests, most recent first."""
-        ...
-
-    async def remove(self, key: str, request: str | None = None) -> bool:
-        """Forget one request of the tool `key`, or all of them (None); whether anything was there."""
-        ...
-
-
 class ClientShare(Protocol):
     """What the gateway remembers about one client across its sessions and connections (DESIGN §14, §16): a client
     is its identity and its `clientInfo.name`, named here by a digest of both (`gateway.session.Session.client_key`),

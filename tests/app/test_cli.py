@@ -169,7 +169,7 @@ async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above
     assert found.returncode == 0, found.stderr.decode()
     first, best, _second = found.stdout.decode().splitlines()
     assert first.startswith("2 of ") and "tools matching 'synthetic catalog entry 042'" in first
-    assert first.endswith("ranked by lexical + semantic (wordllama l2_supercat 256d, reciprocal rank fusion):")
+    assert first.endswith("ranked by lexical + semantic (wordllama l2_supercat 256d, scores fused):")
     assert best.split()[1] == "k.tool_042"
 
 

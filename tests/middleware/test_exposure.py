@@ -216,7 +216,7 @@ async def test_status_says_which_rankers_answer_find_tools(shared: str) -> None:
     async with session(shared) as client:
         await client.call_tool("gateway.find_tools", {"query": "merge request"})
         search = (await client.call_tool("gateway.status", {})).structured_content["search"]
-        assert search == {"rankers": ["lexical", "semantic"], "model": MODEL, "fusion": "rrf", "problem": None}
+        assert search == {"rankers": ["lexical", "semantic"], "model": MODEL, "fusion": "scores", "problem": None}
 
 
 async def test_call_tool_takes_the_same_path_as_a_direct_call(shared: str) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gateway.store.backends import open_stores
-from gateway.store.base import LearnedExpansions
+from gateway.store.expansions import LearnedExpansions
 from gateway.store.local.expansions import LocalExpansions
 from gateway.store.redis.client import Breaker
 from gateway.store.redis.expansions import RedisExpansions

@@ -8,6 +8,10 @@ to" for `jira_search_assignable_users`). Each tool is indexed with a few such re
   written for: a tool whose description changed falls back to no pack entry instead of to requests about
   another tool. Packs are matched by the tool's name and that hash, not by the config's server name, which
   every user chooses freely.
+* **Asked of the client's model** (`sampling.py`): a tool with no pack entry gets a few requests written by the model
+  of a client that offers MCP sampling, from the tool's name and description alone. Kept in the store
+  (`gateway.store.base.SampledExpansions`) by server, tool and description hash, shared by replicas, read back with
+  the learned ones.
 * **Learned from use**: a `find_tools` query followed, in the same turn, by a call of a tool one of the turn's
   searches found becomes an expansion of that tool (a first query that missed included: that is the phrasing
   the index lacked). Learned requests are search text for every identity: a query holding an e-mail address, a
@@ -31,7 +35,8 @@ from functools import cache
 from pathlib import Path
 
 from gateway.config.bundled import shipped
-from gateway.store.base import LEARNED_PER_TOOL, LearnedExpansions, StoreUnavailable
+from gateway.store.base import StoreUnavailable
+from gateway.store.expansions import LEARNED_PER_TOOL, LearnedExpansions, SampledExpansions
 from gateway.telemetry.repeats import Repeating
 
 logger = logging.getLogger(__name__)
@@ -78,9 +83,20 @@ def _packs() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     return found
 
 
+def sampled_key(server: str, tool: str, digest: str) -> str:
+    """What sampled requests are kept by: the config's server name, the server's own tool name, the description's
+    hash (`description_hash`: a changed description is a new tool to the model that wrote them)."""
+    return f"{server}/{tool}#{digest}"
+
+
 def _named(exposed: str, tool: str) -> bool:
     """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)?"""
     return exposed == tool or (exposed.endswith(tool) and not exposed[-len(tool) - 1].isalnum())
+
+
+def shipped_for(tool: str, digest: str) -> tuple[str, ...]:
+    """The pack entry written for the tool `tool` (canonical name) with the description of hash `digest`, if any."""
+    return next((requests for name, requests in _packs().get(digest, []) if _named(tool, name)), ())
 
 
 def expansions_for(
@@ -94,10 +110,7 @@ def expansions_for(
     of its server (kept for packs that will need it; the description hash already tells one server's tool from
     another's)."""
     del server
-    shipped_requests = next(
-        (requests for name, requests in _packs().get(description_hash(description), []) if _named(tool, name)), ()
-    )
-    return list(dict.fromkeys([*shipped_requests, *(learned or {}).get(tool, ())]))
+    return list(dict.fromkeys([*shipped_for(tool, description_hash(description)), *(learned or {}).get(tool, ())]))
 
 
 @dataclass(slots=True)
@@ -114,13 +127,34 @@ class Expansions:
     store: LearnedExpansions | None = None
     learned: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     """Canonical tool name -> learned requests, most recent first (as last read from, or written to, the store)."""
+    sampled_store: SampledExpansions | None = None
+    sampled: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """`sampled_key` -> what a client's model wrote for that tool (as last read from, or written to, the store)."""
     version: int = 0
-    """Bumped whenever `learned` changed: an index built at another version rebuilds at its next search."""
+    """Bumped whenever `learned` or `sampled` changed: an index built at another version rebuilds at its next search."""
     _read_at: float = -math.inf
     _turns: OrderedDict[str, list[_Search]] = field(default_factory=OrderedDict[str, list[_Search]])
 
-    def for_tool(self, server: str, tool: str, description: str) -> list[str]:
-        return expansions_for(server, tool, description, self.learned)
+    def of(self, server: str, original: str, exposed: str, description: str) -> list[str]:
+        """A tool's expansions (its search text and a client's search hint): its pack entry, else what a client's
+        model wrote for it, then what was learned from its use."""
+        digest = description_hash(description)
+        own = shipped_for(exposed, digest) or self.sampled.get(sampled_key(server, original, digest), ())
+        return list(dict.fromkeys([*own, *self.learned.get(exposed, ())]))
+
+    async def add_sampled(self, key: str, requests: list[str]) -> bool:
+        """Keep what a client's model wrote for the tool `key` (`sampled_key`); whether it was kept."""
+        if self.sampled_store is not None:
+            try:
+                if not await self.sampled_store.put(key, requests):
+                    repeats.warning("sampled expansions: the store is full; %s gets none", key)
+                    return False
+            except StoreUnavailable as exc:
+                repeats.warning("sampled expansions: %s; %s gets none for now", exc, key)
+                return False
+        self.sampled[key] = requests
+        self.version += 1
+        return True
 
     async def refresh(self) -> None:
         """Read what every replica learned, at most once per REFRESH_S; a failing store keeps the last copy."""
@@ -130,11 +164,12 @@ class Expansions:
         self._read_at = now
         try:
             learned = await self.store.all()
+            sampled = self.sampled if self.sampled_store is None else await self.sampled_store.all()
         except StoreUnavailable as exc:
             repeats.warning("learned expansions: %s; searching with the last copy", exc)
             return
-        if learned != self.learned:
-            self.learned, self.version = learned, self.version + 1
+        if learned != self.learned or sampled != self.sampled:
+            self.learned, self.sampled, self.version = learned, sampled, self.version + 1
 
     def searched(self, session: str, query: str, found: Sequence[str]) -> None:
         """A session's `find_tools` found these tools (canonical names): part of its turn until a call ends it."""

@@ -62,7 +62,7 @@ def find_lines(exposure: Exposure, catalog: Catalog, query: str, limit: int) -> 
     """`gateway tools --find`: the hits find_tools would give, one per line."""
     matches = exposure.search(catalog, Session("cli"), query, limit=limit)
     rankers = exposure.index.rankers
-    how = " + ".join(rankers) + (f" ({semantic.MODEL}, reciprocal rank fusion)" if "semantic" in rankers else "")
+    how = " + ".join(rankers) + (f" ({semantic.MODEL}, scores fused)" if "semantic" in rankers else "")
     if not matches.hits:
         searched = ", ".join(matches.terms) or "nothing but stopwords"
         return [f"no tool matches {query!r} (searched: {searched}; ranked by {how})"]

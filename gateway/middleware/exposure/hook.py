@@ -15,6 +15,8 @@
   exposure view's policy hook is the one place the policy meets tools (`gateway.middleware.policy`).
 * An unknown name is refused with the closest names the session may see, in its names; so is an unknown
   `server` of find_tools.
+* A list or a search offers the client's model the tools it shows that lack expansions (`sampling.py`: in the
+  background, for a client that offers sampling).
 * A search, then a call of a tool it (or a later search before that call) found, teaches the index the turn's
   queries as requests in users' words for that tool (`gateway.middleware.exposure.expansions`).
 """
@@ -29,6 +31,7 @@ import mcp.types as types
 from gateway.errors import DownstreamUnavailable, UnknownName
 from gateway.middleware.exposure import find
 from gateway.middleware.exposure.listed import OWN_SERVERS
+from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.pipeline import Call, Middleware
@@ -55,6 +58,7 @@ class ExposureMiddleware(Middleware):
         notify: Callable[[str], None] = lambda key: None,
         answer_budget: int = 20_000,
         usage: UsageTally | None = None,
+        sampler: Sampler | None = None,
     ) -> None:
         self.exposure = exposure
         self.catalog = catalog
@@ -63,15 +67,20 @@ class ExposureMiddleware(Middleware):
         self.answer_budget = answer_budget
         self.usage = usage
         """Counts each identity's calls; `auto` lists over budget by them (None: catalog order)."""
+        self.sampler = sampler
+        """Asks the client's model for expansions of the tools a list or search shows it (None: never asks)."""
 
     async def on_request(self, call: Call) -> None:
         catalog = await self.catalog()
         if call.method == "tools/list":
             await self._pull(call.session)
+            if self.exposure.searching(catalog, self.exposure.view(call.session).rule, call.session.task_mark):
+                self.exposure.index.warm()  # hidden tools: find_tools is the way to them, and a search comes next
             if self.usage is not None and self.exposure.fills(catalog, call.session):
                 view = self.exposure.view(call.session)
                 view.used = await self.usage.top(call.session.identity.owner, view.rule.max_tools)
             call.result = types.ListToolsResult(tools=self.exposure.listed(catalog, call.session))
+            self._sample(catalog, call)
             return
         names = call.names = self.exposure.session_names(catalog, call.session)  # the render stage's too
         canonical = names.resolve(str(call.params.get("name", "")))
@@ -146,11 +155,21 @@ class ExposureMiddleware(Middleware):
             return
         learned = self.exposure.index.expansions
         await learned.refresh()  # what other replicas learned (at most every few seconds)
+        self._sample(catalog, call)
         matches = self.exposure.search(catalog, call.session, request.query, limit=request.limit, server=request.server)
         learned.searched(call.session.key, request.query, [h.name for h in matches.hits])
         call.result = find.answer(request, matches, names.to_session, self.answer_budget)
         if matches.hits:  # the answer says how to call them: no hint beside it (it stays within 1,500 chars)
             await self._promote(catalog, call, [h.name for h in matches.hits])
+
+    def _sample(self, catalog: Catalog, call: Call) -> None:
+        """Offer the client's model the downstream tools this session may see that have no expansions (in the
+        background: the list or search does not wait)."""
+        if self.sampler is None or not self.exposure.config.sampled_expansions:
+            return
+        session = call.session
+        who = f"{session.identity.owner}\0{session.client}"
+        self.sampler.offer(who, call.peer, catalog, lambda entry: self.exposure.visible(session, entry))
 
     async def _promote(self, catalog: Catalog, call: Call, canonical: list[str]) -> None:
         await self._pull(call.session)

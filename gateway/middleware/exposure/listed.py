@@ -6,6 +6,7 @@ size of that definition, in characters of JSON, is what `auto` weighs and fills.
 """
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import mcp.types as types
@@ -82,26 +83,35 @@ def search_hint(text: str) -> str:
     return " ".join(words)
 
 
-def hints(entry: Entry, always: bool) -> dict[str, Any]:
-    """The `_meta` a natively searching client reads: a search hint on every tool, alwaysLoad on `always`."""
-    meta: dict[str, Any] = {SEARCH_HINT_KEY: search_hint(search_text(entry))}
+def hints(entry: Entry, always: bool, expansions: Sequence[str] = ()) -> dict[str, Any]:
+    """The `_meta` a natively searching client reads: a search hint on every tool, alwaysLoad on `always`. The
+    hint starts with the tool's `expansions` (requests in users' words: the words its name and description lack)."""
+    meta: dict[str, Any] = {SEARCH_HINT_KEY: search_hint(" ".join([*expansions, search_text(entry)]))}
     if always:
         meta[ALWAYS_LOAD_KEY] = True
     return meta
 
 
 def as_listed(
-    entry: Entry, names: Names, rule: Rule, mark: types.ToolExecution | None, *, spilled: bool = True
+    entry: Entry,
+    names: Names,
+    rule: Rule,
+    mark: types.ToolExecution | None,
+    *,
+    spilled: bool = True,
+    expansions: Callable[[Entry], Sequence[str]] | None = None,
 ) -> types.Tool:
     """A tool as listed under `rule`; a downstream's carries `mark` (`Session.task_mark`), the gateway's own
-    (answered at once, in process) none. A client that searches natively (`rule.native`) also reads `hints`;
-    `spilled`: whether the session had a result spilled (then read_output is loaded at once; measured as if so)."""
+    (answered at once, in process) none. A client that searches natively (`rule.native`) also reads `hints` (with
+    the tool's `expansions`); `spilled`: whether the session had a result spilled (then read_output is loaded at
+    once; measured as if so)."""
     tool = cast(types.Tool, entry.item)  # catalog.tools holds tools
     update: dict[str, Any] = {"name": names.to_session(entry.exposed)}
     if rule.native:
         ref = reference(entry.server, entry.original)
         always = entry.server in OWN_SERVERS and (ref in ALWAYS_LOAD or (spilled and ref == READ_OUTPUT))
-        update["meta"] = {**(tool.meta or {}), **hints(entry, always)}
+        more = () if expansions is None or entry.server in OWN_SERVERS else expansions(entry)
+        update["meta"] = {**(tool.meta or {}), **hints(entry, always, more)}
     description = tool.description or ""
     if entry.server in OWN_SERVERS:
         description = names.text(description)

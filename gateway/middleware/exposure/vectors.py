@@ -109,8 +109,8 @@ class SemanticIndex:
         self._starts = np.cumsum([0, *(len(extra) for extra in more if extra)])[:-1].astype(np.intp)
         self._vectors = np.stack([known[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
-    def ranked(self, query: str) -> list[int]:
-        """Row numbers of the tools closest to `query`, best first, at most CANDIDATES, none below MIN_SIMILARITY."""
+    def ranked(self, query: str) -> list[tuple[int, float]]:
+        """(row, cosine) of the tools closest to `query`, best first, at most CANDIDATES, none below MIN_SIMILARITY."""
         if not len(self._vectors):
             return []
         query_vector = self._model.embed([query])[0]
@@ -122,4 +122,4 @@ class SemanticIndex:
             best = np.maximum.reduceat(every[self._tools :], self._starts) * EXPANSION_WEIGHT
             scores[self._expanded] = np.maximum(scores[self._expanded], best)
         top = np.argsort(-scores)[:CANDIDATES]
-        return [int(row) for row in top if scores[row] >= MIN_SIMILARITY]
+        return [(int(row), float(scores[row])) for row in top if scores[row] >= MIN_SIMILARITY]

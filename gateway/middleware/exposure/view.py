@@ -104,9 +104,8 @@ class Exposure(Budget):
     def _searchable(self, catalog: Catalog) -> SearchIndex:
         """The index of `catalog`, built at its first search (a gateway nobody searches never loads the model)."""
         if self._indexed is not catalog:
-            self.index.build(
-                (e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)
-            )
+            tools = [(e, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
+            self.index.build([(e.exposed, e.server, t) for e, t in tools], [e.original for e, _t in tools])
             self._indexed = catalog
         return self.index
 
@@ -155,13 +154,17 @@ class Exposure(Budget):
         shown = self._shown(catalog, session, rule)
         view = self.view(session)
         listed = [
-            as_listed(e, names, rule, session.task_mark, spilled=view.spilled)
+            as_listed(e, names, rule, session.task_mark, spilled=view.spilled, expansions=self._expansions)
             for n, e in catalog.tools.items()
             if n in shown and self.visible(session, e)
         ]
         read_output = names.to_session(names.by_original.get(("gateway", "read_output"), READ_OUTPUT))
         view.reads_output = any(t.name == read_output for t in listed)
         return listed
+
+    def _expansions(self, entry: Entry) -> list[str]:
+        """A listed tool's expansions, for its search hint."""
+        return self.index.expansions.of(entry.server, entry.original, entry.exposed, entry.item.description or "")
 
     def rules(self) -> list[Rule]:
         """The default rule, then each client rule as it resolves (for `gateway tools`)."""

@@ -6,7 +6,7 @@ recently taught goes).
 
 from collections import OrderedDict
 
-from gateway.store.base import LEARNED_PER_TOOL, LEARNED_TOOLS
+from gateway.store.expansions import LEARNED_PER_TOOL, LEARNED_TOOLS
 
 
 class LocalExpansions:

@@ -9,7 +9,7 @@ tool (at most LEARNED_TOOLS): it is read by each replica at most once per `expan
 import time
 from typing import cast
 
-from gateway.store.base import LEARNED_PER_TOOL, LEARNED_TOOLS
+from gateway.store.expansions import LEARNED_PER_TOOL, LEARNED_TOOLS
 from gateway.store.redis.client import Breaker, Redis
 
 
