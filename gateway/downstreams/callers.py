@@ -51,7 +51,7 @@ class LaneCaller:
 
     def __init__(self, lane: Lane, session: ClientSession, *, modern: bool) -> None:
         self._lane = lane
-        self._session = session
+        self._stamp = sdk.PipeStamp(session)
         self._modern = modern
         """The 2026 era stamps an envelope on each request; the handshake era's stamp adds nothing, so it is skipped."""
 
@@ -61,7 +61,7 @@ class LaneCaller:
         params: dict[str, Any] = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
         params.update(extra or {})
         if self._modern:
-            sdk.stamp_envelope(self._session, {"method": "tools/call", "params": params})
+            self._stamp(params)
         raw = await self._lane.request("tools/call", params, due=limit, on_progress=limit.progress)
         return CALL_RESULT.validate_python(raw, by_name=False)
 
