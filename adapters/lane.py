@@ -155,7 +155,9 @@ class Lane:
         """Run beside the connection: fail each waiting request whose time limit passed with REQUEST_TIMEOUT."""
         while True:
             now = anyio.current_time()
-            while self._deadlines and self._deadlines[0][0] <= now:
+            # Due entries, and answered ones at the top whatever their time, so the next wake is for a request still
+            # waiting (woken for each answered one at its own time, this task cost about a cancel scope per call).
+            while self._deadlines and (self._deadlines[0][0] <= now or self._deadlines[0][1] not in self._pending):
                 _, request_id = heapq.heappop(self._deadlines)
                 waiter = self._pending.get(request_id)  # None: answered already
                 if waiter is None or waiter.outcome is not None or waiter.due is None:

@@ -26,9 +26,10 @@ class Deadline:
         self.timeout_s = timeout_s
         self.most_s = max(timeout_s, max_timeout_s if max_timeout_s is not None else 10 * timeout_s)
         """The longest the call may take with progress (no server may hold a call forever by reporting)."""
-        self._started = anyio.current_time()
+        self.started = anyio.current_time()
+        """When the call began (the event loop's time)."""
         self._relay = relay
-        self.at = self._started + timeout_s
+        self.at = self.started + timeout_s
         self._scope: anyio.CancelScope | None = None
         """The cancel scope `kept` enforces `at` with (None outside it)."""
         self.extended = False
@@ -55,7 +56,7 @@ class Deadline:
             raise TimeoutError
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.at = min(anyio.current_time() + self.timeout_s, self._started + self.most_s)
+        self.at = min(anyio.current_time() + self.timeout_s, self.started + self.most_s)
         if self._scope is not None:
             self._scope.deadline = self.at
         self.extended = True

@@ -96,7 +96,7 @@ class Downstream(Supervised):
         """Map a failed request to `DownstreamError` by what happened: the connection ended (its read stream or
         its lane closed, or it was replaced), the time limit passed (`limit`'s, if the call has one, else the
         server's timeout), or the server answered with an error."""
-        started = anyio.current_time()
+        started = anyio.current_time() if limit is None else limit.started
         try:
             yield
         except MCPError as exc:
