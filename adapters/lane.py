@@ -18,7 +18,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp.types as types
@@ -47,14 +47,23 @@ def _client_span(method: str, params: dict[str, Any], request_id: str) -> Abstra
     return _tracer.start_as_current_span(span_name, kind=SpanKind.CLIENT, attributes=attributes)
 
 
+class Due(Protocol):
+    """When a request is due, in the event loop's time (`anyio.current_time`). It may move later while the request
+    waits (a server's progress extends its call): the lane reads `at` again when the time it read passes."""
+
+    @property
+    def at(self) -> float: ...
+
+
 class _Waiter:
     """One request's wait for its outcome: a bare future of the running loop (an `anyio.Event` costs about ten
     Python calls to make, set and wait, on every forwarded call)."""
 
-    __slots__ = ("_done", "on_progress", "outcome")
+    __slots__ = ("_done", "due", "on_progress", "outcome")
 
-    def __init__(self, on_progress: Progress | None) -> None:
+    def __init__(self, due: Due | None, on_progress: Progress | None) -> None:
         self._done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.due = due
         self.on_progress = on_progress
         self.outcome: dict[str, Any] | types.ErrorData | None = None
 
@@ -75,18 +84,19 @@ class Lane:
         self._ids = itertools.count(1)
         self._pending: dict[str, _Waiter] = {}
         self._closed = False
-        # (deadline, id) of waiting requests, expired by `expire`: one task for all instead of a cancel scope each.
+        # (deadline, id) of waiting requests, expired by `expire`: one task for all instead of a cancel scope each
+        # (a deadline that moved later is pushed again when its old time passes).
         self._deadlines: list[tuple[float, str]] = []
         self._rearm = anyio.Event()
 
     async def request(
-        self, method: str, params: dict[str, Any], *, time_limit_s: float | None, on_progress: Progress | None = None
+        self, method: str, params: dict[str, Any], *, due: Due | None, on_progress: Progress | None = None
     ) -> dict[str, Any]:
         """Send one request and wait for its result; raises `MCPError` like the SDK session does.
 
         Raises:
-            MCPError: the peer's error; REQUEST_TIMEOUT after `time_limit_s` seconds (a cancellation is sent
-                to the peer); CONNECTION_CLOSED when the connection ends first.
+            MCPError: the peer's error; REQUEST_TIMEOUT once `due.at` passes (a cancellation is sent to the
+                peer); CONNECTION_CLOSED when the connection ends first.
         """
         if self._closed:
             raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed")
@@ -94,7 +104,7 @@ class Lane:
         meta = dict(params.get("_meta") or {})
         if on_progress is not None:
             meta["progressToken"] = request_id
-        waiter = _Waiter(on_progress)
+        waiter = _Waiter(due, on_progress)
         tracing = telemetry.tracing()
         with _client_span(method, params, request_id) if tracing else nullcontext(INVALID_SPAN) as span:
             if tracing or tracecontext.seen:
@@ -103,8 +113,8 @@ class Lane:
             line = to_json(message) + b"\n"
             del message
             self._pending[request_id] = waiter
-            if time_limit_s is not None:
-                self._expire_at(anyio.current_time() + time_limit_s, request_id)
+            if due is not None:
+                self._expire_at(due.at, request_id)
             try:
                 await self._send_line(line)
                 del line
@@ -122,7 +132,7 @@ class Lane:
                     self._drop_answered_deadlines()
             outcome = waiter.outcome
             if outcome is _TIMED_OUT:
-                await self._cancel(request_id, f"timed out after {time_limit_s}s")
+                await self._cancel(request_id, "its time limit passed")
                 raise MCPError(code=types.REQUEST_TIMEOUT, message=f"Request {method!r} timed out")
             if isinstance(outcome, types.ErrorData):
                 span.set_status(StatusCode.ERROR, outcome.message)
@@ -145,10 +155,16 @@ class Lane:
         """Run beside the connection: fail each waiting request whose time limit passed with REQUEST_TIMEOUT."""
         while True:
             now = anyio.current_time()
-            while self._deadlines and self._deadlines[0][0] <= now:
+            # Due entries, and answered ones at the top whatever their time, so the next wake is for a request still
+            # waiting (woken for each answered one at its own time, this task cost about a cancel scope per call).
+            while self._deadlines and (self._deadlines[0][0] <= now or self._deadlines[0][1] not in self._pending):
                 _, request_id = heapq.heappop(self._deadlines)
                 waiter = self._pending.get(request_id)  # None: answered already
-                if waiter is not None and waiter.outcome is None:
+                if waiter is None or waiter.outcome is not None or waiter.due is None:
+                    continue
+                if waiter.due.at > now:  # it moved
+                    heapq.heappush(self._deadlines, (waiter.due.at, request_id))
+                else:
                     waiter.settle(_TIMED_OUT)
             self._rearm = anyio.Event()
             with anyio.move_on_after(self._deadlines[0][0] - now if self._deadlines else math.inf):

@@ -141,10 +141,13 @@ class DownstreamFailed(DownstreamError):
         super().__init__(server, f"Server {server!r} failed: {detail}")
 
 
-def from_downstream(server: str, exc: MCPError, timeout_s: float, *, lost: bool, timed_out: bool) -> DownstreamError:
+def from_downstream(
+    server: str, exc: MCPError, timeout_s: float, *, lost: bool, timed_out: bool, setting: str = "timeout_s"
+) -> DownstreamError:
     """Map an SDK error from a downstream call to our family (the downstream boundary).
 
-    `lost` and `timed_out` say what happened (the transport ended; the time limit passed). The code
+    `lost` and `timed_out` say what happened (the transport ended; the time limit passed: `timeout_s`, held by
+    the server's `setting`). The code
     cannot: a server may answer -32000 or -32001 itself, and that is an answer, not a lost connection.
     """
     if lost:
@@ -154,7 +157,7 @@ def from_downstream(server: str, exc: MCPError, timeout_s: float, *, lost: bool,
             code=types.CONNECTION_CLOSED,
         )
     if timed_out:
-        return DownstreamTimeout(server, timeout_s)
+        return DownstreamTimeout(server, timeout_s, setting)
     return DownstreamFailed(server, f"{exc.message} (error {exc.code}).", code=exc.code)
 
 

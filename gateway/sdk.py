@@ -34,12 +34,13 @@ from mcp.shared._otel import extract_trace_context
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
-from mcp_types import CLIENT_CAPABILITIES_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
 
 __all__ = [
     "Connection",
     "ContextReceiveStream",
     "ContextSendStream",
+    "PipeStamp",
     "ReadStream",
     "ResumingOAuthProvider",
     "Transport",
@@ -97,13 +98,48 @@ def offer_per_request(session: ClientSession) -> None:
         if isinstance(meta, dict) and not meta:
             del params["_meta"]
         stamp(data, opts)
-        meta = (data.get("params") or {}).get("_meta")
-        if offered is None or meta is None or CLIENT_CAPABILITIES_META_KEY not in meta:
-            return  # not narrowed, or the handshake era (declared once, at initialize)
-        own = {k: v for k, v in meta[CLIENT_CAPABILITIES_META_KEY].items() if k not in ASKABLE}
-        meta[CLIENT_CAPABILITIES_META_KEY] = {**own, **offered}
+        _narrow((data.get("params") or {}).get("_meta"), offered)
 
     session._stamp = stamped
+
+
+def _narrow(meta: dict[str, Any] | None, offered: dict[str, Any] | None) -> None:
+    """The capabilities `meta` declares, with the askable ones those `offered` (None: not narrowed)."""
+    if offered is None or meta is None or CLIENT_CAPABILITIES_META_KEY not in meta:
+        return  # not narrowed, or the handshake era (declared once, at initialize)
+    own = {k: v for k, v in meta[CLIENT_CAPABILITIES_META_KEY].items() if k not in ASKABLE}
+    meta[CLIENT_CAPABILITIES_META_KEY] = {**own, **offered}
+
+
+class PipeStamp:
+    """`stamp_envelope` for requests that travel a pipe (the stdio lane): the envelope the session's stamp writes,
+    taken from it once per stamp (a handshake makes a new one), and none of the HTTP headers the SDK's stamp works
+    out on every request (`Mcp-Name`, a tool's parameter headers), which a pipe never carries. The 2026 era's
+    keys are set as the SDK sets them: the log level a default the request's own overrides, the rest written."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+        self._of: object = None
+        self._envelope: dict[str, Any] = {}
+        self._default: dict[str, Any] = {}
+
+    def __call__(self, params: dict[str, Any]) -> None:
+        stamp = self._session._stamp
+        if stamp is not self._of:
+            probe: dict[str, Any] = {"method": "ping", "params": {}}
+            stamp(probe, {})
+            envelope = probe["params"].get("_meta") or {}
+            self._default = {k: v for k, v in envelope.items() if k == LOG_LEVEL_META_KEY}
+            self._envelope = {k: v for k, v in envelope.items() if k != LOG_LEVEL_META_KEY}
+            self._of = stamp
+        meta = params.get("_meta")
+        offered = meta.pop(OFFER_META_KEY, None) if isinstance(meta, dict) else None
+        if not self._envelope:  # the handshake era: nothing per request
+            if isinstance(meta, dict) and not meta:
+                del params["_meta"]
+            return
+        meta = params["_meta"] = {**self._default, **(meta or {}), **self._envelope}
+        _narrow(meta, offered)
 
 
 def stamp_envelope(session: ClientSession, message: dict[str, Any]) -> dict[str, Any]:

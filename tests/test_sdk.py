@@ -1,5 +1,6 @@
 """The SDK's private names the gateway relies on, pinned: an SDK upgrade that moves or changes one fails here."""
 
+import copy
 import inspect
 import math
 from importlib.metadata import version
@@ -13,7 +14,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from gateway import sdk
 
@@ -56,6 +57,30 @@ async def test_a_modern_request_declares_the_offered_capabilities_in_place_of_th
     assert "elicitation" not in narrowed and narrowed["roots"] == {}
     assert sdk.OFFER_META_KEY not in meta  # the offer travels with the request, not on the wire
     assert "elicitation" in own["_meta"][CLIENT_CAPABILITIES_META_KEY]
+
+
+PIPED: list[dict[str, Any]] = [
+    {"name": "x"},
+    {"name": "x", "arguments": {"a": 1}, "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}},
+    {"name": "x", "_meta": {sdk.OFFER_META_KEY: {}, LOG_LEVEL_META_KEY: "debug", "k": 1}},
+    {"name": "x", "_meta": {PROTOCOL_VERSION_META_KEY: "1999-01-01", "k": 1}},
+]
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_the_pipe_stamp_writes_the_envelope_the_sessions_stamp_writes(mode: str) -> None:
+    # Before: the lane stamped each call with the SDK's stamp, which also works out HTTP headers a pipe never carries.
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    async with Client(Server("seam"), mode=mode, elicitation_callback=elicit, log_level="info") as client:
+        sdk.offer_per_request(client.session)  # as every downstream connection has it
+        piped = sdk.PipeStamp(client.session)
+        for params in PIPED:
+            expected = sdk.stamp_envelope(client.session, {"method": "tools/call", "params": copy.deepcopy(params)})
+            got = copy.deepcopy(params)
+            piped(got)
+            assert got == expected
 
 
 async def test_the_handshake_stamp_leaves_the_params_alone() -> None:

@@ -5,6 +5,9 @@ The gateway asks every downstream call for progress (it sends a progress token e
 so the limit can follow the work; the client still hears progress only when it asked for it, and at most
 `PROGRESS_PER_S` a second."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import anyio
 
 from gateway.downstreams.throttle import Throttle
@@ -15,18 +18,23 @@ PROGRESS_PER_S = 20
 
 
 class Deadline:
-    """The cancel scope of one call (`scope`, enter it around the request) and the progress callback that moves
-    its deadline (`progress`, handed to the SDK or the lane) and relays to the client's `relay`, if any."""
+    """When one call is due (`at`, in the event loop's time) and the progress callback that moves it later
+    (`progress`, handed to the SDK or the lane) and relays to the client's `relay`, if any. The lane reads `at`
+    itself; a caller that cannot enters `kept` around its request."""
 
     def __init__(self, timeout_s: float, max_timeout_s: float | None, relay: ProgressFn | None) -> None:
         self.timeout_s = timeout_s
         self.most_s = max(timeout_s, max_timeout_s if max_timeout_s is not None else 10 * timeout_s)
         """The longest the call may take with progress (no server may hold a call forever by reporting)."""
-        self._started = anyio.current_time()
+        self.started = anyio.current_time()
+        """When the call began (the event loop's time)."""
         self._relay = relay
-        self.scope = anyio.CancelScope(deadline=self._started + timeout_s)
+        self.at = self.started + timeout_s
+        self._scope: anyio.CancelScope | None = None
+        """The cancel scope `kept` enforces `at` with (None outside it)."""
         self.extended = False
-        self._paced = Throttle(PROGRESS_PER_S)
+        self._paced: Throttle | None = None
+        """Made with the first progress relayed: most calls report none."""
         self._skipped: list[tuple[float, float | None, str | None]] = []
         """Progress not relayed since the last that was (only the newest is kept, and how many there were)."""
         self._count = 0
@@ -34,11 +42,28 @@ class Deadline:
         self._idle: anyio.Event | None = None
         """Set when the last relay on its way is through: the result waits for it (`flush`)."""
 
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        """Cancel what runs inside when `at` passes, then raise TimeoutError (for a caller that does not watch `at`:
+        a cancel scope costs more than the lane's own work, so the lane watches it instead)."""
+        with anyio.CancelScope(deadline=self.at) as scope:
+            self._scope = scope
+            try:
+                yield
+            finally:
+                self._scope = None
+        if scope.cancelled_caught:
+            raise TimeoutError
+
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.scope.deadline = min(anyio.current_time() + self.timeout_s, self._started + self.most_s)
+        self.at = min(anyio.current_time() + self.timeout_s, self.started + self.most_s)
+        if self._scope is not None:
+            self._scope.deadline = self.at
         self.extended = True
         if self._relay is None:
             return
+        if self._paced is None:
+            self._paced = Throttle(PROGRESS_PER_S)
         if not self._paced.admit("")[0]:
             self._skipped[:] = [(progress, total, message)]
             self._count += 1

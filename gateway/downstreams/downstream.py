@@ -92,10 +92,11 @@ class Downstream(Supervised):
         return client, client.session
 
     @contextmanager
-    def _failures(self, client: Client) -> Iterator[None]:
+    def _failures(self, client: Client, limit: Deadline | None = None) -> Iterator[None]:
         """Map a failed request to `DownstreamError` by what happened: the connection ended (its read stream or
-        its lane closed, or it was replaced), the time limit passed, or the server answered with an error."""
-        started = anyio.current_time()
+        its lane closed, or it was replaced), the time limit passed (`limit`'s, if the call has one, else the
+        server's timeout), or the server answered with an error."""
+        started = anyio.current_time() if limit is None else limit.started
         try:
             yield
         except MCPError as exc:
@@ -104,7 +105,8 @@ class Downstream(Supervised):
             if lost and current:
                 self._lost.set()
             timed_out = exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= self.timeout_s
-            raise from_downstream(self.name, exc, self.timeout_s, lost=lost, timed_out=timed_out) from exc
+            seconds, setting = (self.timeout_s, "timeout_s") if limit is None else limit.limit
+            raise from_downstream(self.name, exc, seconds, lost=lost, timed_out=timed_out, setting=setting) from exc
         except ValidationError as exc:
             detail = f"it answered with an invalid result ({exc.error_count()} errors)."
             raise DownstreamFailed(self.name, detail) from exc
@@ -136,12 +138,11 @@ class Downstream(Supervised):
         # A tool the server runs only as a task goes through its 2025 tasks; any other, the connection's caller.
         caller = tasks.TaskCaller(session) if task_only else self._caller or SessionCaller(session)
         limit = Deadline(self.timeout_s, self.max_timeout_s, progress)  # the server's progress extends it
-        with self._calls.counted(), self._failures(client), limit.scope:
-            result = await caller.call_tool(
-                name, arguments, timeout_s=limit.most_s, progress=limit.progress, extra=extra
-            )
-        if limit.scope.cancelled_caught:
-            raise DownstreamTimeout(self.name, *limit.limit)
+        try:
+            with self._calls.counted(), self._failures(client, limit):
+                result = await caller.call_tool(name, arguments, limit=limit, extra=extra)
+        except TimeoutError:  # `limit.kept` ended it (the lane raises the SDK's REQUEST_TIMEOUT instead)
+            raise DownstreamTimeout(self.name, *limit.limit) from None
         await limit.flush()
         if isinstance(result, types.InputRequiredResult):
             return result  # the relay answers it, or hands it to a 2026-era client

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from gateway import sdk
 from gateway.downstreams.callers import CALL_RESULT, ToolAnswer, ToolCaller
+from gateway.downstreams.deadline import Deadline
 from gateway.sdk import ProgressFn
 from gateway.store.tasks import TERMINAL
 
@@ -60,13 +61,19 @@ class TaskCaller:
         return await sdk.send_unvalidated(self._session, request, timeout_s=timeout_s)
 
     async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, *, limit: Deadline, extra: dict[str, Any] | None = None
+    ) -> ToolAnswer:
+        with limit.kept():
+            result = await self._call(name, arguments, limit.most_s, limit.progress, extra)
+        return result
+
+    async def _call(
         self,
         name: str,
         arguments: dict[str, Any] | None,
-        *,
         timeout_s: float,
         progress: ProgressFn | None,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None,
     ) -> ToolAnswer:
         params = {"name": name, "arguments": arguments, **(extra or {}), "task": {"ttl": int(timeout_s * 1000)}}
         with anyio.CancelScope(shield=True):  # a cancel meanwhile would orphan the server's task: it waits for its id
@@ -128,19 +135,25 @@ class ModernTasks:
         )
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        timeout_s: float,
-        progress: ProgressFn | None,
-        extra: dict[str, Any] | None = None,
+        self, name: str, arguments: dict[str, Any] | None, *, limit: Deadline, extra: dict[str, Any] | None = None
     ) -> ToolAnswer:
         try:
-            return await self._inner.call_tool(name, arguments, timeout_s=timeout_s, progress=progress, extra=extra)
+            return await self._inner.call_tool(name, arguments, limit=limit, extra=extra)
         except MCPError as exc:
             if not _needs_tasks(exc):
                 raise
+        with limit.kept():
+            result = await self._as_task(name, arguments, limit.most_s, limit.progress, extra)
+        return result
+
+    async def _as_task(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        timeout_s: float,
+        progress: ProgressFn | None,
+        extra: dict[str, Any] | None,
+    ) -> ToolAnswer:
         params = {"name": name, "arguments": arguments, **(extra or {})}
         with anyio.CancelScope(shield=True):  # as for a 2025 task: its id first, so that a cancel can name it
             answer = await self._send("tools/call", params, timeout_s, name)

@@ -9,7 +9,7 @@ from typing import Any
 from mcp.server.runner import modern_error_data
 from mcp_types import SERVER_INFO_META_KEY, ErrorData
 from mcp_types import methods as spec
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import StatusCode
 
 from gateway import telemetry
@@ -52,12 +52,45 @@ async def answer_tool_call(
         telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         del result
-        dumped = spec.serialize_server_result("tools/call", version, dumped)
+        dumped = sieved(version, dumped)
         if version in MODERN_PROTOCOL_VERSIONS:
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
             dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: _server_info(front)}
         return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
+
+
+def sieved(version: str, dumped: dict[str, Any]) -> dict[str, Any]:
+    """`dumped` as `version`'s schema has it (the SDK's per-version sieve, `serialize_server_result`). The plainest
+    result, text blocks and `isError`, reads the same in every version (the 2026 era adds `resultType`): it is
+    answered without validating it again (it was validated when the downstream's answer was read) and dumping it
+    again, which cost more than the rest of the answer; anything else passes the SDK's sieve."""
+    modern = version in MODERN_PROTOCOL_VERSIONS
+    known = modern or version in HANDSHAKE_PROTOCOL_VERSIONS
+    if not known or not _plain(dumped) or (modern and "resultType" not in dumped):
+        return spec.serialize_server_result("tools/call", version, dumped)  # which names what it refuses
+    if not modern:
+        dumped.pop("resultType", None)  # the 2026 era's
+    return dumped
+
+
+_PLAIN_KEYS = frozenset({"content", "isError", "resultType"})
+
+
+def _plain(dumped: dict[str, Any]) -> bool:
+    """Only text blocks without annotations or `_meta`, `isError`, and a `resultType` that is "complete"."""
+    if not _PLAIN_KEYS.issuperset(dumped) or dumped.get("resultType", "complete") != "complete":
+        return False
+    if not isinstance(dumped.get("isError", False), bool):
+        return False
+    content = dumped.get("content")
+    return isinstance(content, list) and all(
+        isinstance(block, dict)
+        and len(block) == 2
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        for block in content
+    )
 
 
 def _server_info(front: Front) -> dict[str, Any]:

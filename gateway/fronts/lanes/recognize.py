@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
-from mcp_types import PROTOCOL_VERSION_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as spec
 from pydantic import ValidationError
 
@@ -41,10 +41,14 @@ def modern_version(message: Any, headers: Mapping[str, str] | None = None) -> st
     return route.protocol_version if isinstance(route, InboundModernRoute) else None
 
 
-def plain_params(params: Any, version: str) -> bool:
+def plain_params(params: Any, version: str, passed: Any = None) -> bool:
     """`tools/call` params a lane may serve at `version`: an object whose `_meta`, if any, is an object without a
     progress token (progress needs the SDK's relay), that answers no input round (`ROUNDS`), that may not become a
-    task (no `task`, no tasks extension declared), valid under the SDK's per-version surface."""
+    task (no `task`, no tasks extension declared), valid under the SDK's per-version surface.
+
+    `passed`: a 2026-era envelope that passed here before at `version`. A client sends the same one with every
+    call; equal to it (as the door's cache of its capabilities compares), the rest is checked beside the least
+    envelope the surface takes, as validating the whole envelope again cost more than the rest of the check."""
     if not isinstance(params, dict) or not ROUNDS.isdisjoint(params):
         return False
     meta = params.get("_meta")
@@ -52,6 +56,8 @@ def plain_params(params: Any, version: str) -> bool:
         return False
     if params.get("task") is not None or declares(params):  # it may become a task: `fronts.tasks_wire` decides
         return False
+    if passed is not None and meta == passed:
+        params = {**params, "_meta": {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}}
     try:
         spec.validate_client_request("tools/call", version, params)
     except (ValidationError, KeyError):

@@ -21,6 +21,7 @@ cancelled call ends its task with it, and the next call starts a new one.
 """
 
 import asyncio
+import copy
 import logging
 from contextlib import suppress
 from typing import Any
@@ -62,6 +63,9 @@ class StdioLane:
         self._tg: anyio.abc.TaskGroup | None = None
         self._spare: list[Spare] = []
         """Tasks waiting for a call."""
+        self._envelope: tuple[Any, str] | None = None
+        """The last 2026-era envelope (`_meta`) that passed the SDK's ladder and the params check, and the version it
+        gave: a client sends the same one with every call, so an equal one is not classified and validated again."""
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as tg:
@@ -89,9 +93,7 @@ class StdioLane:
         if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
             return False
         version = self._version(params)
-        return (
-            version is not None and recognize.plain_params(params, version) and self._serve(request_id, params, version)
-        )
+        return version is not None and self._plain(params, version) and self._serve(request_id, params, version)
 
     def _serve(self, request_id: RequestId, params: dict[str, Any], version: str) -> bool:
         if self._tg is None or request_id in self._running:
@@ -145,7 +147,7 @@ class StdioLane:
         if message.method != "tools/call" or params is None:
             return None
         version = self._version(params)
-        return None if version is None or not recognize.plain_params(params, version) else (params, version)
+        return None if version is None or not self._plain(params, version) else (params, version)
 
     def answered(self, message: types.JSONRPCMessage) -> None:
         """An answer the SDK sends: the one to `initialize` fixes the handshake-era version."""
@@ -161,10 +163,24 @@ class StdioLane:
     def _version(self, params: dict[str, Any] | None) -> str | None:
         """The version this connection serves `params` at, or None for the SDK to answer it."""
         if self.modern:
+            meta = (params or {}).get("_meta")
+            if self._envelope is not None and meta == self._envelope[0]:
+                return self._envelope[1]
             return recognize.modern_version({"method": "tools/call", "params": params})
         if recognize.envelope_version(params) is not None:
             return None  # an enveloped request on a handshake connection: the SDK refuses it
         return self.legacy_version
+
+    def _plain(self, params: dict[str, Any], version: str) -> bool:
+        """`recognize.plain_params`, remembering a 2026-era envelope that passed."""
+        if not self.modern:
+            return recognize.plain_params(params, version)
+        passed = self._envelope[0] if self._envelope is not None and self._envelope[1] == version else None
+        if not recognize.plain_params(params, version, passed):
+            return False
+        if passed is None:  # a copy: the call's own may be changed on its way
+            self._envelope = (copy.deepcopy(params.get("_meta")), version)
+        return True
 
     def _cancel(self, params: dict[str, Any] | None) -> bool:
         request_id = (params or {}).get("requestId")
