@@ -15,6 +15,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import parse_qs, urlparse
 
 import anyio
@@ -63,6 +64,8 @@ class OAuth(OAuthProviders):
         """Sign-in links handed out with `SignInNeeded`: ticket -> (server, identity, when it ends)."""
         self._begun: dict[tuple[str, str], _Pending] = {}
         """The sign-in under way per (identity key, server)."""
+        self._waiting: dict[tuple[str, str], set[anyio.Event]] = {}
+        """Calls waiting for a person's sign-in per (identity key, server) (`signed_in`): one event each."""
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> "OAuth":
@@ -97,7 +100,25 @@ class OAuth(OAuthProviders):
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
         if await self.storage(server, identity).get_tokens() is None:
-            raise SignInNeeded(server, self.link(server, identity))
+            waiter = partial(self.signed_in, server, identity)
+            raise SignInNeeded(server, self.link(server, identity), waiter)
+
+    async def signed_in(self, server: str, identity: Identity, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for `identity` to finish signing in to `server` here; True if they did. (A sign-in
+        finished on another replica while this waits is not seen: the wait then ends at its bound.)"""
+        waiting = self._waiting.setdefault((identity.key, server), set())
+        done = anyio.Event()
+        waiting.add(done)
+        try:
+            if await self.storage(server, identity).get_tokens() is not None:
+                return True  # finished before this wait began (its event was set for nobody), or on another replica
+            with anyio.move_on_after(timeout_s):
+                await done.wait()
+        finally:
+            waiting.discard(done)
+            if not waiting:
+                self._waiting.pop((identity.key, server), None)
+        return done.is_set()
 
     # -- a person's sign-in ------------------------------------------------------------------------
 
@@ -175,6 +196,8 @@ class OAuth(OAuthProviders):
         await pending.done.wait()
         if pending.error is not None:
             raise SignInRefused(f"Signing in to {pending.server} failed: {pending.error}")
+        for done in self._waiting.pop((pending.identity.key, pending.server), set()):
+            done.set()
         return pending.server, pending.identity
 
 

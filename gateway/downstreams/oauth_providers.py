@@ -22,8 +22,12 @@ OAuthServer = HttpServerConfig | SseServerConfig
 
 
 class SignInNeeded(GatewayError):
-    def __init__(self, server: str, url: str | None) -> None:
+    def __init__(
+        self, server: str, url: str | None, signed_in: Callable[[float], Awaitable[bool]] | None = None
+    ) -> None:
         self.server, self.url = server, url
+        self.signed_in = signed_in
+        """Waits (up to the seconds given) for this person's sign-in to finish on this replica; True if it did."""
         if url is None:  # a stdio session with no page beside it: nothing here serves a browser
             super().__init__(
                 f"[gateway] Sign in to {server}: ask the user to run `gateway login {server}` in a terminal "

@@ -12,6 +12,7 @@ stay in the shared catalog, listed once from any member: one server's software l
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -21,10 +22,11 @@ from cachetools import LRUCache
 from gateway.config import NamespaceConfig
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
 from gateway.downstreams.state import State
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, GatewayError
 from gateway.pipeline import Call
-from gateway.routing import names
+from gateway.routing import names, signin
 from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.features import Who
 from gateway.routing.uris import Uris
@@ -53,8 +55,10 @@ class Personal:
         cache: SharedCache,
         namespace: NamespaceConfig,
         bare: frozenset[str],
+        relay: Relay,
     ) -> None:
         self.downstreams = downstreams
+        self.relay = relay
         self.uris = uris
         self._cache = SharedCache(maxsize=LISTINGS, timer=cache.now)  # the registry's clock (tests set it)
         self._ns = namespace
@@ -179,7 +183,10 @@ class Personal:
             if name is not None and not name.startswith(f"{server}{sep}"):
                 continue
             try:
-                await ds.wake(call.session.identity, call.secrets)
+                if name is None:
+                    await ds.wake(call.session.identity, call.secrets)
+                else:  # the caller of one of its tools may be asked to sign in first
+                    await signin.signing_in(self.relay, call, partial(ds.wake, call.session.identity, call.secrets))
                 woken = True
             except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
                 if name is not None:
