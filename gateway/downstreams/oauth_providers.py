@@ -39,6 +39,12 @@ class SignInNeeded(GatewayError):
             "show this link to the user, who opens it in a browser.)"
         )
 
+    def hide(self, text: str) -> str:
+        """`text` with this link's ticket withheld: it stands for the person until used, so only they may see it."""
+        if self.url is None or "?ticket=" not in self.url:
+            return text
+        return text.replace(self.url, self.url.split("?ticket=")[0] + "?ticket=(withheld)")
+
 
 class SignInRefused(GatewayError):
     pass

@@ -122,7 +122,7 @@ class Personal:
         try:
             await self._cache.get(self.key(server, kind, who[0].key), lambda: self._load(server, kind, who), ttl_s)
         except GatewayError as exc:  # e.g. no secrets of this user: the listing goes on without the server
-            logger.info("server %s: no %s listed for %s: %s", server, kind, who[0].name, exc)
+            logger.info("server %s: no %s listed for %s: %s", server, kind, who[0].name, exc.logged())
 
     async def _load(self, server: str, kind: str, who: Who) -> list[Any]:
         pool = self.downstreams[server]
@@ -191,5 +191,5 @@ class Personal:
             except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
                 if name is not None:
                     raise
-                logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
+                logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc.logged())
         return woken

@@ -19,6 +19,7 @@ from tests.servers.guarded import serving
 
 pytestmark = pytest.mark.anyio
 LINK = re.compile(r"Sign in to forge: (\S+/connect/forge\?ticket=\S+) — then call again")
+TICKET = re.compile(r"ticket=[\w-]")
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +64,38 @@ async def test_a_person_signs_in_through_the_link_a_call_answers_with_and_calls_
                 bobs = await client.call_tool("forge.whoami", {})
                 assert bobs.is_error and LINK.search(answer(bobs)) is not None
                 assert "alice" not in answer(bobs)
+
+
+async def test_a_sign_in_link_stands_for_its_person_alone_so_neither_the_log_nor_the_page_shows_its_ticket(
+    guarded: str, tmp_path: Path
+) -> None:
+    tokens = [
+        {"name": "alice", "token": "alice-secret-0123456789", "groups": ["ops"]},
+        {"name": "bob", "token": "bob-secret-0123456789"},
+    ]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(
+        tmp_path,
+        {"forge": server},
+        auth={"tokens": tokens, "admin_groups": ["ops"]},
+        think={"state_dir": str(tmp_path / "state")},
+    )
+    log = tmp_path / "gateway.log"
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    with anyio.fail_after(90):
+        async with http_gateway(config, env=env, log=log) as base:
+            async with http_client(base, headers={"authorization": "Bearer bob-secret-0123456789"}) as client:
+                await client.list_tools()  # starting bob's connection for the listing is refused: logged
+                asked = await client.call_tool("forge.whoami", {})
+            link = LINK.search(answer(asked))
+            assert link is not None, answer(asked)
+            admin = {"authorization": "Bearer alice-secret-0123456789"}
+            async with httpx2.AsyncClient(base_url=base, headers=admin, timeout=30) as page:
+                calls = (await page.get("/ui/calls")).text
+                number = re.findall(r'<tr data-call="([0-9a-f]+-\d+)"', calls)[0]
+                detail = (await page.get(f"/ui/calls/{number}")).text
+    assert "forge.whoami" in calls and "Sign in to forge" in detail and "ticket=(withheld)" in detail
+    assert not TICKET.search(calls) and not TICKET.search(detail)
+    logged = log.read_text()
+    assert "server forge: not started for bob" in logged and "ticket=(withheld)" in logged
+    assert not TICKET.search(logged)
