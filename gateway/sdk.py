@@ -12,11 +12,12 @@ types and protocols every module may import, from a leaf that imports only the S
 """
 
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.auth import OAuthClientProvider
@@ -246,11 +247,39 @@ def unanswered_cancels() -> None:
 
 
 class ResumingOAuthProvider(OAuthClientProvider):
-    """The SDK's OAuth client, knowing when the tokens it loads from storage end. Its `_initialize` loads them without
-    an expiry, so a stored token past its end would be sent, answered 401 and met with a full re-authorization (a
-    person's sign-in) instead of a refresh. The storage's `expires_in` counts from the moment it is read."""
+    """The SDK's OAuth client, refreshing wherever a refresh can do instead of a person's sign-in:
+
+    - Its `_initialize` loads stored tokens without an expiry, so a stored token past its end would be sent, answered
+      401 and met with a full re-authorization instead of a refresh. The storage's `expires_in` counts from the moment
+      it is read.
+    - A 401 to a token that looked good (the server ended it early: a restart, a key rotation) goes to the SDK's full
+      re-authorization; with a refresh token in hand, the refresh is tried first and the request sent again, and only
+      if that fails does the SDK's flow see the 401.
+    """
 
     async def _initialize(self) -> None:
         await super()._initialize()
         if self.context.current_tokens is not None:
             self.context.update_token_expiry(self.context.current_tokens)
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        refreshed = False
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is request and response.status_code == 401 and not refreshed:
+                    refreshed = True  # once: a server that refuses every token is the SDK's to handle
+                    if self.context.can_refresh_token():  # under the SDK's lock: its flow waits at this yield
+                        refreshing = await self._refresh_token()
+                        if await self._handle_refresh_response((yield refreshing)):
+                            self._add_auth_header(request)
+                            response = yield request
+                        else:
+                            self._initialized = False  # as the SDK does after a failed refresh
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()

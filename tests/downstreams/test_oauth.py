@@ -209,6 +209,20 @@ async def test_a_revoked_grant_is_forgotten_and_the_next_call_asks_to_sign_in_ag
             await whoami(pool, BOB)
 
 
+async def test_a_token_the_server_ended_early_is_refreshed_not_signed_in_again(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    oauth, pool, _ = running
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        assert await whoami(pool, ALICE) == "alice"  # her connection is up, with a token that looks good for an hour
+        before = await admin(guarded, "end-access", user="alice")  # the server answers it 401 from now
+        assert await whoami(pool, ALICE) == "alice"
+        after = await admin(guarded, "ttl", s=3600)
+    assert after["refreshes"] - before["refreshes"] == 1
+    assert after["authorizations"] == before["authorizations"]  # nobody was sent to sign in
+
+
 async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
     guarded: str, key: str, tmp_path: Path
 ) -> None:

@@ -4,8 +4,8 @@ The authorization server is real OAuth 2.1 as an MCP server's would be: metadata
 registration (RFC 7591), an authorization endpoint that approves the user named by `login_hint` (default alice) at
 once, a token endpoint that checks PKCE (S256), the redirect URI and the resource indicator (RFC 8707), and rotates
 refresh tokens. `/mcp` answers only a bearer token it issued and that has not expired (else 401 naming its metadata);
-its tool `whoami` says whose token the call carried. `/admin/*` lets a test count refreshes, shorten token lifetimes
-and revoke a user's grants.
+its tool `whoami` says whose token the call carried. `/admin/*` lets a test count refreshes, shorten token lifetimes,
+revoke a user's grants or end their access tokens early.
 """
 
 import argparse
@@ -127,6 +127,10 @@ class Authority:
                 for grants in (self.access, self.refresh):
                     for token in [t for t, g in grants.items() if g["user"] == user]:
                         del grants[token]
+            case "end-access":  # a user's access tokens end before their time (a restart); refresh tokens stay good
+                user = request.query_params["user"]
+                for token in [t for t, g in self.access.items() if g["user"] == user]:
+                    del self.access[token]
         return JSONResponse(self.counts)
 
 
