@@ -12,15 +12,19 @@ types and protocols every module may import, from a leaf that imports only the S
 """
 
 import math
+import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin
 
 import anyio
 import httpx2
 import mcp.types as types
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.oauth2 import PKCEParameters
+from mcp.client.auth.utils import validate_authorization_response_iss
 from mcp.client.session import ClientSession
 from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
@@ -41,8 +45,10 @@ __all__ = [
     "Connection",
     "ContextReceiveStream",
     "ContextSendStream",
+    "HandingOffOAuthProvider",
     "ReadStream",
     "ResumingOAuthProvider",
+    "SignInHandedOff",
     "Transport",
     "TransportStreams",
     "WriteStream",
@@ -50,6 +56,7 @@ __all__ = [
     "connection_of",
     "create_context_streams",
     "create_mcp_http_client",
+    "exchange_code",
     "extract_trace_context",
     "http_session",
     "http_session_in_flight",
@@ -61,6 +68,7 @@ __all__ = [
     "send_unvalidated",
     "sse_within_origin",
     "stamp_envelope",
+    "token_request_record",
 ]
 
 
@@ -283,3 +291,75 @@ class ResumingOAuthProvider(OAuthClientProvider):
             return
         finally:
             await flow.aclose()
+
+
+class SignInHandedOff(Exception):
+    """A sign-in's authorization request is out (`HandingOffOAuthProvider`): its callback finishes it, wherever it
+    lands."""
+
+
+class HandingOffOAuthProvider(ResumingOAuthProvider):
+    """The SDK's flow up to the person's redirect, for a sign-in whose callback may reach another replica.
+
+    The SDK makes the PKCE verifier and state in `_perform_authorization_code_grant` and keeps them in locals while
+    it waits, in this process, for the callback. Here the same authorization request is made (the SDK's parameters,
+    its resource and scope rules), and `authorized(url, state, verifier, token_request)` is told it with the token
+    request the SDK would send (without its code): kept in the shared store, it lets any replica finish
+    (`exchange_code`). The flow then ends with `SignInHandedOff`.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        authorized: Callable[[str, str, str, httpx2.Request], Awaitable[None]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._authorized = authorized
+
+    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        context = self.context
+        assert context.client_info is not None and context.client_metadata.redirect_uris is not None
+        metadata = context.oauth_metadata
+        if metadata is not None and metadata.authorization_endpoint:
+            endpoint = str(metadata.authorization_endpoint)
+        else:
+            endpoint = urljoin(context.get_authorization_base_url(context.server_url), "/authorize")
+        pkce, state = PKCEParameters.generate(), secrets.token_urlsafe(32)
+        params = {
+            "response_type": "code",
+            "client_id": context.client_info.client_id,
+            "redirect_uri": str(context.client_metadata.redirect_uris[0]),
+            "state": state,
+            "code_challenge": pkce.code_challenge,
+            "code_challenge_method": "S256",
+        }
+        if context.should_include_resource_param(context.protocol_version):
+            params["resource"] = context.get_resource_url()  # RFC 8707
+        if context.client_metadata.scope:
+            params["scope"] = context.client_metadata.scope
+            if "offline_access" in context.client_metadata.scope.split():
+                params["prompt"] = "consent"  # as the SDK: OIDC asks consent for offline access
+        token_request = await self._exchange_token_authorization_code("", pkce.code_verifier)
+        await self._authorized(f"{endpoint}?{urlencode(params)}", state, pkce.code_verifier, token_request)
+        raise SignInHandedOff
+
+
+async def exchange_code(
+    provider: OAuthClientProvider, token_request: dict[str, Any], code: str, iss: str | None
+) -> None:
+    """Finish a sign-in `HandingOffOAuthProvider` began (perhaps on another replica): the callback's issuer checked
+    against the authorization server's metadata (RFC 9207), the code exchanged by the token request kept then, and
+    the tokens handled (kept in `provider`'s storage) as the SDK does. Raises the SDK's OAuth errors."""
+    validate_authorization_response_iss(iss, provider.context.oauth_metadata)
+    data = {**token_request["data"], "code": code}
+    request = httpx2.Request("POST", token_request["url"], data=data, headers=token_request["headers"])
+    async with create_mcp_http_client() as http:
+        response = await http.send(request)
+        await provider._handle_token_response(response)
+
+
+def token_request_record(request: httpx2.Request) -> dict[str, Any]:
+    """A token request as JSON to keep: its URL, headers (a client secret may be among them) and form fields."""
+    headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization")}
+    return {"url": str(request.url), "headers": headers, "data": dict(parse_qsl(request.content.decode()))}

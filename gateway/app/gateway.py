@@ -86,7 +86,7 @@ class Gateway:
         self.engine = thinking.engine(config.think, self.stores, self.prompts, KnownTools(self._catalog))
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
         self.relay = build.relay(config, build.bare_server(config))
-        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
+        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config), self.stores.signins)
         self.servers = Servers(
             self.relay,
             user_secrets.from_config(config.secrets),

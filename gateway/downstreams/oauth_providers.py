@@ -7,6 +7,7 @@ would send one to the authorization server it forgets the stored grant (revoked,
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
@@ -124,7 +125,10 @@ class OAuthProviders:
         storage: SealedTokens,
         redirect: Callable[[str], Awaitable[None]],
         callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+        authorized: Callable[[str, str, str, httpx2.Request], Awaitable[None]] | None = None,
     ) -> OAuthClientProvider:
+        """The SDK's provider for `server` on `storage`; with `authorized`, one that hands its sign-in off there
+        (`sdk.HandingOffOAuthProvider`)."""
         settings = self._settings(server)
         assert settings.auth is not None
         metadata = OAuthClientMetadata(
@@ -134,6 +138,16 @@ class OAuthProviders:
             scope=" ".join(settings.auth.scopes) or None,
             token_endpoint_auth_method="none",
         )
+        if authorized is not None:
+            return sdk.HandingOffOAuthProvider(
+                settings.url,
+                metadata,
+                storage,
+                redirect_handler=redirect,
+                callback_handler=callback,
+                client_metadata_url=settings.auth.client_metadata_url,
+                authorized=authorized,
+            )
         return sdk.ResumingOAuthProvider(
             settings.url,
             metadata,

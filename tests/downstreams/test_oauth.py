@@ -126,8 +126,8 @@ async def test_each_person_calls_with_their_own_token_and_one_not_signed_in_is_t
             await whoami(pool, BOB)
         assert f"Sign in to forge: {GATEWAY}/connect/forge?ticket=" in str(needed.value)
         ticket = urlparse(needed.value.url or "").query.removeprefix("ticket=")
-        assert oauth.redeem("forge", ticket) == BOB
-        assert oauth.redeem("forge", ticket) is None  # once
+        assert await oauth.redeem("forge", ticket) == BOB
+        assert await oauth.redeem("forge", ticket) is None  # once
         assert pool.processes == 1  # bob got no connection, so never alice's
         await sign_in(oauth, BOB)
         assert (await whoami(pool, BOB), await whoami(pool, ALICE)) == ("bob", "alice")
@@ -242,6 +242,41 @@ async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
                         await whoami(pool, BOB)
             raw = await one.redis.get(f"oauth:token:{token_key(ALICE, 'forge')}")
             assert raw is not None and b"access_token" not in raw  # sealed there too
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+
+async def test_a_sign_in_begun_on_one_replica_is_finished_by_another_over_redis(
+    guarded: str, key: str, tmp_path: Path
+) -> None:
+    config = server(guarded)
+    with redis_server(tmp_path / "redis") as redis:
+        one, two = (open_stores(store_config("redis", redis.url, "oauth:", tmp_path / n)) for n in ("one", "two"))
+        try:
+            with anyio.fail_after(60):
+                async with (
+                    OAuth(lambda: {"forge": config}, one.tokens, GATEWAY, one.signins) as first,
+                    OAuth(lambda: {"forge": config}, two.tokens, GATEWAY, two.signins) as second,
+                    pool_of(second, config).running() as pool,
+                ):
+                    with pytest.raises(SignInNeeded) as needed:
+                        await first.admit("forge", ALICE)
+                    ticket = urlparse(needed.value.url or "").query.removeprefix("ticket=")
+                    assert await second.redeem("forge", ticket) == ALICE  # the link opens on another replica
+                    assert await first.redeem("forge", ticket) is None  # once, on all of them
+                    url, browser = await first.begin("forge", ALICE)
+                    assert url is not None
+                    back = await browse(url, "alice")
+                    with pytest.raises(SignInRefused, match="started by someone else"):
+                        await second.finish(back["state"], back["code"], None, "another-browser")
+                    assert await second.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
+                    with pytest.raises(SignInRefused, match="used already"):
+                        await first.finish(back["state"], back["code"], None, browser)
+                    assert await whoami(pool, ALICE) == "alice"
+            keys = [k.decode() async for k in one.redis.scan_iter("oauth:*")]
+            state = back["state"]
+            assert not any(state in k or ticket in k for k in keys), keys  # stored under digests only
         finally:
             await one.aclose()
             await two.aclose()
