@@ -14,8 +14,10 @@ import mcp.types as types
 import pytest
 from cryptography.fernet import Fernet
 
+from gateway.fronts.connect import BROWSER_COOKIE
 from tests.harness import http_client, http_gateway, text_of, write_config
 from tests.servers.guarded import serving
+from tests.services import redis_server
 
 pytestmark = pytest.mark.anyio
 LINK = re.compile(r"Sign in to forge: (\S+/connect/forge\?ticket=\S+) — then call again")
@@ -99,3 +101,41 @@ async def test_a_sign_in_link_stands_for_its_person_alone_so_neither_the_log_nor
     logged = log.read_text()
     assert "server forge: not started for bob" in logged and "ticket=(withheld)" in logged
     assert not TICKET.search(logged)
+
+
+async def test_a_link_from_one_replica_opens_on_another_and_a_third_hop_takes_the_callback(
+    guarded: str, tmp_path: Path
+) -> None:
+    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    alice = {"authorization": "Bearer alice-secret-0123456789"}
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    with redis_server(tmp_path / "redis") as redis, anyio.fail_after(120):
+        configs = [
+            write_config(
+                tmp_path / name,
+                {"forge": server},
+                auth={"tokens": tokens},
+                store={"backend": "redis", "url": redis.url, "prefix": "replicas:"},
+                think={"state_dir": str(tmp_path / name / "state")},
+            )
+            for name in ("a", "b")
+        ]
+        async with http_gateway(configs[0], env=env) as a, http_gateway(configs[1], env=env) as b:
+            async with http_client(a, headers=alice) as client:
+                first = await client.call_tool("forge.whoami", {})
+                link = LINK.search(answer(first))
+                assert link is not None and link.group(1).startswith(a), answer(first)
+                async with httpx2.AsyncClient() as browser:
+                    to_server = await browser.get(link.group(1).replace(a, b))  # the balancer sent it to b
+                    assert to_server.status_code == 302, to_server.text
+                    back = await browser.get(f"{to_server.headers['location']}&login_hint=alice")
+                    callback = back.headers["location"]
+                    assert callback.startswith(f"{b}/oauth/callback?")
+                    browser.cookies.set(BROWSER_COOKIE, to_server.cookies[BROWSER_COOKIE])  # sent to either host
+                    done = await browser.get(callback.replace(b, a))  # and the callback to a
+                    assert done.status_code == 200 and "Signed in as alice" in done.text, done.text
+                second = await client.call_tool("forge.whoami", {})  # same session on a: no reconnect
+                assert json.loads(text_of(second)) == {"user": "alice"}
