@@ -24,7 +24,12 @@ import mcp.types as types
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.oauth2 import PKCEParameters
-from mcp.client.auth.utils import validate_authorization_response_iss
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_scope_from_www_auth,
+    union_scopes,
+    validate_authorization_response_iss,
+)
 from mcp.client.session import ClientSession
 from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
@@ -263,7 +268,19 @@ class ResumingOAuthProvider(OAuthClientProvider):
     - A 401 to a token that looked good (the server ended it early: a restart, a key rotation) goes to the SDK's full
       re-authorization; with a refresh token in hand, the refresh is tried first and the request sent again, and only
       if that fails does the SDK's flow see the 401.
+    - A 403 `insufficient_scope` (a step-up) would have the SDK drop nothing but wait, in the connection, for a
+      person to re-authorize. With `stepped_up`, it is told the scope wanted (the SDK's union of what was asked,
+      granted and challenged) and the 403 is the request's answer; the grant stays for what it covers, and the next
+      request reads the stored tokens again (the wider grant, once the person signed in for it).
     """
+
+    def __init__(
+        self, *args: Any, stepped_up: Callable[[str | None], Awaitable[None]] | None = None, **kw: Any
+    ) -> None:
+        super().__init__(*args, **kw)
+        self._stepped_up = stepped_up
+        self._narrow: str | None = None
+        """The access token a step-up found too narrow: until the stored one differs, each request reads storage."""
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -271,12 +288,25 @@ class ResumingOAuthProvider(OAuthClientProvider):
             self.context.update_token_expiry(self.context.current_tokens)
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self._narrow is not None:  # the person may have signed in for more since (on any replica)
+            async with self.context.lock:
+                await self._initialize()
+                self._initialized = True
+                tokens = self.context.current_tokens
+                if tokens is None or tokens.access_token != self._narrow:
+                    self._narrow = None
         flow = super()._auth_flow(request)
         refreshed = False
         try:
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
+                if outgoing is request and self._stepped_up is not None and _insufficient_scope(response):
+                    granted = self.context.current_tokens.scope if self.context.current_tokens else None
+                    asked = union_scopes(self.context.client_metadata.scope, granted)
+                    await self._stepped_up(union_scopes(asked, extract_scope_from_www_auth(response)))
+                    self._narrow = self.context.current_tokens.access_token if self.context.current_tokens else None
+                    return
                 if outgoing is request and response.status_code == 401 and not refreshed:
                     refreshed = True  # once: a server that refuses every token is the SDK's to handle
                     if self.context.can_refresh_token():  # under the SDK's lock: its flow waits at this yield
@@ -293,9 +323,10 @@ class ResumingOAuthProvider(OAuthClientProvider):
             await flow.aclose()
 
 
-class SignInHandedOff(Exception):
+class SignInHandedOff(BaseException):
     """A sign-in's authorization request is out (`HandingOffOAuthProvider`): its callback finishes it, wherever it
-    lands."""
+    lands. Not an `Exception`: the SDK logs every `Exception` out of its flow as an error with its traceback, and
+    this is the flow's planned end (`OAuth.begin` takes it)."""
 
 
 class HandingOffOAuthProvider(ResumingOAuthProvider):
@@ -312,10 +343,13 @@ class HandingOffOAuthProvider(ResumingOAuthProvider):
         self,
         *args: Any,
         authorized: Callable[[str, str, str, httpx2.Request], Awaitable[None]],
+        wanted_scope: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._authorized = authorized
+        self._wanted_scope = wanted_scope
+        """A step-up's scope (`ResumingOAuthProvider`'s `stepped_up`), asked for beside what the SDK would ask."""
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         context = self.context
@@ -336,6 +370,7 @@ class HandingOffOAuthProvider(ResumingOAuthProvider):
         }
         if context.should_include_resource_param(context.protocol_version):
             params["resource"] = context.get_resource_url()  # RFC 8707
+        context.client_metadata.scope = union_scopes(context.client_metadata.scope, self._wanted_scope)
         if context.client_metadata.scope:
             params["scope"] = context.client_metadata.scope
             if "offline_access" in context.client_metadata.scope.split():
@@ -343,6 +378,10 @@ class HandingOffOAuthProvider(ResumingOAuthProvider):
         token_request = await self._exchange_token_authorization_code("", pkce.code_verifier)
         await self._authorized(f"{endpoint}?{urlencode(params)}", state, pkce.code_verifier, token_request)
         raise SignInHandedOff
+
+
+def _insufficient_scope(response: httpx2.Response) -> bool:
+    return response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope"
 
 
 async def exchange_code(

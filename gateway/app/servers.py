@@ -72,6 +72,7 @@ class Servers:
                 on_resource_updated=self._on_resource_updated,
                 prepare=prepare,
                 admit=partial(oauth.admit, name) if oauth and signs_in else None,
+                failed=partial(oauth.failed, name) if oauth and signs_in else None,
             )
         return Downstream(
             name,

@@ -29,11 +29,10 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
 from gateway import sdk
 from gateway.config import GatewayConfig, ServerConfig
-from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused
+from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused, step_up_key
 from gateway.downstreams.oauth_tokens import sealer
 from gateway.errors import describe
 from gateway.session import Identity
-from gateway.store.local.signins import LocalSignIns
 from gateway.store.signins import SignIns
 from gateway.store.tokens import Tokens
 
@@ -83,9 +82,7 @@ class OAuth(OAuthProviders):
         base_url: str,
         flows: SignIns | None = None,
     ) -> None:
-        super().__init__(servers, store, base_url)
-        self.flows: SignIns = flows if flows is not None else LocalSignIns()
-        """Tickets and begun sign-ins, shared by every replica (`store.signins`: expiring records)."""
+        super().__init__(servers, store, base_url, flows)
         self._waiting: dict[tuple[str, str], set[anyio.Event]] = {}
         """Calls waiting for a person's sign-in per (identity key, server) (`signed_in`): one event each."""
 
@@ -118,6 +115,13 @@ class OAuth(OAuthProviders):
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
 
+    async def failed(self, server: str, identity: Identity) -> None:
+        """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than
+        they granted (a step-up); their grant stays for what it covers."""
+        if await self.flows.get(step_up_key(identity, server)) is not None:
+            waiter = partial(self.signed_in, server, identity)
+            raise SignInNeeded(server, await self.link(server, identity), waiter)
+
     async def signed_in(self, server: str, identity: Identity, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for `identity` to finish signing in to `server`; True if they did. (A sign-in
         finished on another replica while this waits is not seen: the wait then ends at its bound.)"""
@@ -144,7 +148,8 @@ class OAuth(OAuthProviders):
         settings = self._settings(server)
         assert settings.auth is not None
         fernet = sealer(settings.auth.token_key_env)
-        storage = self.storage(server, identity, signing_in=True)
+        step_up = await self.flows.get(step_up_key(identity, server))
+        storage = self.storage(server, identity, signing_in=True, renewing=step_up is not None)
         browser = secrets.token_urlsafe(24)
         found: dict[str, str] = {}
 
@@ -167,12 +172,13 @@ class OAuth(OAuthProviders):
             await self.flows.put(_digest("latest", identity.owner, server), {"state": state}, SIGN_IN_S)
             found["url"] = url
 
-        provider = self._provider(server, storage, _nobody, _never, authorized)
+        wanted = None if step_up is None else step_up["scope"]
+        provider = self._provider(server, storage, _nobody, _never, authorized, wanted_scope=wanted)
         try:
             async with sdk.create_mcp_http_client(headers=dict(settings.headers)) as http:
                 accept = {"accept": "application/json, text/event-stream"}
                 await http.post(settings.url, json=_PING, headers=accept, auth=provider)
-        except sdk.SignInHandedOff:
+        except sdk.SignInHandedOff:  # (a BaseException: see there)
             return found["url"], browser
         except Exception as exc:  # noqa: BLE001 -- said to whoever began it
             logger.warning("sign-in to %s for %s failed: %s", server, identity.name, describe(exc))
@@ -205,6 +211,7 @@ class OAuth(OAuthProviders):
         except Exception as exc:  # noqa: BLE001 -- said to the person in their browser
             logger.warning("sign-in to %s for %s failed: %s", server, identity.name, describe(exc))
             raise SignInRefused(f"Signing in to {server} failed: {describe(exc)}") from None
+        await self.flows.delete(step_up_key(identity, server))  # granted (the exchange kept what was)
         for done in self._waiting.pop((identity.key, server), set()):
             done.set()
         return server, identity

@@ -66,17 +66,22 @@ class SealedTokens:
         server: str,
         configured: OAuthClientInformationFull | None = None,
         redirect_uri: str | None = None,
+        *,
+        renewing: bool = False,
     ) -> None:
         self._store, self._fernet, self._configured = store, fernet, configured
         """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
         self._tokens, self._client = token_key(identity, server), client_key(identity, server)
         self._redirect_uri = redirect_uri
+        self._renewing = renewing
+        """A sign-in for a wider scope: the narrower grant is not read (the flow must ask the person), but stays
+        until the wider one replaces it."""
         """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
 
     async def get_tokens(self) -> OAuthToken | None:
         """The tokens, `expires_in` counted from now (early by `REFRESH_EARLY_S`, so they are refreshed before a
         call could carry them past their end)."""
-        raw = await self._open(self._tokens)
+        raw = None if self._renewing else await self._open(self._tokens)
         if raw is None:
             return None
         record = json.loads(raw)

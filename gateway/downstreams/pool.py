@@ -57,10 +57,13 @@ class Pool:
         on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
         prepare: Callable[[], Awaitable[None]] | None = None,
         admit: Callable[[Identity], Awaitable[None]] | None = None,
+        failed: Callable[[Identity], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self._admit = admit
         """Raises for an identity that may not have a member yet (`SignInNeeded`); None: everyone may."""
+        self._failed = failed
+        """After a leased call failed: raises what the identity must do instead (`SignInNeeded` for a wider scope)."""
         self._prepare = prepare
         """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete
@@ -153,6 +156,10 @@ class Pool:
         member.busy += 1
         try:
             yield member.downstream
+        except GatewayError:
+            if self._failed is not None:
+                await self._failed(identity)
+            raise
         finally:
             member.busy -= 1
             member.last_used = self._timer()

@@ -81,9 +81,9 @@ async def sign_in(oauth: OAuth, identity: Identity) -> None:
     assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", identity)
 
 
-async def whoami(pool: Pool, identity: Identity) -> str | None:
+async def whoami(pool: Pool, identity: Identity, tool: str = "whoami") -> str | None:
     async with pool.lease(identity, {}) as downstream:
-        result = await downstream.call_tool("whoami", {})
+        result = await downstream.call_tool(tool, {})
     assert isinstance(result, types.CallToolResult) and not result.is_error
     user: str | None = json.loads(text_of(result))["user"]
     return user
@@ -221,6 +221,27 @@ async def test_a_token_the_server_ended_early_is_refreshed_not_signed_in_again(
         after = await admin(guarded, "ttl", s=3600)
     assert after["refreshes"] - before["refreshes"] == 1
     assert after["authorizations"] == before["authorizations"]  # nobody was sent to sign in
+
+
+async def test_a_step_up_asks_the_person_for_the_wider_scope_and_keeps_the_narrower_grant_until_then(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    oauth, pool, _ = running
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        before = await admin(guarded, "ttl", s=3600)
+        with pytest.raises(SignInNeeded) as needed:  # `vault` wants scope admin: 403 insufficient_scope
+            await whoami(pool, ALICE, "vault")
+        assert needed.value.url is not None and "?ticket=" in needed.value.url
+        assert await whoami(pool, ALICE) == "alice"  # the grant she has still serves what it covers
+        url, browser = await oauth.begin("forge", ALICE)  # through the link: a sign-in for the wider scope
+        assert url is not None and "admin" in parse_qs(urlparse(url).query)["scope"][0].split()
+        assert await whoami(pool, ALICE) == "alice"  # not lost before the new grant exists
+        back = await browse(url, "alice")
+        assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
+        assert (await whoami(pool, ALICE, "vault"), await whoami(pool, ALICE)) == ("alice", "alice")
+        after = await admin(guarded, "ttl", s=3600)
+    assert after["authorizations"] - before["authorizations"] == 1
 
 
 async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
