@@ -6,8 +6,8 @@ server and its calls there go out with its own token alone (the tokens and the c
   link carrying a ticket, single-use, that stands for the identity;
 - a sign-in (`begin`, then `finish` from `/oauth/callback`) runs the SDK's flow (discovery from the server's 401,
   registration, authorization code + PKCE with the resource indicator) up to the person's redirect
-  (`sdk.HandingOffOAuthProvider`). Its state is bound to the identity and to the browser that began it (a secret in a
-  cookie) and used once: a callback from another browser is refused and leaves the sign-in to its owner.
+  (`sdk_oauth.HandingOffOAuthProvider`). Its state is bound to the identity and to the browser that began it (a secret
+  in a cookie) and used once: a callback from another browser is refused and leaves the sign-in to its owner.
 
 Everything between the two halves lives in the shared store (`flows`, Redis on replicas), never in one process: a
 ticket, and a begun sign-in (identity, server, the browser's digest, and sealed the PKCE verifier and the token
@@ -27,7 +27,7 @@ import anyio
 import httpx2
 from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
-from gateway import sdk
+from gateway import sdk, sdk_oauth
 from gateway.config import GatewayConfig, ServerConfig
 from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused, step_up_key
 from gateway.downstreams.oauth_tokens import sealer
@@ -157,7 +157,7 @@ class OAuth(OAuthProviders):
             metadata = provider.context.oauth_metadata
             sealed = {
                 "verifier": verifier,
-                "token_request": sdk.token_request_record(token_request),
+                "token_request": sdk_oauth.token_request_record(token_request),
                 "scope": provider.context.client_metadata.scope,
                 "metadata": None if metadata is None else metadata.model_dump(mode="json", exclude_none=True),
             }
@@ -178,7 +178,7 @@ class OAuth(OAuthProviders):
             async with sdk.create_mcp_http_client(headers=dict(settings.headers)) as http:
                 accept = {"accept": "application/json, text/event-stream"}
                 await http.post(settings.url, json=_PING, headers=accept, auth=provider)
-        except sdk.SignInHandedOff:  # (a BaseException: see there)
+        except sdk_oauth.SignInHandedOff:  # (a BaseException: see there)
             return found["url"], browser
         except Exception as exc:  # noqa: BLE001 -- said to whoever began it
             logger.warning("sign-in to %s for %s failed: %s", server, identity.name, describe(exc))
@@ -226,7 +226,7 @@ class OAuth(OAuthProviders):
         provider.context.client_metadata.scope = sealed["scope"]
         if sealed["metadata"] is not None:
             provider.context.oauth_metadata = OAuthMetadata.model_validate(sealed["metadata"])
-        await sdk.exchange_code(provider, sealed["token_request"], code, iss)
+        await sdk_oauth.exchange_code(provider, sealed["token_request"], code, iss)
 
 
 async def _nobody(url: str) -> None:

@@ -13,7 +13,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
-from gateway import sdk
+from gateway import sdk_oauth
 from gateway.config import HttpServerConfig, ServerConfig, SseServerConfig
 from gateway.downstreams.oauth_tokens import SealedTokens, sealer
 from gateway.errors import GatewayError
@@ -158,7 +158,7 @@ class OAuthProviders:
         stepped_up: Callable[[str | None], Awaitable[None]] | None = None,
     ) -> OAuthClientProvider:
         """The SDK's provider for `server` on `storage`; with `authorized`, one that hands its sign-in off there
-        (`sdk.HandingOffOAuthProvider`)."""
+        (`sdk_oauth.HandingOffOAuthProvider`)."""
         settings = self._settings(server)
         assert settings.auth is not None
         metadata = OAuthClientMetadata(
@@ -169,7 +169,7 @@ class OAuthProviders:
             token_endpoint_auth_method="none",
         )
         if authorized is not None:
-            return sdk.HandingOffOAuthProvider(
+            return sdk_oauth.HandingOffOAuthProvider(
                 settings.url,
                 metadata,
                 storage,
@@ -179,7 +179,7 @@ class OAuthProviders:
                 authorized=authorized,
                 wanted_scope=wanted_scope,
             )
-        return sdk.ResumingOAuthProvider(
+        return sdk_oauth.ResumingOAuthProvider(
             settings.url,
             metadata,
             storage,
