@@ -73,6 +73,7 @@ class Servers:
                 prepare=prepare,
                 admit=partial(oauth.admit, name) if oauth and signs_in else None,
                 failed=partial(oauth.failed, name) if oauth and signs_in else None,
+                lister=partial(oauth.lister, name) if oauth and signs_in else None,
             )
         return Downstream(
             name,

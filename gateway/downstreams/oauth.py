@@ -25,12 +25,13 @@ from typing import Any
 
 import anyio
 import httpx2
+from cryptography.fernet import InvalidToken
 from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
 from gateway import sdk, sdk_oauth
 from gateway.config import GatewayConfig, ServerConfig
 from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused, step_up_key
-from gateway.downstreams.oauth_tokens import sealer
+from gateway.downstreams.oauth_tokens import lister_key, sealer
 from gateway.errors import describe
 from gateway.session import Identity
 from gateway.store.signins import SignIns
@@ -114,6 +115,26 @@ class OAuth(OAuthProviders):
         if await self.storage(server, identity).get_tokens() is None:
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
+
+    async def lister(self, server: str) -> Identity | None:
+        """The last person to sign in to `server`, while their grant lasts: their connection may list its tools for
+        everyone (kept in the token store, sealed, so it outlives a restart and serves every replica)."""
+        settings = self._settings(server)
+        assert settings.auth is not None
+        sealed = None if self.store is None else await self.store.get(lister_key(server))
+        if sealed is None:
+            return None
+        try:
+            identity = _identity(json.loads(sealer(settings.auth.token_key_env).decrypt(sealed)))
+        except InvalidToken:  # sealed under a former key: as if nobody signed in
+            return None
+        return identity if await self.storage(server, identity).get_tokens() is not None else None
+
+    async def _remember_lister(self, server: str, identity: Identity) -> None:
+        settings = self._settings(server)
+        assert settings.auth is not None and self.store is not None  # (`storage` said so before the flow began)
+        sealed = sealer(settings.auth.token_key_env).encrypt(json.dumps(_record(identity)).encode())
+        await self.store.put(lister_key(server), sealed)
 
     async def failed(self, server: str, identity: Identity) -> None:
         """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than
@@ -212,6 +233,7 @@ class OAuth(OAuthProviders):
             logger.warning("sign-in to %s for %s failed: %s", server, identity.name, describe(exc))
             raise SignInRefused(f"Signing in to {server} failed: {describe(exc)}") from None
         await self.flows.delete(step_up_key(identity, server))  # granted (the exchange kept what was)
+        await self._remember_lister(server, identity)
         for done in self._waiting.pop((identity.key, server), set()):
             done.set()
         return server, identity

@@ -55,6 +55,11 @@ def client_key(identity: Identity, server: str) -> str:
     return hashlib.sha256(f"client\0{identity.owner}\0{server}".encode()).hexdigest()
 
 
+def lister_key(server: str) -> str:
+    """The store key of who signed in to `server` last (whose connection may list its tools): a digest."""
+    return hashlib.sha256(f"lister\0{server}".encode()).hexdigest()
+
+
 class SealedTokens:
     """`mcp.client.auth.TokenStorage` for one (identity, server): what the SDK's provider loads and saves."""
 

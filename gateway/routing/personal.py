@@ -168,6 +168,15 @@ class Personal:
             return item.model_copy(update={"uri_template": self.uris.exposed(server, item.uri_template), "name": name})
         return item.model_copy(update={"uri": self.uris.exposed(server, item.uri), "name": name})
 
+    async def _wake_for_listing(self, pool: Pool) -> bool:
+        """The tools of a server the caller has not signed in to, listed from someone's who has (shown to all,
+        callable by those signed in)."""
+        try:
+            return await pool.wake_for_listing()
+        except GatewayError as exc:
+            logger.info("server %s: no one's connection could list its tools: %s", pool.name, exc.logged())
+            return False
+
     async def wake(self, call: Call, name: str | None = None) -> bool:
         """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
 
@@ -192,4 +201,5 @@ class Personal:
                 if name is not None:
                     raise
                 logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc.logged())
+                woken = await self._wake_for_listing(ds) or woken
         return woken

@@ -139,3 +139,28 @@ async def test_a_link_from_one_replica_opens_on_another_and_a_third_hop_takes_th
                     assert done.status_code == 200 and "Signed in as alice" in done.text, done.text
                 second = await client.call_tool("forge.whoami", {})  # same session on a: no reconnect
                 assert json.loads(text_of(second)) == {"user": "alice"}
+
+
+async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_connection_but_calls_only_as_bob(
+    guarded: str, tmp_path: Path
+) -> None:
+    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(
+        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
+    )
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    alice, bob = ({"authorization": f"Bearer {who}-secret-0123456789"} for who in ("alice", "bob"))
+    with anyio.fail_after(120):
+        async with http_gateway(config, env=env) as base:
+            async with http_client(base, headers=alice) as client:
+                link = LINK.search(answer(await client.call_tool("forge.whoami", {})))
+                assert link is not None
+                async with httpx2.AsyncClient(follow_redirects=True) as browser:  # alice is approved at once
+                    assert "Signed in as alice" in (await browser.get(link.group(1))).text
+        async with http_gateway(config, env=env) as base:  # restarted: nobody's connection runs
+            async with http_client(base, headers=bob) as client:
+                listed = {t.name for t in (await client.list_tools()).tools}
+                assert {"forge.whoami", "forge.vault"} <= listed, listed
+                asked = await client.call_tool("forge.whoami", {})
+                assert asked.is_error and LINK.search(answer(asked)) is not None and "alice" not in answer(asked)
