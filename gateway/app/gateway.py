@@ -135,9 +135,15 @@ class Gateway:
         """Think's known tools: the catalog of the registry built after the engine (it serves Think's servers)."""
         return await self.registry.catalog()
 
-    def _status(self) -> dict[str, dict[str, Any]]:
-        """`gateway.status`: the registry that lists the tool itself."""
-        return self.registry.status()
+    async def _status(self, owner: str | None) -> dict[str, dict[str, Any]]:
+        """`gateway.status`: the registry that lists the tool itself, each server that signs people in as the caller
+        (`owner`) stands with it."""
+        servers = self.registry.status()
+        for name in self.oauth.servers.keys() & servers.keys():
+            servers[name]["sign_in"] = await self.oauth.standing(name, owner)
+            if servers[name]["sign_in"] == "needed":
+                servers[name]["state"] = "sign-in needed"  # for this caller: not "idle", which a call would end
+        return servers
 
     def _search(self) -> dict[str, Any]:
         """`gateway.status`'s word on the search: the rankers the exposure's index uses."""

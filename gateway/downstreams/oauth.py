@@ -30,8 +30,14 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
 from gateway import sdk, sdk_oauth
 from gateway.config import GatewayConfig, ServerConfig
-from gateway.downstreams.oauth_providers import OAuthProviders, SignInNeeded, SignInRefused, step_up_key
-from gateway.downstreams.oauth_tokens import lister_key, sealer
+from gateway.downstreams.oauth_providers import (
+    OAuthProviders,
+    SignInNeeded,
+    SignInRefused,
+    step_up_key,
+    step_up_key_of,
+)
+from gateway.downstreams.oauth_tokens import lister_key, sealer, token_key_of
 from gateway.errors import describe
 from gateway.session import Identity
 from gateway.store.signins import SignIns
@@ -135,6 +141,16 @@ class OAuth(OAuthProviders):
         assert settings.auth is not None and self.store is not None  # (`storage` said so before the flow began)
         sealed = sealer(settings.auth.token_key_env).encrypt(json.dumps(_record(identity)).encode())
         await self.store.put(lister_key(server), sealed)
+
+    async def standing(self, server: str, owner: str | None) -> str | None:
+        """Where the person with `owner` (`Identity.owner`) stands with `server`: "signed in", "needed" (no grant,
+        or the server asked for more scope), or None when the caller is not known."""
+        if owner is None or self.store is None:
+            return None
+        if await self.store.get(token_key_of(owner, server)) is None:
+            return "needed"
+        stepping_up = await self.flows.get(step_up_key_of(owner, server))
+        return "needed" if stepping_up is not None else "signed in"
 
     async def failed(self, server: str, identity: Identity) -> None:
         """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than

@@ -29,7 +29,11 @@ STEP_UP_S = 600.0
 
 def step_up_key(identity: Identity, server: str) -> str:
     """The shared store's key of the wider scope `server` asked `identity` for: a digest."""
-    return "oauth-step-up:" + hashlib.sha256(f"{identity.owner}\0{server}".encode()).hexdigest()
+    return step_up_key_of(identity.owner, server)
+
+
+def step_up_key_of(owner: str, server: str) -> str:
+    return "oauth-step-up:" + hashlib.sha256(f"{owner}\0{server}".encode()).hexdigest()
 
 
 class SignInNeeded(GatewayError):

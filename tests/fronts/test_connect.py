@@ -141,7 +141,7 @@ async def test_a_link_from_one_replica_opens_on_another_and_a_third_hop_takes_th
                 assert json.loads(text_of(second)) == {"user": "alice"}
 
 
-async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_connection_but_calls_only_as_bob(
+async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_connection_and_says_sign_in_needed(
     guarded: str, tmp_path: Path
 ) -> None:
     tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
@@ -164,3 +164,9 @@ async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_conne
                 assert {"forge.whoami", "forge.vault"} <= listed, listed
                 asked = await client.call_tool("forge.whoami", {})
                 assert asked.is_error and LINK.search(answer(asked)) is not None and "alice" not in answer(asked)
+                bobs = (await client.call_tool("gateway.status", {})).structured_content
+            async with http_client(base, headers=alice) as client:
+                alices = (await client.call_tool("gateway.status", {})).structured_content
+    assert bobs is not None and alices is not None
+    assert (bobs["servers"]["forge"]["state"], bobs["servers"]["forge"]["sign_in"]) == ("sign-in needed", "needed")
+    assert alices["servers"]["forge"]["sign_in"] == "signed in" and alices["servers"]["forge"]["state"] == "up"
