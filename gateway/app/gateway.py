@@ -202,6 +202,7 @@ class Gateway:
             loads=self.stores.loads,
             recorder=self.recorder,
             usage=self.usage,
+            sign_ins=self.oauth.needing,
         )
         return default_chain(config, parts, rules, sink)
 

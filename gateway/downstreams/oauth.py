@@ -152,6 +152,10 @@ class OAuth(OAuthProviders):
         stepping_up = await self.flows.get(step_up_key_of(owner, server))
         return "needed" if stepping_up is not None else "signed in"
 
+    async def needing(self, owner: str, servers: set[str]) -> list[str]:
+        """Those of `servers` that sign people in and where the person with `owner` must sign in first, sorted."""
+        return [s for s in sorted(servers & self.servers.keys()) if await self.standing(s, owner) == "needed"]
+
     async def failed(self, server: str, identity: Identity) -> None:
         """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than
         they granted (a step-up); their grant stays for what it covers."""

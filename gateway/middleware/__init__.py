@@ -23,7 +23,7 @@ from gateway.config import GatewayConfig
 from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import audit, policy
 from gateway.middleware.bootstrap import Bootstrap
-from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.hook import ExposureMiddleware, SignIns
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.limits import SizeLimits
@@ -66,6 +66,8 @@ class Parts:
     """Kept across reloads (its buffer and counts outlive a pipeline); None where nothing reads it."""
     usage: UsageTally | None = None
     """Each identity's tool calls, counted for `auto`'s fill order (kept across reloads, as the store is)."""
+    sign_ins: SignIns | None = None
+    """Which of some servers a person (owner digest) must sign in to first (`OAuth.needing`)."""
 
 
 def default_chain(
@@ -85,6 +87,7 @@ def default_chain(
         notify=parts.notify,
         answer_budget=config.limits.max_inline_bytes,
         usage=parts.usage,
+        sign_ins=parts.sign_ins,
     )
     optional: list[Middleware | None] = [
         WakePools(parts.wake),

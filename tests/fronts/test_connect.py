@@ -165,8 +165,12 @@ async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_conne
                 asked = await client.call_tool("forge.whoami", {})
                 assert asked.is_error and LINK.search(answer(asked)) is not None and "alice" not in answer(asked)
                 bobs = (await client.call_tool("gateway.status", {})).structured_content
+                bob_finds = answer(await client.call_tool("gateway.find_tools", {"query": "whose token"}))
             async with http_client(base, headers=alice) as client:
                 alices = (await client.call_tool("gateway.status", {})).structured_content
+                alice_finds = answer(await client.call_tool("gateway.find_tools", {"query": "whose token"}))
+    assert "forge.whoami" in bob_finds and "Sign-in needed (for you) on forge" in bob_finds, bob_finds
+    assert "forge.whoami" in alice_finds and "Sign-in needed" not in alice_finds, alice_finds
     assert bobs is not None and alices is not None
     assert (bobs["servers"]["forge"]["state"], bobs["servers"]["forge"]["sign_in"]) == ("sign-in needed", "needed")
     assert alices["servers"]["forge"]["sign_in"] == "signed in" and alices["servers"]["forge"]["state"] == "up"
