@@ -169,6 +169,16 @@ async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_conne
             async with http_client(base, headers=alice) as client:
                 alices = (await client.call_tool("gateway.status", {})).structured_content
                 alice_finds = answer(await client.call_tool("gateway.find_tools", {"query": "whose token"}))
+            async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+                bob_page = (await http.get("/ui", headers=bob)).text
+                alice_page = (await http.get("/ui", headers=alice)).text
+                connect = await http.get("/ui/connect/forge", headers=bob)  # the page's Connect: a link made for bob
+                assert connect.status_code == 303
+                assert connect.headers["location"].startswith(f"{base}/connect/forge?ticket=")
+                started = await http.get(connect.headers["location"])  # no credentials: the ticket stands for bob
+                assert started.status_code == 302 and "/authorize?" in started.headers["location"]
+    assert 'sign-in needed · <a href="/ui/connect/forge">Connect</a>' in bob_page
+    assert '<span class="sign-in">signed in</span>' in alice_page and "sign-in needed" not in alice_page
     assert "forge.whoami" in bob_finds and "Sign-in needed (for you) on forge" in bob_finds, bob_finds
     assert "forge.whoami" in alice_finds and "Sign-in needed" not in alice_finds, alice_finds
     assert bobs is not None and alices is not None
