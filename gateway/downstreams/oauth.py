@@ -109,12 +109,8 @@ class OAuth(OAuthProviders):
 
     async def redeem(self, server: str, ticket: str) -> Identity | None:
         """The identity a link's ticket stands for; None if it was used, has ended, or is for another server."""
-        key = _digest("ticket", ticket)
-        found = await self.flows.get(key)
-        if found is None or found["server"] != server:
-            return None
-        await self.flows.delete(key)
-        return _identity(found)
+        found = await self.flows.take(_digest("ticket", ticket))  # once, whichever replica is asked
+        return None if found is None or found["server"] != server else _identity(found)
 
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
@@ -242,7 +238,8 @@ class OAuth(OAuthProviders):
                 f"This sign-in to {server} was started by someone else (or in another browser); "
                 "sign in as yourself from your own link."
             )
-        await self.flows.delete(key)  # single-use
+        if await self.flows.take(key) is None:  # single-use: a concurrent callback (any replica) took it first
+            raise SignInRefused("This sign-in link was used already or has expired; start again from the call's link.")
         latest = _digest("latest", identity.owner, server)
         if (await self.flows.get(latest) or {}).get("state") != state:
             raise SignInRefused("This sign-in link was used already or has expired; start again from the call's link.")
