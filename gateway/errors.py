@@ -33,6 +33,14 @@ class GatewayError(Exception):
 
     code: int = types.INTERNAL_ERROR
 
+    def logged(self) -> str:
+        """The message as logs and the page show it: without what only the caller may see (a sign-in link)."""
+        return self.hide(str(self))
+
+    def hide(self, text: str) -> str:
+        """`text` (this message, or an answer that carries it) without what only the caller may see."""
+        return text
+
 
 class ConfigError(GatewayError):
     def __init__(self, source: str, problems: list[str]) -> None:

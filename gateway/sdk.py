@@ -19,7 +19,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp.client._transport import Transport, TransportStreams
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
@@ -42,7 +41,6 @@ __all__ = [
     "ContextSendStream",
     "PipeStamp",
     "ReadStream",
-    "ResumingOAuthProvider",
     "Transport",
     "TransportStreams",
     "WriteStream",
@@ -279,14 +277,3 @@ def unanswered_cancels() -> None:
 
     terminate.gateway_unanswered = True  # type: ignore[attr-defined]
     transport._terminate_unanswered_request = terminate  # type: ignore[method-assign]
-
-
-class ResumingOAuthProvider(OAuthClientProvider):
-    """The SDK's OAuth client, knowing when the tokens it loads from storage end. Its `_initialize` loads them without
-    an expiry, so a stored token past its end would be sent, answered 401 and met with a full re-authorization (a
-    person's sign-in) instead of a refresh. The storage's `expires_in` counts from the moment it is read."""
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        if self.context.current_tokens is not None:
-            self.context.update_token_expiry(self.context.current_tokens)

@@ -132,14 +132,22 @@ async def served(
 
 
 @asynccontextmanager
-async def _gateway_started(config: Path, env: dict[str, str] | None) -> AsyncIterator[Callable[[], Awaitable[str]]]:
-    """`gateway serve --http` started as a subprocess; yields what waits until /healthz answers (its base URL)."""
+async def _gateway_started(
+    config: Path, env: dict[str, str] | None, log: Path | None = None
+) -> AsyncIterator[Callable[[], Awaitable[str]]]:
+    """`gateway serve --http` started as a subprocess; yields what waits until /healthz answers (its base URL).
+    `log`: its whole log, from INFO, goes to that file (else its warnings to the test's stderr)."""
     base = f"http://127.0.0.1:{free_port()}"
     argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    process = await anyio.open_process(
-        [*argv, "--log-level", "WARNING"], stdout=None, stderr=None, cwd=str(ROOT), env=environment
-    )
+    level, stderr = ("WARNING", None) if log is None else ("INFO", log.open("ab"))
+    try:
+        process = await anyio.open_process(
+            [*argv, "--log-level", level], stdout=None, stderr=stderr, cwd=str(ROOT), env=environment
+        )
+    finally:
+        if stderr is not None:
+            stderr.close()  # the process has its own
 
     async def up() -> str:
         with anyio.fail_after(30):
@@ -156,9 +164,12 @@ async def _gateway_started(config: Path, env: dict[str, str] | None) -> AsyncIte
 
 
 @asynccontextmanager
-async def http_gateway(config: Path, *, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers."""
-    async with _gateway_started(config, env) as up:
+async def http_gateway(
+    config: Path, *, env: dict[str, str] | None = None, log: Path | None = None
+) -> AsyncIterator[str]:
+    """Run `gateway serve --http` as a subprocess; yields the base URL once /healthz answers (`log`: see
+    `_gateway_started`)."""
+    async with _gateway_started(config, env, log) as up:
         yield await up()
 
 

@@ -6,7 +6,7 @@ known tools read the catalog of the registry that serves Think's own servers, an
 (`gateway.status`, the search's rankers) report on the registry and the exposure that list them.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -51,7 +51,7 @@ def _logger_name(bare: str | None, separator: str, server: str, name: str | None
 
 
 def own_tools(
-    status: Callable[[], dict[str, dict[str, Any]]],
+    status: Callable[[str | None], Awaitable[dict[str, dict[str, Any]]]],
     outputs: Outputs,
     prompts: PromptLibrary,
     search: Callable[[], dict[str, Any]],

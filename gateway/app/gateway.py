@@ -75,7 +75,7 @@ class Gateway:
         self.engine = thinking.engine(config.think, self.stores, self.prompts, KnownTools(self._catalog))
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.
         self.relay = build.relay(config, build.bare_server(config))
-        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config))
+        self.oauth = OAuth(lambda: self.config.servers, self.stores.tokens, public_base(config), self.stores.signins)
         self.grants = Grants(lambda: self.config.servers, self.stores.tokens)
         self.servers = Servers(
             self.relay,
@@ -126,9 +126,15 @@ class Gateway:
         """Think's known tools: the catalog of the registry built after the engine (it serves Think's servers)."""
         return await self.registry.catalog()
 
-    def _status(self) -> dict[str, dict[str, Any]]:
-        """`gateway.status`: the registry that lists the tool itself."""
-        return self.registry.status()
+    async def _status(self, owner: str | None) -> dict[str, dict[str, Any]]:
+        """`gateway.status`: the registry that lists the tool itself, each server that signs people in as the caller
+        (`owner`) stands with it."""
+        servers = self.registry.status()
+        for name in self.oauth.servers.keys() & servers.keys():
+            servers[name]["sign_in"] = await self.oauth.standing(name, owner)
+            if servers[name]["sign_in"] == "needed":
+                servers[name]["state"] = "sign-in needed"  # for this caller: not "idle", which a call would end
+        return servers
 
     def _search(self) -> dict[str, Any]:
         """`gateway.status`'s word on the search: the rankers the exposure's index uses."""
@@ -173,6 +179,7 @@ class Gateway:
             recorder=self.recorder,
             usage=self.usage,
             sampler=self.sampler,
+            sign_ins=self.oauth.needing,
         )
         return default_chain(config, parts, rules, sink)
 

@@ -72,10 +72,13 @@ class Servers:
         if isinstance(server, HttpServerConfig | SseServerConfig) and isinstance(auth, ClientCredentialsConfig):
             target = partial(target, auth=service_auth(server))  # one service token, one connection for everyone
         admit: Callable[[Identity], Awaitable[None]] | None = None
+        failed: Callable[[Identity], Awaitable[None]] | None = None
+        lister: Callable[[], Awaitable[Identity | None]] | None = None
         person: Callable[[str, Identity], httpx2.Auth]
         if isinstance(auth, OAuthConfig):
             assert self._oauth is not None, "a server with `auth: oauth` needs the gateway's OAuth"
             admit, person = partial(self._oauth.admit, name), self._oauth.provider
+            failed, lister = partial(self._oauth.failed, name), partial(self._oauth.lister, name)
         elif isinstance(auth, TokenExchangeConfig):
             assert self._grants is not None, "a server with `auth: token_exchange` needs the gateway's Grants"
             admit, person = partial(self._grants.admit, name), self._grants.auth
@@ -95,6 +98,8 @@ class Servers:
                 on_resource_updated=self._on_resource_updated,
                 prepare=prepare,
                 admit=admit,
+                failed=failed,
+                lister=lister,
             )
         return Downstream(
             name,

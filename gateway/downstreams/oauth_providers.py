@@ -4,26 +4,45 @@ identity's sealed token storage there (`oauth_tokens`), and the SDK's provider b
 would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
 `SignInNeeded`, whose text is what the model shows. Signing people in is `oauth.OAuth`'s."""
 
+import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
-from gateway import sdk
 from gateway.config import HttpServerConfig, OAuthConfig, ServerConfig, SseServerConfig
+from gateway.downstreams import oauth_sdk
 from gateway.downstreams.oauth_tokens import SealedTokens, sealer
 from gateway.errors import GatewayError
 from gateway.session import Identity
+from gateway.store.local.signins import LocalSignIns
+from gateway.store.signins import SignIns
 from gateway.store.tokens import Tokens
 
 OAuthServer = HttpServerConfig | SseServerConfig
+STEP_UP_S = 600.0
+"""How long a server's ask for a wider scope (403 insufficient_scope) waits for the person to sign in for it."""
+
+
+def step_up_key(identity: Identity, server: str) -> str:
+    """The shared store's key of the wider scope `server` asked `identity` for: a digest."""
+    return step_up_key_of(identity.owner, server)
+
+
+def step_up_key_of(owner: str, server: str) -> str:
+    return "oauth-step-up:" + hashlib.sha256(f"{owner}\0{server}".encode()).hexdigest()
 
 
 class SignInNeeded(GatewayError):
-    def __init__(self, server: str, url: str | None) -> None:
+    def __init__(
+        self, server: str, url: str | None, signed_in: Callable[[float], Awaitable[bool]] | None = None
+    ) -> None:
         self.server, self.url = server, url
+        self.signed_in = signed_in
+        """Waits (up to the seconds given) for this person's sign-in to finish on this replica; True if it did."""
         if url is None:  # a stdio session with no page beside it: nothing here serves a browser
             super().__init__(
                 f"[gateway] Sign in to {server}: ask the user to run `gateway login {server}` in a terminal "
@@ -35,6 +54,12 @@ class SignInNeeded(GatewayError):
             "show this link to the user, who opens it in a browser.)"
         )
 
+    def hide(self, text: str) -> str:
+        """`text` with this link's ticket withheld: it stands for the person until used, so only they may see it."""
+        if self.url is None or "?ticket=" not in self.url:
+            return text
+        return text.replace(self.url, self.url.split("?ticket=")[0] + "?ticket=(withheld)")
+
 
 class SignInRefused(GatewayError):
     pass
@@ -43,7 +68,16 @@ class SignInRefused(GatewayError):
 class OAuthProviders:
     """The per-identity token storage and providers of every `auth: {type: oauth}` server."""
 
-    def __init__(self, servers: Callable[[], Mapping[str, ServerConfig]], store: Tokens | None, base_url: str) -> None:
+    def __init__(
+        self,
+        servers: Callable[[], Mapping[str, ServerConfig]],
+        store: Tokens | None,
+        base_url: str,
+        flows: SignIns | None = None,
+    ) -> None:
+        self.flows: SignIns = flows if flows is not None else LocalSignIns()
+        """What lives between the steps of a sign-in, shared by every replica (`store.signins`: expiring records):
+        tickets, begun sign-ins, and the wider scope a server asked a person for (a step-up)."""
         self._servers = servers
         """The running config's servers, read at each use: a reload may add, change or drop one."""
         self.store = store
@@ -70,12 +104,19 @@ class OAuthProviders:
             # No ticket: this ends a connection attempt, whose error is logged; the next call's admit hands one out.
             raise SignInNeeded(server, self.connect_url(server))
 
-        return self._provider(server, storage, no_person, _never)
+        async def stepped_up(scope: str | None) -> None:  # kept for the call's `failed` and the person's sign-in
+            await self.flows.put(step_up_key(identity, server), {"scope": scope}, STEP_UP_S)
+
+        return self._provider(server, storage, no_person, _never, stepped_up=stepped_up)
 
     async def sign_out(self, server: str, identity: Identity) -> None:
         await self.storage(server, identity).forget()
 
-    def storage(self, server: str, identity: Identity, *, signing_in: bool = False) -> SealedTokens:
+    def storage(
+        self, server: str, identity: Identity, *, signing_in: bool = False, renewing: bool = False
+    ) -> SealedTokens:
+        """`identity`'s tokens for `server`; `signing_in`: for a sign-in's flow (its callback's registration);
+        `renewing`: a sign-in for more scope, whose flow must not take the narrower grant kept there for it."""
         settings = self._settings(server)
         assert isinstance(settings.auth, OAuthConfig)
         if self.store is None:
@@ -89,7 +130,8 @@ class OAuthProviders:
                 token_endpoint_auth_method="client_secret_post" if settings.auth.client_secret else "none",
             )
         redirect = self.redirect_uri if signing_in else None
-        return SealedTokens(self.store, sealer(settings.auth.token_key_env), identity, server, configured, redirect)
+        fernet = sealer(settings.auth.token_key_env)
+        return SealedTokens(self.store, fernet, identity, server, configured, redirect, renewing=renewing)
 
     # -- the SDK's provider --------------------------------------------------------------------------
 
@@ -114,7 +156,13 @@ class OAuthProviders:
         storage: SealedTokens,
         redirect: Callable[[str], Awaitable[None]],
         callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+        authorized: Callable[[str, str, str, httpx2.Request], Awaitable[None]] | None = None,
+        *,
+        wanted_scope: str | None = None,
+        stepped_up: Callable[[str | None], Awaitable[None]] | None = None,
     ) -> OAuthClientProvider:
+        """The SDK's provider for `server` on `storage`; with `authorized`, one that hands its sign-in off there
+        (`oauth_sdk.HandingOffOAuthProvider`)."""
         settings = self._settings(server)
         assert isinstance(settings.auth, OAuthConfig)
         metadata = OAuthClientMetadata(
@@ -124,13 +172,25 @@ class OAuthProviders:
             scope=" ".join(settings.auth.scopes) or None,
             token_endpoint_auth_method="none",
         )
-        return sdk.ResumingOAuthProvider(
+        if authorized is not None:
+            return oauth_sdk.HandingOffOAuthProvider(
+                settings.url,
+                metadata,
+                storage,
+                redirect_handler=redirect,
+                callback_handler=callback,
+                client_metadata_url=settings.auth.client_metadata_url,
+                authorized=authorized,
+                wanted_scope=wanted_scope,
+            )
+        return oauth_sdk.ResumingOAuthProvider(
             settings.url,
             metadata,
             storage,
             redirect_handler=redirect,
             callback_handler=callback,
             client_metadata_url=settings.auth.client_metadata_url,
+            stepped_up=stepped_up,
         )
 
 

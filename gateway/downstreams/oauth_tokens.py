@@ -46,13 +46,23 @@ def sealer(variable: str) -> Fernet:
 
 def token_key(identity: Identity, server: str) -> str:
     """The store key of `identity`'s tokens for `server`: a digest, revealing neither."""
-    return hashlib.sha256(f"{identity.owner}\0{server}".encode()).hexdigest()
+    return token_key_of(identity.owner, server)
+
+
+def token_key_of(owner: str, server: str) -> str:
+    """`token_key` by the identity's owner digest (what the gateway's own tools are told of their caller)."""
+    return hashlib.sha256(f"{owner}\0{server}".encode()).hexdigest()
 
 
 def client_key(identity: Identity, server: str) -> str:
     """The store key of the client registered for `identity` at `server`'s authorization server: a refresh must
     come from the client the grant was made to, wherever (HTTP front, `gateway login`) the person signed in."""
     return hashlib.sha256(f"client\0{identity.owner}\0{server}".encode()).hexdigest()
+
+
+def lister_key(server: str) -> str:
+    """The store key of who signed in to `server` last (whose connection may list its tools): a digest."""
+    return hashlib.sha256(f"lister\0{server}".encode()).hexdigest()
 
 
 class SealedTokens:
@@ -66,17 +76,22 @@ class SealedTokens:
         server: str,
         configured: OAuthClientInformationFull | None = None,
         redirect_uri: str | None = None,
+        *,
+        renewing: bool = False,
     ) -> None:
         self._store, self._fernet, self._configured = store, fernet, configured
         """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
         self._tokens, self._client = token_key(identity, server), client_key(identity, server)
         self._redirect_uri = redirect_uri
+        self._renewing = renewing
+        """A sign-in for a wider scope: the narrower grant is not read (the flow must ask the person), but stays
+        until the wider one replaces it."""
         """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
 
     async def get_tokens(self) -> OAuthToken | None:
         """The tokens, `expires_in` counted from now (early by `REFRESH_EARLY_S`, so they are refreshed before a
         call could carry them past their end)."""
-        raw = await self._open(self._tokens)
+        raw = None if self._renewing else await self._open(self._tokens)
         if raw is None:
             return None
         record = json.loads(raw)

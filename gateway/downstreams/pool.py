@@ -57,10 +57,17 @@ class Pool:
         on_resource_updated: Callable[[str, str, str], Awaitable[None]] | None = None,
         prepare: Callable[[], Awaitable[None]] | None = None,
         admit: Callable[[Identity], Awaitable[None]] | None = None,
+        failed: Callable[[Identity], Awaitable[None]] | None = None,
+        lister: Callable[[], Awaitable[Identity | None]] | None = None,
     ) -> None:
         self.name = name
         self._admit = admit
         """Raises for an identity that may not have a member yet (`SignInNeeded`); None: everyone may."""
+        self._failed = failed
+        self._lister_of = lister
+        """Someone whose process (connection) may list the tools for everyone when the caller's cannot start (a server
+        the caller has not signed in to: the last person who did)."""
+        """After a leased call failed: raises what the identity must do instead (`SignInNeeded` for a wider scope)."""
         self._prepare = prepare
         """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete
@@ -153,6 +160,10 @@ class Pool:
         member.busy += 1
         try:
             yield member.downstream
+        except GatewayError:
+            if self._failed is not None:
+                await self._failed(identity)
+            raise
         finally:
             member.busy -= 1
             member.last_used = self._timer()
@@ -225,6 +236,15 @@ class Pool:
         """Start the caller's process so the pool can list (a listing request found it idle)."""
         async with self.lease(identity, request_secrets) as downstream:
             await downstream.settled()
+
+    async def wake_for_listing(self) -> bool:
+        """Start the process of someone who can list the tools (`lister`), for a caller whose own cannot start;
+        True if one started. Their process only lists: every call still goes out on its caller's own."""
+        identity = None if self._lister_of is None else await self._lister_of()
+        if identity is None:
+            return False
+        await self.wake(identity, {})
+        return True
 
     async def list_all(self, kind: str) -> list[Any]:
         lister = self._lister()

@@ -28,7 +28,7 @@ def routes(oauth: OAuth) -> list[BaseRoute]:
     async def connect(request: Request) -> Response:
         server = request.path_params["server"]
         ticket = request.query_params.get("ticket")
-        identity = _caller(request) if ticket is None else oauth.redeem(server, ticket)
+        identity = _caller(request) if ticket is None else await oauth.redeem(server, ticket)
         if identity is None:
             why = "was used already or has ended" if ticket else "carries no ticket and you sent no credentials"
             return _page("Sign-in not started", f"This link {why}: call the tool again for a fresh one.", 403)

@@ -7,7 +7,7 @@ A stored output is read as the caller's (the owner the forward names in `_meta`)
 """
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,7 +26,8 @@ from gateway.session import Origin, owner_in
 from gateway.store.base import Outputs, StoreUnavailable
 from gateway.store.outputs import MAX_PAGE_BYTES, OutputError, Page
 
-StatusFn = Callable[[], dict[str, dict[str, Any]]]
+StatusFn = Callable[[str | None], Awaitable[dict[str, dict[str, Any]]]]
+"""Each server's status as the caller (their owner digest; None: not known) sees it."""
 UNOWNED = "This call carries no caller identity: stored outputs are read through the gateway's front only."
 
 
@@ -98,7 +99,7 @@ def build(
     upstream = {t.name for t in answered_upstream}
 
     async def server_status(origin: Origin, args: Status) -> types.CallToolResult:
-        servers = status()
+        servers = await status(origin.owner)
         up = sum(1 for s in servers.values() if s["state"] == "up")
         body: dict[str, Any] = {"servers": servers, "up": up, "total": len(servers)}
         if search is not None:

@@ -23,7 +23,7 @@ from gateway.config import GatewayConfig
 from gateway.hosted.prompts import PromptLibrary
 from gateway.middleware import audit, policy
 from gateway.middleware.bootstrap import Bootstrap
-from gateway.middleware.exposure.hook import ExposureMiddleware
+from gateway.middleware.exposure.hook import ExposureMiddleware, SignIns
 from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.usage import UsageTally
 from gateway.middleware.exposure.view import Exposure
@@ -69,6 +69,8 @@ class Parts:
     """Each identity's tool calls, counted for `auto`'s fill order (kept across reloads, as the store is)."""
     sampler: Sampler | None = None
     """Asks clients' models for tools' expansions (kept across reloads: what it asked is asked once)."""
+    sign_ins: SignIns | None = None
+    """Which of some servers a person (owner digest) must sign in to first (`OAuth.needing`)."""
 
 
 def default_chain(
@@ -89,6 +91,7 @@ def default_chain(
         answer_budget=config.limits.max_inline_bytes,
         usage=parts.usage,
         sampler=parts.sampler,
+        sign_ins=parts.sign_ins,
     )
     optional: list[Middleware | None] = [
         WakePools(parts.wake),

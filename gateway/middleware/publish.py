@@ -109,7 +109,7 @@ def entry(c: Recorded, ref: str, wall: float) -> dict[str, Any]:
         "spilled": c.spilled,
         "hints": [hint.kind for hint in c.hints],
         "trace_id": c.trace_id,
-        "error": None if c.error is None else str(c.error),
+        "error": None if c.error is None else c.error.logged(),
         "sent": _sent(c),
         "before": None if original is None else _text(original),
         "before_note": _answered(c, original),

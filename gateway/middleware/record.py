@@ -135,6 +135,8 @@ class Recorder(Middleware):
         # What the page needs, copied as one tuple; the outcome, numbering and rows are the reader's to work out.
         size = call.response_bytes()
         result, original = call.result, call.downstream
+        if call.error is not None and result.__class__ is types.CallToolResult:
+            result = _withheld(result, call.error)  # what only the caller may see (a sign-in ticket) is not kept
         # Only what this entry keeps alive counts against `max_bytes`: its results. The arguments are measured
         # (shown as a size) but never kept; counted, 2 MB of them per call left 16 of 240 calls in 32 MiB.
         held = size or 0
@@ -187,3 +189,12 @@ class Recorder(Middleware):
         self.recent.clear()
         self.held = 0
         return calls
+
+
+def _withheld(result: types.CallToolResult, error: GatewayError) -> types.CallToolResult:
+    """`result` as the page may show it: its text blocks without what `error` says only to the caller."""
+    content = [
+        b.model_copy(update={"text": error.hide(b.text)}) if isinstance(b, types.TextContent) else b
+        for b in result.content
+    ]
+    return result if content == result.content else result.model_copy(update={"content": content})

@@ -12,6 +12,7 @@ stay in the shared catalog, listed once from any member: one server's software l
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -21,10 +22,11 @@ from cachetools import LRUCache
 from gateway.config import NamespaceConfig
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
+from gateway.downstreams.relay import Relay
 from gateway.downstreams.state import State
 from gateway.errors import DownstreamFailed, DownstreamUnavailable, GatewayError
 from gateway.pipeline import Call
-from gateway.routing import names
+from gateway.routing import names, signin
 from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.features import Who
 from gateway.routing.uris import Uris
@@ -53,8 +55,10 @@ class Personal:
         cache: SharedCache,
         namespace: NamespaceConfig,
         bare: frozenset[str],
+        relay: Relay,
     ) -> None:
         self.downstreams = downstreams
+        self.relay = relay
         self.uris = uris
         self._cache = SharedCache(maxsize=LISTINGS, timer=cache.now)  # the registry's clock (tests set it)
         self._ns = namespace
@@ -118,7 +122,7 @@ class Personal:
         try:
             await self._cache.get(self.key(server, kind, who[0].key), lambda: self._load(server, kind, who), ttl_s)
         except GatewayError as exc:  # e.g. no secrets of this user: the listing goes on without the server
-            logger.info("server %s: no %s listed for %s: %s", server, kind, who[0].name, exc)
+            logger.info("server %s: no %s listed for %s: %s", server, kind, who[0].name, exc.logged())
 
     async def _load(self, server: str, kind: str, who: Who) -> list[Any]:
         pool = self.downstreams[server]
@@ -164,6 +168,15 @@ class Personal:
             return item.model_copy(update={"uri_template": self.uris.exposed(server, item.uri_template), "name": name})
         return item.model_copy(update={"uri": self.uris.exposed(server, item.uri), "name": name})
 
+    async def _wake_for_listing(self, pool: Pool) -> bool:
+        """The tools of a server the caller has not signed in to, listed from someone's who has (shown to all,
+        callable by those signed in)."""
+        try:
+            return await pool.wake_for_listing()
+        except GatewayError as exc:
+            logger.info("server %s: no one's connection could list its tools: %s", pool.name, exc.logged())
+            return False
+
     async def wake(self, call: Call, name: str | None = None) -> bool:
         """Per-user servers with no process yet start the caller's, so their tools can be listed; any woken?
 
@@ -179,10 +192,14 @@ class Personal:
             if name is not None and not name.startswith(f"{server}{sep}"):
                 continue
             try:
-                await ds.wake(call.session.identity, call.secrets)
+                if name is None:
+                    await ds.wake(call.session.identity, call.secrets)
+                else:  # the caller of one of its tools may be asked to sign in first
+                    await signin.signing_in(self.relay, call, partial(ds.wake, call.session.identity, call.secrets))
                 woken = True
             except GatewayError as exc:  # no secrets of this user: the listing goes on without the server
                 if name is not None:
                     raise
-                logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc)
+                logger.info("server %s: not started for %s: %s", server, call.session.identity.name, exc.logged())
+                woken = await self._wake_for_listing(ds) or woken
         return woken

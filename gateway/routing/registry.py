@@ -17,7 +17,7 @@ from gateway.downstreams.relay import Relay
 from gateway.downstreams.state import State
 from gateway.errors import DownstreamError, DownstreamFailed, DownstreamUnavailable, UnknownName
 from gateway.pipeline import Call
-from gateway.routing import apps, names
+from gateway.routing import apps, names, signin
 from gateway.routing.catalog import Catalog, Entry
 from gateway.routing.features import PROMPT, READ, Features, Owners
 from gateway.routing.personal import Personal
@@ -65,7 +65,7 @@ class Registry:
         self._filters = dict(filters)
         self._cache = cache
         self._on_changed = on_changed or (lambda kind, audience: None)
-        self.personal = Personal(self.downstreams, self.uris, cache, namespace, self._bare)
+        self.personal = Personal(self.downstreams, self.uris, cache, namespace, self._bare, self.relay)
         self._merged: Catalog | None = None
         self._merged_from: tuple[int, ...] = ()
         # What the merged catalog was built from: it holds while none of it changed and no listing expired.
@@ -263,8 +263,12 @@ class Registry:
         assert server is not None and tool is not None
         if server not in self.downstreams:  # a reload removed it since the name was resolved
             raise UnknownName("tool", call.name, [])
-        async with self._lease(server, call) as ds:
-            call.result = await self.features.call_tool(ds, tool, call)
+
+        async def attempt() -> types.CallToolResult | types.InputRequiredResult:
+            async with self._lease(server, call) as ds:
+                return await self.features.call_tool(ds, tool, call)
+
+        call.result = await signin.signing_in(self.relay, call, attempt)  # the caller may be asked to sign in first
 
     def _resolve_prompt(self, catalog: Catalog) -> Callable[[str], tuple[str, str]]:
         def owner(name: str) -> tuple[str, str]:

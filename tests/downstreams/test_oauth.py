@@ -81,9 +81,9 @@ async def sign_in(oauth: OAuth, identity: Identity) -> None:
     assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", identity)
 
 
-async def whoami(pool: Pool, identity: Identity) -> str | None:
+async def whoami(pool: Pool, identity: Identity, tool: str = "whoami") -> str | None:
     async with pool.lease(identity, {}) as downstream:
-        result = await downstream.call_tool("whoami", {})
+        result = await downstream.call_tool(tool, {})
     assert isinstance(result, types.CallToolResult) and not result.is_error
     user: str | None = json.loads(text_of(result))["user"]
     return user
@@ -126,8 +126,8 @@ async def test_each_person_calls_with_their_own_token_and_one_not_signed_in_is_t
             await whoami(pool, BOB)
         assert f"Sign in to forge: {GATEWAY}/connect/forge?ticket=" in str(needed.value)
         ticket = urlparse(needed.value.url or "").query.removeprefix("ticket=")
-        assert oauth.redeem("forge", ticket) == BOB
-        assert oauth.redeem("forge", ticket) is None  # once
+        assert await oauth.redeem("forge", ticket) == BOB
+        assert await oauth.redeem("forge", ticket) is None  # once
         assert pool.processes == 1  # bob got no connection, so never alice's
         await sign_in(oauth, BOB)
         assert (await whoami(pool, BOB), await whoami(pool, ALICE)) == ("bob", "alice")
@@ -209,6 +209,41 @@ async def test_a_revoked_grant_is_forgotten_and_the_next_call_asks_to_sign_in_ag
             await whoami(pool, BOB)
 
 
+async def test_a_token_the_server_ended_early_is_refreshed_not_signed_in_again(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    oauth, pool, _ = running
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        assert await whoami(pool, ALICE) == "alice"  # her connection is up, with a token that looks good for an hour
+        before = await admin(guarded, "end-access", user="alice")  # the server answers it 401 from now
+        assert await whoami(pool, ALICE) == "alice"
+        after = await admin(guarded, "ttl", s=3600)
+    assert after["refreshes"] - before["refreshes"] == 1
+    assert after["authorizations"] == before["authorizations"]  # nobody was sent to sign in
+
+
+async def test_a_step_up_asks_the_person_for_the_wider_scope_and_keeps_the_narrower_grant_until_then(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    oauth, pool, _ = running
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        before = await admin(guarded, "ttl", s=3600)
+        with pytest.raises(SignInNeeded) as needed:  # `vault` wants scope admin: 403 insufficient_scope
+            await whoami(pool, ALICE, "vault")
+        assert needed.value.url is not None and "?ticket=" in needed.value.url
+        assert await whoami(pool, ALICE) == "alice"  # the grant she has still serves what it covers
+        url, browser = await oauth.begin("forge", ALICE)  # through the link: a sign-in for the wider scope
+        assert url is not None and "admin" in parse_qs(urlparse(url).query)["scope"][0].split()
+        assert await whoami(pool, ALICE) == "alice"  # not lost before the new grant exists
+        back = await browse(url, "alice")
+        assert await oauth.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
+        assert (await whoami(pool, ALICE, "vault"), await whoami(pool, ALICE)) == ("alice", "alice")
+        after = await admin(guarded, "ttl", s=3600)
+    assert after["authorizations"] - before["authorizations"] == 1
+
+
 async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
     guarded: str, key: str, tmp_path: Path
 ) -> None:
@@ -228,6 +263,41 @@ async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
                         await whoami(pool, BOB)
             raw = await one.redis.get(f"oauth:token:{token_key(ALICE, 'forge')}")
             assert raw is not None and b"access_token" not in raw  # sealed there too
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+
+async def test_a_sign_in_begun_on_one_replica_is_finished_by_another_over_redis(
+    guarded: str, key: str, tmp_path: Path
+) -> None:
+    config = server(guarded)
+    with redis_server(tmp_path / "redis") as redis:
+        one, two = (open_stores(store_config("redis", redis.url, "oauth:", tmp_path / n)) for n in ("one", "two"))
+        try:
+            with anyio.fail_after(60):
+                async with (
+                    OAuth(lambda: {"forge": config}, one.tokens, GATEWAY, one.signins) as first,
+                    OAuth(lambda: {"forge": config}, two.tokens, GATEWAY, two.signins) as second,
+                    pool_of(second, config).running() as pool,
+                ):
+                    with pytest.raises(SignInNeeded) as needed:
+                        await first.admit("forge", ALICE)
+                    ticket = urlparse(needed.value.url or "").query.removeprefix("ticket=")
+                    assert await second.redeem("forge", ticket) == ALICE  # the link opens on another replica
+                    assert await first.redeem("forge", ticket) is None  # once, on all of them
+                    url, browser = await first.begin("forge", ALICE)
+                    assert url is not None
+                    back = await browse(url, "alice")
+                    with pytest.raises(SignInRefused, match="started by someone else"):
+                        await second.finish(back["state"], back["code"], None, "another-browser")
+                    assert await second.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
+                    with pytest.raises(SignInRefused, match="used already"):
+                        await first.finish(back["state"], back["code"], None, browser)
+                    assert await whoami(pool, ALICE) == "alice"
+            keys = [k.decode() async for k in one.redis.scan_iter("oauth:*")]
+            state = back["state"]
+            assert not any(state in k or ticket in k for k in keys), keys  # stored under digests only
         finally:
             await one.aclose()
             await two.aclose()

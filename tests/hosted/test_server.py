@@ -34,7 +34,11 @@ def owned(owner: str) -> RequestParamsMeta:
 async def gateway_server(tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
     outputs = LocalOutputs(OutputStore(tmp_path / "out"))
     spilled = await outputs.spill("alice", {"content": [{"type": "text", "text": TEXT}]}, TEXT)
-    built = server.build(lambda: SERVERS, outputs, PromptLibrary(), search=lambda: {"rankers": ["lexical"]})
+
+    async def status(owner: str | None) -> dict[str, dict[str, Any]]:
+        return SERVERS
+
+    built = server.build(status, outputs, PromptLibrary(), search=lambda: {"rankers": ["lexical"]})
     async with Client(built, mode="legacy") as client:
         yield client, spilled.id
 

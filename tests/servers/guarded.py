@@ -4,8 +4,9 @@ The authorization server is real OAuth 2.1 as an MCP server's would be: metadata
 registration (RFC 7591), an authorization endpoint that approves the user named by `login_hint` (default alice) at
 once, a token endpoint that checks PKCE (S256), the redirect URI and the resource indicator (RFC 8707), and rotates
 refresh tokens. `/mcp` answers only a bearer token it issued and that has not expired (else 401 naming its metadata);
-its tool `whoami` says whose token the call carried. `/admin/*` lets a test count refreshes, shorten token lifetimes
-and revoke a user's grants.
+its tool `whoami` says whose token the call carried, and `vault` does so only for a grant of scope `admin` (else 403
+`insufficient_scope`, a step-up). `/admin/*` lets a test count refreshes, shorten token lifetimes,
+revoke a user's grants or end their access tokens early.
 
 Two grants without a browser: token exchange (RFC 8693), which trades a JWT of the identity provider named by
 `--jwks`/`--jwt-issuer`/`--jwt-audience` (signature, `iss`, `aud`, `exp` checked) for a token of its subject, and client
@@ -74,12 +75,12 @@ class Authority:
     def issue(self, grant: dict[str, Any], *, refresh: bool = True) -> dict[str, Any]:
         access = secrets.token_urlsafe(24)
         self.access[access] = {**grant, "exp": time.time() + self.ttl_s}
-        issued = {"access_token": access, "token_type": "Bearer", "expires_in": self.ttl_s}
+        issued: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": self.ttl_s}
         self.issued.append(access)
         if refresh:
             issued["refresh_token"] = secrets.token_urlsafe(24)
             self.refresh[str(issued["refresh_token"])] = grant
-        return issued
+        return {**issued, "scope": grant["scope"]} if grant.get("scope") else issued
 
     def client_of(self, request: Request) -> str | None:
         """The confidential client the request authenticates as (HTTP Basic), None if none or a wrong secret."""
@@ -119,10 +120,14 @@ class Authority:
         issued = self.issue({"user": claims["sub"], "client_id": client}, refresh=False)
         return JSONResponse({**issued, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 
-    def user_of(self, header: str | None) -> str | None:
+    def grant_of(self, header: str | None) -> dict[str, Any] | None:
         token = (header or "").removeprefix("Bearer ")
         grant = self.access.get(token)
-        return None if grant is None or grant["exp"] <= time.time() else str(grant["user"])
+        return None if grant is None or grant["exp"] <= time.time() else grant
+
+    def user_of(self, header: str | None) -> str | None:
+        grant = self.grant_of(header)
+        return None if grant is None else str(grant["user"])
 
     async def resource_metadata(self, request: Request) -> Response:
         return JSONResponse({"resource": f"{self.base}/mcp", "authorization_servers": [self.base]})
@@ -157,7 +162,8 @@ class Authority:
             return JSONResponse({"error": "invalid_request", "error_description": "PKCE S256 and resource"}, 400)
         code = secrets.token_urlsafe(16)
         user = q.get("login_hint", "alice")
-        self.codes[code] = {"user": user, "client_id": q["client_id"], **{k: q[k] for k in ("code_challenge",)}}
+        self.codes[code] = {"user": user, "client_id": q["client_id"], "code_challenge": q["code_challenge"]}
+        self.codes[code]["scope"] = q.get("scope", "")
         self.codes[code]["redirect_uri"] = q["redirect_uri"]
         self.counts["authorizations"] += 1
         return RedirectResponse(f"{q['redirect_uri']}?{urlencode({'code': code, 'state': q.get('state', '')})}", 302)
@@ -184,7 +190,7 @@ class Authority:
         ):
             return JSONResponse({"error": "invalid_grant"}, 400)
         self.counts["codes_redeemed"] += 1
-        return JSONResponse(self.issue({"user": pending["user"], "client_id": pending["client_id"]}))
+        return JSONResponse(self.issue({k: pending[k] for k in ("user", "client_id", "scope")}))
 
     async def admin(self, request: Request) -> Response:
         match request.path_params["what"]:
@@ -197,12 +203,21 @@ class Authority:
                         del grants[token]
             case "issued":
                 return JSONResponse(self.issued)
+            case "end-access":  # a user's access tokens end before their time (a restart); refresh tokens stay good
+                user = request.query_params["user"]
+                for token in [t for t, g in self.access.items() if g["user"] == user]:
+                    del self.access[token]
         return JSONResponse({**self.counts, "last_scope": self.last_scope})
 
 
 def build(authority: Authority) -> Starlette:
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool(name="whoami", description="Whose token.", input_schema=EMPTY)])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name="whoami", description="Whose token.", input_schema=EMPTY),
+                types.Tool(name="vault", description="Whose token, with scope admin.", input_schema=EMPTY),
+            ]
+        )
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         user = authority.user_of(None if ctx.request is None else ctx.request.headers.get("authorization"))
@@ -214,13 +229,32 @@ def build(authority: Authority) -> Starlette:
     class Guarded:  # a class: Starlette runs a plain function as a request handler, not as an ASGI app
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-            if authority.user_of(headers.get("authorization")) is None:
-                metadata = f"{authority.base}/.well-known/oauth-protected-resource/mcp"
+            metadata = f"{authority.base}/.well-known/oauth-protected-resource/mcp"
+            grant = authority.grant_of(headers.get("authorization"))
+            if grant is None:
                 challenge = f'Bearer error="invalid_token", resource_metadata="{metadata}"'
                 refusal = JSONResponse({"error": "invalid_token"}, 401, {"www-authenticate": challenge})
                 await refusal(scope, receive, send)
                 return
-            await mcp_app(scope, receive, send)
+            body, more = b"", True
+            while more:  # the whole body, to see which tool is called (then handed on as it came)
+                message = await receive()
+                body, more = body + message.get("body", b""), message.get("more_body", False)
+            if b'"vault"' in body and "admin" not in grant.get("scope", "").split():
+                challenge = f'Bearer error="insufficient_scope", scope="admin", resource_metadata="{metadata}"'
+                refusal = JSONResponse({"error": "insufficient_scope"}, 403, {"www-authenticate": challenge})
+                await refusal(scope, receive, send)
+                return
+            replayed = False
+
+            async def replay() -> Any:
+                nonlocal replayed
+                if replayed:
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            await mcp_app(scope, replay, send)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -50,3 +50,16 @@ async def test_the_local_backend_forgets_an_expired_sign_in_and_keeps_at_most_ma
     for key in ("a", "b", "c", "d"):
         await signins.put(key, RECORD, 100)
     assert await signins.get("a") is None and await signins.get("d") == RECORD  # the oldest went first
+
+
+async def test_a_taken_record_is_gone_for_every_replica(backend: Backend) -> None:
+    stores, other = backend.open(), backend.open()  # on Redis: two replicas' clients
+    try:
+        await stores.signins.put("once", RECORD, 60)
+        assert await stores.signins.take("once") == RECORD
+        assert await stores.signins.take("once") is None
+        assert await (other if backend.name == "redis" else stores).signins.get("once") is None
+        assert await stores.signins.take("never-kept") is None
+    finally:
+        await stores.aclose()
+        await other.aclose()

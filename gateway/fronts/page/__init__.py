@@ -90,7 +90,11 @@ def routes(
 
     async def servers(request: Request, who: views.Viewer) -> dict[str, Any]:
         last = gateway.reloader.last if gateway.reloader is not None else None
-        return {**views.health(gateway), "last_reload": None if last is None else last.as_dict()}
+        health = views.health(gateway)
+        for row in health["servers"]:  # where the viewer stands with each server that signs people in
+            if row["name"] in gateway.oauth.servers:
+                row["sign_in"] = await gateway.oauth.standing(row["name"], who.identity.owner)
+        return {**health, "last_reload": None if last is None else last.as_dict()}
 
     async def catalog(request: Request, who: views.Viewer) -> dict[str, Any]:
         seen = await recent(who) if who.admin else []  # every identity that has used the gateway lately
@@ -152,6 +156,18 @@ def routes(
         answer.headers.update(HEADERS)
         return answer
 
+    async def connect(request: Request) -> Response:
+        """The servers tab's Connect: the viewer's sign-in to that server, through a one-time link made for them here
+        (the page's cookie is the page's alone: `/connect` reads no cookie, only a ticket or a bearer token)."""
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused
+        server = request.path_params["server"]
+        link = await gateway.oauth.link(server, viewer(request).identity) if server in gateway.oauth.servers else None
+        if link is None:
+            return page("missing.html", {"tab": "servers", "viewer": viewer(request), "why": "No such sign-in."}, 404)
+        return RedirectResponse(link, 303, headers=HEADERS)
+
     async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
         shown = figured.figures(await recent(who))
         return {**shown, "replicas": figured.replicas(await publisher.log.counts(), publisher.replica)}
@@ -202,6 +218,7 @@ def routes(
         *signin_routes(security, admins, signins, viewer),
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
+        Route("/ui/connect/{server}", connect),
         Route("/ui/calls", tab("calls", calls)),
         Route("/ui/calls/live", live_handler(publisher, security, viewer, recent)),
         Route("/ui/calls.json", export("json")),

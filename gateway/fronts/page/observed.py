@@ -7,6 +7,7 @@ from typing import Any, Protocol
 import mcp.types as types
 
 from gateway.config import GatewayConfig
+from gateway.downstreams.oauth import OAuth
 from gateway.fronts.door import Door
 from gateway.middleware.exposure.view import Exposure
 from gateway.middleware.policy import Policy
@@ -58,6 +59,8 @@ class Observed(Protocol):
     def engine(self) -> Engine | None: ...
     @property
     def outputs(self) -> Outputs: ...
+    @property
+    def oauth(self) -> OAuth: ...
 
     def health(self) -> dict[str, Any]:
         """What `/healthz` tells a caller who passed auth: `status` (ok, degraded), `servers`, `died`."""

@@ -46,6 +46,10 @@ FIND = ("gateway", find.FIND_TOOLS.name)
 CALL = ("gateway", find.CALL_TOOL.name)
 
 
+SignIns = Callable[[str, set[str]], Awaitable[list[str]]]
+"""(owner digest, servers) -> those of the servers that person must sign in to first."""
+
+
 class ExposureMiddleware(Middleware):
     name = "exposure"
     methods = frozenset({"tools/list", "tools/call"})
@@ -59,8 +63,11 @@ class ExposureMiddleware(Middleware):
         answer_budget: int = 20_000,
         usage: UsageTally | None = None,
         sampler: Sampler | None = None,
+        sign_ins: SignIns | None = None,
     ) -> None:
         self.exposure = exposure
+        self.sign_ins = sign_ins
+        """Which servers of a search's hits the caller must sign in to first (None: no server signs people in)."""
         self.catalog = catalog
         self.notify = notify
         """Sends `notifications/tools/list_changed` to one session (by key)."""
@@ -158,6 +165,12 @@ class ExposureMiddleware(Middleware):
         self._sample(catalog, call)
         matches = self.exposure.search(catalog, call.session, request.query, limit=request.limit, server=request.server)
         learned.searched(call.session.key, request.query, [h.name for h in matches.hits])
+        owner, found = call.session.identity.owner, {h.server for h in matches.hits}
+        needed = [] if self.sign_ins is None or not found else await self.sign_ins(owner, found)
+        if needed:
+            request.notes.append(
+                f"Sign-in needed (for you) on {', '.join(needed)}: calling its tools answers with the link to sign in."
+            )
         call.result = find.answer(request, matches, names.to_session, self.answer_budget)
         if matches.hits:  # the answer says how to call them: no hint beside it (it stays within 1,500 chars)
             await self._promote(catalog, call, [h.name for h in matches.hits])

@@ -34,5 +34,10 @@ class LocalSignIns:
             return None
         return found[1]
 
+    async def take(self, key: str) -> dict[str, Any] | None:
+        record = await self.get(key)
+        self._records.pop(key, None)
+        return record
+
     async def delete(self, key: str) -> None:
         self._records.pop(key, None)

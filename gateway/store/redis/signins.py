@@ -22,11 +22,20 @@ class RedisSignIns:
     async def get(self, key: str) -> dict[str, Any] | None:
         async with guarded(self.where):
             raw = cast(bytes | None, await self._redis.get(self._prefix + key))
-        if raw is None:
-            return None
-        record = json.loads(raw)
-        return record if isinstance(record, dict) else None
+        return _record(raw)
+
+    async def take(self, key: str) -> dict[str, Any] | None:
+        async with guarded(self.where):
+            raw = cast(bytes | None, await self._redis.getdel(self._prefix + key))  # one step (Redis 6.2+)
+        return _record(raw)
 
     async def delete(self, key: str) -> None:
         async with guarded(self.where):
             await self._redis.delete(self._prefix + key)
+
+
+def _record(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    record = json.loads(raw)
+    return record if isinstance(record, dict) else None
