@@ -239,6 +239,15 @@ class CallLog(Protocol):
         """Each live replica's latest counts."""
         ...
 
+    async def keep_arguments(self, owner: str, on: bool) -> None:
+        """Whether the calls of `owner` are kept with their arguments from now on (they chose it on the page); every
+        replica reads it (`arguments_kept`). Off by default."""
+        ...
+
+    async def arguments_kept(self) -> frozenset[str]:
+        """The owners whose calls are kept with their arguments."""
+        ...
+
 
 class SharedLoads(Protocol):
     """Loads shared by replicas: the value under `key` if one was stored within `ttl_s`, else `loader()` once."""
