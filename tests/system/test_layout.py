@@ -23,8 +23,6 @@ PENDING = {
     # issue 31: the hubs `door` is rewriting (the `Call` from door to door, the `Gateway` from factories); their
     # in-process tests, with fakes at their edges the tests/test_pipeline.py way, come with that rewrite.
     "gateway/app/gateway.py": "issue 31: Gateway, built from factories by `door`",
-    # issues 33/36: the page is being reworked by `web`; the views' tests come with that work.
-    "gateway/fronts/page/views.py": "issues 33/36: the page's views (`web`)",
 }
 
 
