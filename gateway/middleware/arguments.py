@@ -83,11 +83,14 @@ class Keeping:
         kept = self.recorder.arguments_of = await self.log.arguments_kept()
         return kept
 
-    async def follow(self) -> None:
-        """Read the choices every `FOLLOW_S`, for those made on other replicas (run with replicas only)."""
+    async def follow(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Read the choices every `FOLLOW_S`, for those made on other replicas (run with replicas only); started once
+        the first read is done."""
         while True:
             try:
                 await self.refresh()
             except GatewayError as exc:
                 _warn.warning("call log: could not read whose arguments to keep (%s); kept as before", exc)
+            task_status.started()
+            task_status = anyio.TASK_STATUS_IGNORED
             await anyio.sleep(FOLLOW_S)

@@ -183,7 +183,7 @@ class Publisher:
         if not self.background:
             return
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self.keeping.follow)  # choices made on other replicas
+            await tg.start(self.keeping.follow)  # choices made on other replicas
             await self._publish()
 
     async def _publish(self) -> None:

@@ -3,13 +3,18 @@ redacted at any depth whatever their case or separators, a long value cut with w
 bounded; a choice made reaches the recorder at once."""
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
+import anyio
 import pytest
 
 from gateway.config.sections import REDACTED_BY_DEFAULT
 from gateway.middleware.arguments import ARGUMENT_BYTES, DEPTH, REDACTED, Keeping, redacted, shown
 from gateway.middleware.record import Recorder
+from gateway.store.backends import open_stores
 from gateway.store.local.calls import LocalCallLog
+from tests.services import RedisServer, redis_server, store_config
 
 
 def test_secret_looking_keys_are_redacted_at_any_depth_ignoring_case_and_separators() -> None:
@@ -59,3 +64,24 @@ async def test_a_choice_made_reaches_the_recorder_at_once_and_is_undone_as_easil
     assert recorder.arguments_of == frozenset({"alice"}) and await keeping.chosen("alice")
     await keeping.choose("alice", False)
     assert recorder.arguments_of == frozenset() and not await keeping.chosen("alice")
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.mark.anyio
+async def test_a_replica_follows_a_choice_made_on_another(redis: RedisServer, tmp_path: Path) -> None:
+    one, other = (open_stores(store_config("redis", redis.url, "follow:", tmp_path)) for _ in range(2))
+    try:
+        await Keeping(Recorder(), one.calls).choose("alice", True)
+        recorder = Recorder()
+        async with anyio.create_task_group() as tg:
+            await tg.start(Keeping(recorder, other.calls).follow)  # started once it has read the choices
+            assert recorder.arguments_of == frozenset({"alice"})
+            tg.cancel_scope.cancel()
+    finally:
+        await one.aclose()
+        await other.aclose()
