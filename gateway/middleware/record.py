@@ -37,9 +37,10 @@ _REFUSALS = {"UnknownName": "unknown name", "RequestRejected": "limits", "TaskCa
 
 
 class Recorded(NamedTuple):
-    """One finished tool call as the page shows it: copied off the `Call`, so neither its arguments, its secrets
-    nor its client end stay in memory; the results and hints are the very objects the call produced. Kept as a
-    plain tuple per call (the cheapest copy) and read as this when the page looks (`Recorder.drain`)."""
+    """One finished tool call as the page shows it: copied off the `Call`, so neither its secrets, its client end
+    nor (but for a caller who chose to see them) its arguments stay in memory; the results and hints are the very
+    objects the call produced. Kept as a plain tuple per call (the cheapest copy) and read as this when the page
+    looks (`Recorder.drain`)."""
 
     identity: Identity
     tool: str

@@ -104,8 +104,9 @@ def routes(
         return views.visible(await publisher.log.recent(views.owners(who)), who)
 
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
-        keeping = await publisher.keeping.chosen(who.identity.owner)
-        return {**listing.page(views.calls(await recent(who)), request.query_params), "keeping": keeping}
+        keeping, shown = await publisher.keeping.chosen(who.identity.owner), await recent(who)
+        newest = shown[0]["ref"] if shown else ""  # where the live stream starts from (`live.live_handler`)
+        return {**listing.page(views.calls(shown), request.query_params), "keeping": keeping, "newest": newest}
 
     def export(kind: str) -> Handler:
         """The Calls tab's list as filtered (every page of it), as JSON or CSV, for download."""
