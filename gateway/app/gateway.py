@@ -70,7 +70,7 @@ class Gateway:
         self.sessions = SessionStore(shared=self.stores.sessions, clients=self.stores.clients)
         self.outputs = self.stores.outputs
         self.usage = UsageTally(self.stores.usage)
-        self.publisher = Publisher.of(self.recorder, self.stores)
+        self.publisher = Publisher.of(self.recorder, self.stores, lambda: self.config.page.redact_keys)
         self.prompts = PromptLibrary()
         self.engine = thinking.engine(config.think, self.stores, self.prompts, KnownTools(self._catalog))
         # Downstreams, and the registry over them: the gateway's own first, then in-process ones, then the config's.

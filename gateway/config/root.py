@@ -9,7 +9,14 @@ from gateway.config.clients import ClientsConfig
 from gateway.config.exposure import ExposureConfig
 from gateway.config.packages import default_transport
 from gateway.config.pipeline import BootstrapConfig, LimitsConfig, SteeringConfig, VersionsConfig
-from gateway.config.sections import ListenConfig, NamespaceConfig, StoreConfig, TelemetryConfig, ThinkConfig
+from gateway.config.sections import (
+    ListenConfig,
+    NamespaceConfig,
+    PageConfig,
+    StoreConfig,
+    TelemetryConfig,
+    ThinkConfig,
+)
 from gateway.config.servers import ServerConfig, ServerName, StdioServerConfig, TokenExchangeConfig
 from gateway.config.teams import AuditConfig, AuthConfig, PolicyConfig, SecretsConfig
 
@@ -34,6 +41,8 @@ class GatewayConfig(ConfigModel):
     """What each client's `tools/list` holds (modes, budgets, pins, per-client rules)."""
     clients: ClientsConfig = ClientsConfig()
     """What the gateway remembers per client (identity and `clientInfo.name`) across its sessions: for how long."""
+    page: PageConfig = PageConfig()
+    """The page (`/ui`): which argument keys it never keeps."""
 
     @model_validator(mode="after")
     def _one_unprefixed(self) -> "GatewayConfig":

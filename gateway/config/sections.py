@@ -1,4 +1,4 @@
-"""Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`, `store`."""
+"""Config of the fronts and the engine: `listen`, `namespace`, `telemetry`, `think`, `store`, `page`."""
 
 import ipaddress
 from typing import Any, Literal
@@ -143,3 +143,23 @@ class StoreConfig(ConfigModel):
     """Prefix of every key the gateway writes, so several gateways (or other apps) can share one Redis."""
     outputs_max_bytes: int = Field(default=1024**3, ge=1024 * 1024)
     """With Redis: the compressed bytes all spilled outputs may take together; past it the oldest are evicted."""
+
+
+REDACTED_BY_DEFAULT = (
+    "password",
+    "passwd",
+    "token",
+    "secret",
+    "authorization",
+    "api_key",
+    "cookie",
+    "credentials",
+    "private_key",
+)
+
+
+class PageConfig(ConfigModel):
+    redact_keys: list[str] = Field(default=list(REDACTED_BY_DEFAULT), max_length=200)
+    """Argument keys whose values the page never keeps, for a person who chose "show my own arguments": matched at
+    any depth, ignoring case, `-` and `_`, on the whole key or its end (`token` hides `github_token` and `X-Token`,
+    not `max_tokens`). Values under other keys are kept as given: add the keys your tools take secrets in."""

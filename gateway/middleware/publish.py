@@ -10,12 +10,14 @@ import itertools
 import logging
 import secrets
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 import mcp.types as types
 
 from gateway.errors import GatewayError
+from gateway.middleware import arguments
 from gateway.middleware.record import Recorded, Recorder
 from gateway.results import HINTS_META_KEY, result_bytes
 from gateway.store.backends import Stores
@@ -85,8 +87,9 @@ def received(c: Recorded) -> tuple[list[dict[str, Any]], int | None]:
     return blocks, result_bytes(rendered)
 
 
-def entry(c: Recorded, ref: str, wall: float) -> dict[str, Any]:
-    """One call as the page shows it: what was sent, what the server answered, what the model received."""
+def entry(c: Recorded, ref: str, wall: float, redact: Sequence[str] = ()) -> dict[str, Any]:
+    """One call as the page shows it: what was sent (with its arguments, `redact`ed, if its caller chose to see
+    them), what the server answered, what the model received."""
     original = c.downstream if isinstance(c.downstream, types.CallToolResult) else None
     after, after_bytes = received(c)
     return {
@@ -111,6 +114,7 @@ def entry(c: Recorded, ref: str, wall: float) -> dict[str, Any]:
         "trace_id": c.trace_id,
         "error": None if c.error is None else c.error.logged(),
         "sent": _sent(c),
+        "arguments": None if c.arguments is None else arguments.shown(c.arguments, redact),
         "before": None if original is None else _text(original),
         "before_note": _answered(c, original),
         "after": after,
@@ -129,9 +133,13 @@ class Publisher:
         *,
         background: bool,
         every_s: float = 1.0,
+        redact: Callable[[], Sequence[str]] = lambda: (),
     ) -> None:
         self.recorder = recorder
         self.log = log
+        self.redact = redact
+        """The argument keys never kept (`page.redact_keys`, read per publish: a reload may change them)."""
+        self.keeping = arguments.Keeping(recorder, log)
         self.background = background
         """Publish without being asked (Redis: for the other replicas)."""
         self.every_s = every_s
@@ -141,20 +149,25 @@ class Publisher:
         self._numbers = itertools.count(1)
 
     @classmethod
-    def of(cls, recorder: Recorder | None, stores: Stores) -> "Publisher | None":
+    def of(
+        cls, recorder: Recorder | None, stores: Stores, redact: Callable[[], Sequence[str]] = lambda: ()
+    ) -> "Publisher | None":
         """The publisher of a recording gateway (None: it does not record); in the background on Redis."""
         if recorder is None:
             return None
-        return cls(recorder, stores.calls, background=stores.redis is not None)
+        return cls(recorder, stores.calls, background=stores.redis is not None, redact=redact)
 
     async def flush(self) -> None:
         """Move every recorded call into the log, and put the counts if they changed (raises StoreUnavailable)."""
         async with self._lock:
             calls = self.recorder.drain()
+            if any(c.arguments is not None for c in calls):  # kept only if still chosen (maybe off on another replica)
+                kept = await self.keeping.refresh()
+                calls = [c if c.identity.owner in kept else c._replace(arguments=None) for c in calls]
             if calls:
-                now, clock = time.time(), time.perf_counter()
+                now, clock, redact = time.time(), time.perf_counter(), self.redact()
                 refs = [f"{self.replica}-{next(self._numbers)}" for _ in calls]
-                entries = [entry(c, ref, now - (clock - c.ended)) for c, ref in zip(calls, refs, strict=True)]
+                entries = [entry(c, ref, now - (clock - c.ended), redact) for c, ref in zip(calls, refs, strict=True)]
                 await self.log.add([(c.identity.owner, e) for c, e in zip(calls, entries, strict=True)])
             operations = self.recorder.operations
             counted = sum(s.count for s in operations.server.series.values())
@@ -169,6 +182,11 @@ class Publisher:
         task_status.started()
         if not self.background:
             return
+        async with anyio.create_task_group() as tg:
+            await tg.start(self.keeping.follow)  # choices made on other replicas
+            await self._publish()
+
+    async def _publish(self) -> None:
         while True:
             with anyio.move_on_after(60) as idle:
                 await self.recorder.arrival().wait()

@@ -5,8 +5,9 @@ Last in the chain, after audit: it sees every decision. Off the hot path: per ca
 buckets and appends one tuple of references to a deque; the outcome, numbering, rows, hints and texts are
 worked out by the reader (`gateway.middleware.publish`, when someone looks or, on Redis, in the background).
 The buffer is capped by count and by bytes of what it keeps alive: the results (each measured once, as the front
-measures it anyway), never the arguments it does not keep; a spilled result's original is not kept, the stored
-output is linked instead.
+measures it anyway) and the arguments of those who chose to see theirs (`gateway.middleware.arguments`: an owner
+looked up in a set; nobody else's arguments are kept or counted); a spilled result's original is not kept, the
+stored output is linked instead.
 """
 
 import time
@@ -36,9 +37,10 @@ _REFUSALS = {"UnknownName": "unknown name", "RequestRejected": "limits", "TaskCa
 
 
 class Recorded(NamedTuple):
-    """One finished tool call as the page shows it: copied off the `Call`, so neither its arguments, its secrets
-    nor its client end stay in memory; the results and hints are the very objects the call produced. Kept as a
-    plain tuple per call (the cheapest copy) and read as this when the page looks (`Recorder.drain`)."""
+    """One finished tool call as the page shows it: copied off the `Call`, so neither its secrets, its client end
+    nor (but for a caller who chose to see them) its arguments stay in memory; the results and hints are the very
+    objects the call produced. Kept as a plain tuple per call (the cheapest copy) and read as this when the page
+    looks (`Recorder.drain`)."""
 
     identity: Identity
     tool: str
@@ -63,6 +65,9 @@ class Recorded(NamedTuple):
     sent: str | None
     """The server's own name of the tool the request was sent to (None: not sent: refused, answered by the
     gateway, or the server was not up to take it)."""
+    arguments: Any
+    """The arguments as the client sent them, for an owner who chose to see theirs (else None): redacted and cut
+    when published."""
     held: int
     """Bytes of results this entry keeps alive."""
 
@@ -115,6 +120,8 @@ class Recorder(Middleware):
         self.max_calls = max_calls
         self.max_bytes = max_bytes
         self.held = 0
+        self.arguments_of: frozenset[str] = frozenset()
+        """The owners whose calls are kept with their arguments (`gateway.middleware.arguments.Keeping` sets it)."""
         self._arrival: anyio.Event | None = None
 
     async def on_response(self, call: Call) -> None:
@@ -137,9 +144,14 @@ class Recorder(Middleware):
         result, original = call.result, call.downstream
         if call.error is not None and result.__class__ is types.CallToolResult:
             result = _withheld(result, call.error)  # what only the caller may see (a sign-in ticket) is not kept
-        # Only what this entry keeps alive counts against `max_bytes`: its results. The arguments are measured
-        # (shown as a size) but never kept; counted, 2 MB of them per call left 16 of 240 calls in 32 MiB.
+        # Only what this entry keeps alive counts against `max_bytes`: its results, and the arguments only of those
+        # who chose to see theirs (others' are measured, shown as a size, never kept: counted, 2 MB of them per call
+        # left 16 of 240 calls in 32 MiB).
         held = size or 0
+        arguments = None
+        if call.session.identity.owner in self.arguments_of:
+            arguments = call.params.get("arguments")
+            held += call.request_bytes or 0
         if call.spilled is not None:
             original = None  # stored whole under call.spilled: the page links it
         elif original is not None and original is not result and original.__class__ is types.CallToolResult:
@@ -166,6 +178,7 @@ class Recorder(Middleware):
                 call.session.client,
                 # forward_s is set whenever the forward ran, also when it found no tool or no server up to take it.
                 call.tool if call.forward_s is not None and call.server is not None and not down else None,
+                arguments,
                 held,
             )
         )

@@ -198,19 +198,21 @@ class CallLog(Protocol):
 
     async def add(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Keep `(owner, call)` pairs, oldest first; the oldest beyond the bounds go."""
-        ...
 
     async def recent(self, owners: frozenset[str] | None) -> list[dict[str, Any]]:
         """The kept calls of `owners` (None: all), newest first."""
-        ...
 
     async def put_counts(self, replica: str, counts: dict[str, Any]) -> None:
         """This replica's counts now (replacing its last); a replica that stops putting is forgotten."""
-        ...
 
     async def counts(self) -> dict[str, dict[str, Any]]:
         """Each live replica's latest counts."""
-        ...
+
+    async def keep_arguments(self, owner: str, on: bool) -> None:
+        """Keep `owner`'s calls with their arguments from now on, or not (their choice; off by default)."""
+
+    async def arguments_kept(self) -> frozenset[str]:
+        """The owners whose calls are kept with their arguments (what every replica's recorder follows)."""
 
 
 class SharedLoads(Protocol):

@@ -1,5 +1,5 @@
 """The recorder's buffer of recent calls stays within its count and byte caps, keeps no spilled original, and
-keeps none of a call's arguments or secrets."""
+keeps none of a call's arguments or secrets but for a caller who chose to see their own."""
 
 import mcp.types as types
 import pytest
@@ -8,7 +8,7 @@ from gateway.errors import GatewayError
 from gateway.middleware.record import Recorded, Recorder
 from gateway.pipeline import Call
 from gateway.results import text_result
-from gateway.session import Session
+from gateway.session import Identity, Session
 
 pytestmark = pytest.mark.anyio
 
@@ -87,6 +87,20 @@ async def test_a_recorded_call_keeps_neither_its_arguments_nor_its_secrets() -> 
     kept_values: list[object] = list(kept)
     assert not any(value is call or value is call.params or value is call.secrets for value in kept_values)
     assert "secret" not in repr(kept) and "s3cret" not in repr(kept)
+
+
+async def test_only_the_arguments_of_a_caller_who_chose_to_see_them_are_kept_and_counted() -> None:
+    alice, bob = Identity("alice", "static", "alice"), Identity("bob", "static", "bob")
+    recorder = Recorder()
+    recorder.arguments_of = frozenset({alice.owner})
+    for who in (alice, bob):
+        call = finished("result")
+        call.session = Session(f"s-{who.name}", who)
+        call.request_bytes = 30
+        await recorder.on_response(call)
+    mine, theirs = recorder.drain()
+    assert mine.arguments == {"text": "secret"} and mine.held == len("result") + 30
+    assert theirs.arguments is None and theirs.held == len("result")
 
 
 def text_of(recorded: Recorded) -> str:

@@ -39,6 +39,22 @@ async def test_a_replicas_counts_are_read_by_all_until_they_are_stale(backend: B
         await stores.aclose()
 
 
+async def test_whose_arguments_are_kept_is_off_until_chosen_and_read_by_every_replica(backend: Backend) -> None:
+    one, other = backend.open(), backend.open()  # two replicas (on local: two stores, each its own gateway)
+    try:
+        assert await one.calls.arguments_kept() == frozenset()
+        await one.calls.keep_arguments("alice", True)
+        await one.calls.keep_arguments("bob", True)
+        await one.calls.keep_arguments("bob", False)
+        await one.calls.keep_arguments("carol", False)  # never chose: nothing to undo
+        assert await one.calls.arguments_kept() == frozenset({"alice"})
+        shared = frozenset({"alice"}) if backend.name == "redis" else frozenset()
+        assert await other.calls.arguments_kept() == shared
+    finally:
+        await one.aclose()
+        await other.aclose()
+
+
 @pytest.mark.parametrize("backend", ["redis"], indirect=True)  # the local bound: the next test
 async def test_redis_keeps_per_owner_only_the_newest_and_forgets_the_oldest_owners(backend: Backend) -> None:
     stores = backend.open()

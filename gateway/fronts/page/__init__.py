@@ -5,7 +5,8 @@ checked as /mcp is, a strict Content-Security-Policy, every asset served from th
 inline script). A browser signs in at /ui/login with its token and gets a sign-in of its own, never the token
 (`gateway.fronts.auth.signins`: a random id in an HttpOnly, SameSite=Strict cookie for /ui only), which Sign out
 ends on every replica. Read-only but for two actions, for `auth.admin_groups` only: the reload, and forgetting a
-request find_tools learned (`/ui/learned`); as POSTs checked for Origin, neither can be forged by another site. Live
+request find_tools learned (`/ui/learned`); and each person's own choice to see their calls' arguments
+(`/ui/arguments`). As POSTs checked for Origin, none can be forged by another site. Live
 tabs poll their own URL for the fresh `<main>` (header `X-Page-Part: main`).
 """
 
@@ -25,6 +26,7 @@ from gateway.fronts.auth.signins import PageSignIns
 from gateway.fronts.page import figures as figured
 from gateway.fronts.page import learned as learned_view
 from gateway.fronts.page import listing, stored, think, views
+from gateway.fronts.page.arguments import arguments_routes
 from gateway.fronts.page.live import live_handler
 from gateway.fronts.page.observed import Observed
 from gateway.fronts.page.respond import HEADERS, HERE, Handler, page
@@ -103,10 +105,12 @@ def routes(
     async def recent(who: views.Viewer) -> list[dict[str, Any]]:
         """The calls the viewer may see, this replica's latest included (published first: read, not waited for)."""
         await publisher.flush()
-        return await publisher.log.recent(views.owners(who))
+        return views.visible(await publisher.log.recent(views.owners(who)), who)
 
     async def calls(request: Request, who: views.Viewer) -> dict[str, Any]:
-        return listing.page(views.calls(await recent(who)), request.query_params)
+        keeping, shown = await publisher.keeping.chosen(who.identity.owner), await recent(who)
+        newest = shown[0]["ref"] if shown else ""  # where the live stream starts from (`live.live_handler`)
+        return {**listing.page(views.calls(shown), request.query_params), "keeping": keeping, "newest": newest}
 
     def export(kind: str) -> Handler:
         """The Calls tab's list as filtered (every page of it), as JSON or CSV, for download."""
@@ -139,7 +143,7 @@ def routes(
             output = stored.others(spilled, found["identity"])
         else:
             output = await stored.preview(gateway.outputs, who.identity.owner, spilled)
-        return {"call": found, "output": output}
+        return {"call": found, "output": output, "mine": found.get("owner") == who.identity.owner}
 
     async def output(request: Request, who: views.Viewer) -> dict[str, Any] | None:
         shown = await stored.preview(gateway.outputs, who.identity.owner, request.path_params["output_id"])
@@ -227,6 +231,7 @@ def routes(
         Route("/ui/outputs/{output_id}", tab("output", output)),
         Route("/ui/outputs/{output_id}/download", download),
         *try_routes(gateway, security, viewer, recent),
+        *arguments_routes(publisher.keeping, security, viewer),
         Route("/ui/think", tab("think", workflows)),
         Route("/ui/think/{workflow}/{run_id}", tab("run", one_run)),
         Route("/ui/metrics", tab("metrics", figures)),

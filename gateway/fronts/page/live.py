@@ -33,8 +33,10 @@ def live_handler(
 
     async def live(request: Request) -> Response:
         """Server-sent events for the Calls tab: `calls` (with the newest call's reference) whenever a call the
-        viewer may see arrives; the page then fetches its list as filtered. Bounded: `LIVE_STREAMS` at once, each
-        ending after `LIVE_S` (a browser's EventSource reconnects by itself)."""
+        viewer may see arrives; the page then fetches its list as filtered. `after`: the newest call the page showed
+        when drawn (`""`: none), so a call made before the stream began, or while it reconnected, is told at once.
+        Bounded: `LIVE_STREAMS` at once, each ending after `LIVE_S` (a browser's EventSource reconnects by
+        itself)."""
         refused = await security.validate_request(request, is_post=False)
         if refused is not None:
             return refused
@@ -42,12 +44,13 @@ def live_handler(
             why = f"{streams} live views are open, the most this gateway serves at once; the page polls instead."
             return PlainTextResponse(why, status_code=503, headers=HEADERS)
         who = viewer(request)
+        after = request.query_params.get("after")
 
         async def events() -> AsyncIterator[str]:
             nonlocal streams
             streams += 1
             try:
-                newest = None
+                newest = after
                 with anyio.move_on_after(LIVE_S):
                     while True:
                         arrived = publisher.recorder.arrival()  # before the read: a call meanwhile still wakes us

@@ -1,8 +1,8 @@
 """What each tab of the page shows, as plain data for its template: worked out when someone looks, from the
 running gateway's own state (registry status, catalog, exposure, policy, the recorder, the Think library).
 
-Argument values, tokens and secrets are never part of it (as in the audit log): a call shows its tool,
-identity, outcome, sizes and results, never what it was called with.
+Tokens and secrets are never part of it (as in the audit log): a call shows its tool, identity, outcome, sizes and
+results, and what it was called with only to the person who made it, if they chose to keep it (`visible`).
 """
 
 import time
@@ -183,6 +183,12 @@ def tried(entry: Entry) -> dict[str, Any]:
 def owners(viewer: Viewer) -> frozenset[str] | None:
     """Whose calls the viewer sees: their own, or (an admin) everyone's."""
     return None if viewer.admin else frozenset({viewer.identity.owner})
+
+
+def visible(recent: list[dict[str, Any]], viewer: Viewer) -> list[dict[str, Any]]:
+    """The calls as the viewer may see them: another person's without its arguments, an admin's view too."""
+    mine = viewer.identity.owner
+    return [c if c.get("owner") == mine or c.get("arguments") is None else {**c, "arguments": None} for c in recent]
 
 
 def calls(recent: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """The call log in this process's memory (one gateway): a deque bounded by count and by bytes (each call measured
-once, as encoded for Redis, so both backends bound alike)."""
+once, as encoded for Redis, so both backends bound alike), and whose calls keep their arguments (in memory too:
+a restart forgets the choice, as it forgets the calls, and keeps no one's arguments until they choose again)."""
 
 import time
 from collections import deque
@@ -18,6 +19,7 @@ class LocalCallLog:
         self.held = 0
         self._calls: deque[tuple[str, dict[str, Any], int]] = deque()
         self._counts: dict[str, dict[str, Any]] = {}
+        self._arguments: frozenset[str] = frozenset()
 
     async def add(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
         for owner, call in calls:
@@ -35,3 +37,9 @@ class LocalCallLog:
 
     async def counts(self) -> dict[str, dict[str, Any]]:
         return dict(self._counts)
+
+    async def keep_arguments(self, owner: str, on: bool) -> None:
+        self._arguments = self._arguments | {owner} if on else self._arguments - {owner}
+
+    async def arguments_kept(self) -> frozenset[str]:
+        return self._arguments

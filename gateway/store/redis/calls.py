@@ -1,6 +1,7 @@
 """The call log in Redis, shared by replicas: each owner's recent calls in a list `{prefix}calls:{owned(owner,
 "recent")}` (newest first, `per_owner` of them, each at most `ENTRY_BYTES`), the owners by last call in a sorted
-set (the newest `owners` kept: an admin's view reads them), each replica's counts a field of one hash.
+set (the newest `owners` kept: an admin's view reads them), each replica's counts a field of one hash, and the
+owners whose calls keep their arguments one set (`{prefix}calls:arguments`, no expiry: a choice stays made).
 
 Bounded by size: at most `owners * per_owner * ENTRY_BYTES` bytes of calls (the defaults: 64 MB at worst, when
 every call fills its share); lists idle for `ttl_s` expire.
@@ -86,3 +87,16 @@ class RedisCallLog:
             if stale:
                 await self._redis.hdel(key, *stale)
         return live
+
+    async def keep_arguments(self, owner: str, on: bool) -> None:
+        key = f"{self._prefix}arguments"
+        async with guarded(self.where):
+            if on:
+                await self._redis.sadd(key, owner)
+            else:
+                await self._redis.srem(key, owner)
+
+    async def arguments_kept(self) -> frozenset[str]:
+        async with guarded(self.where):
+            members = cast(set[bytes], await self._redis.smembers(f"{self._prefix}arguments"))
+        return frozenset(m.decode() for m in members)

@@ -76,8 +76,10 @@
           ? "signed out: sign in again" : `the gateway answered ${answer.status}`;
         throw new Error(why);
       }
+      const text = await answer.text();
+      if (paused) return; // paused while this was under way: the page stays as the reader holds it
       const fresh = document.createElement("main");
-      fresh.innerHTML = await answer.text();
+      fresh.innerHTML = text;
       const [row, top] = anchor();
       const added = [];
       patch(main, fresh, added);
