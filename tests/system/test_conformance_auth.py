@@ -6,9 +6,11 @@ says so). Every scored scenario passes, or is in `tests/conformance_auth.EXPECTE
 starts passing fails here too, so the table stays true. The page: docs/conformance.md, "Signing in (client auth)".
 """
 
+import sys
+
 import pytest
 
-from tests.conformance_auth import EXPECTED_FAILURES, run_all
+from tests.conformance_auth import EXPECTED_FAILURES, run_all, table
 from tests.conformance_suite import REQUIREMENTS
 
 # 14 + 25 scenarios, each starting three Python processes (the client, `gateway login`, the stdio gateway) besides
@@ -24,6 +26,7 @@ def anyio_backend() -> str:
 @pytest.mark.parametrize("requirements", REQUIREMENTS)
 async def test_every_auth_scenario_of_the_set_passes_with_the_gateway_as_the_oauth_client(requirements: str) -> None:
     outcome = await run_all((requirements,))
+    sys.stdout.write(table(outcome) + "\n")  # the page's rows (docs/conformance.md); -rP or -s shows them
     wrong = {key: result for key, result in outcome.items() if result.passed == (key in EXPECTED_FAILURES)}
     report = "\n\n".join(
         f"{name}: {result.cell()}"
