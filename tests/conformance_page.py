@@ -3,7 +3,7 @@ as an OAuth client in its `auth/*` client scenarios (`tests/conformance_auth.py`
 with the tests that check it.
 
 Usage: `.venv/bin/python -m tests.conformance_page docs/conformance.md` (about two minutes for both servers alone and
-behind three gateways, both requirement sets; the 39 sign-in runs add 8 on a shared, loaded 2-core machine).
+behind three gateways, both requirement sets; the 39 sign-in runs add about two, CPU-bound).
 """
 
 import sys

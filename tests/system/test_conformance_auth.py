@@ -14,7 +14,8 @@ from tests.conformance_auth import EXPECTED_FAILURES, run_all, table
 from tests.conformance_suite import REQUIREMENTS
 
 # 14 + 25 scenarios, each starting three Python processes (the client, `gateway login`, the stdio gateway) besides
-# the suite's servers, four at a time: CPU-bound on this 2-core machine, well past the default bound when it is shared.
+# the suite's servers, four at a time: ~3.6 s of CPU each, so CPU-bound on 2 cores (the file took 111 s at load ~3 and
+# 469 s at load ~15 on this shared machine), past the default bound whenever the machine is shared.
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 
 
