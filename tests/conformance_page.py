@@ -1,8 +1,9 @@
-"""Writes docs/conformance.md: the official suite's comparison (`tests/conformance_runs.py`) as tables, and what the
-suite does not score, with the tests that check it.
+"""Writes docs/conformance.md: the official suite's comparison (`tests/conformance_runs.py`) as tables, the gateway
+as an OAuth client in its `auth/*` client scenarios (`tests/conformance_auth.py`), and what the suite does not score,
+with the tests that check it.
 
-Usage: `.venv/bin/python -m tests.conformance_page docs/conformance.md` (about two minutes: both servers alone and
-behind three gateways, both requirement sets).
+Usage: `.venv/bin/python -m tests.conformance_page docs/conformance.md` (about two minutes for both servers alone and
+behind three gateways, both requirement sets; the 39 sign-in runs add about two, CPU-bound).
 """
 
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import anyio
 
+from tests.conformance_auth import run_all
+from tests.conformance_auth import table as auth_table
 from tests.conformance_runs import REQUIREMENTS, compare, setups
 from tests.conformance_suite import NODE_BIN, lost, passing, table
 
@@ -70,6 +73,27 @@ GATEWAY_ONLY: list[tuple[str, str, str]] = [
 """What the suite does not score: (behaviour, state, what checks it)."""
 
 
+AUTH_INTRO = """## Signing in (client auth)
+
+The suite's `auth/*` client scenarios of both sets, with **the gateway as the OAuth client** of a protected server
+(`auth: {type: oauth}`): per scenario the suite starts an authorization server and an MCP server, and
+`tests/conformance_client.py` does what a stdio user does: `gateway login` (its link followed by an httpx "browser";
+the suite's authorization server approves without a consent page), then every tool of the server called through the
+stdio gateway, and `gateway login` again where an answer asks for it. The gateway speaks the scenario's era to the
+server (`protocol: legacy` for 2025-11-25, `modern` for 2026-07-28). Held to this table by
+`tests/system/test_conformance_auth.py` (an expected failure that starts passing fails it too).
+
+{passed} of {run} scenario runs pass; each one that fails is an expected failure, its reason below the table.
+
+"""
+
+
+async def auth_section() -> str:
+    outcome = await run_all()
+    passed = sum(result.passed for result in outcome.values())
+    return AUTH_INTRO.format(passed=passed, run=len(outcome)) + auth_table(outcome) + "\n"
+
+
 def gateway_only() -> str:
     rows = [f"| {what} | {state} | {checked} |" for what, state, checked in GATEWAY_ONLY]
     head = ["## What the suite does not score", "", "| gateway behaviour | state | checked by |", "|---|---|---|"]
@@ -95,6 +119,7 @@ async def page() -> str:
                         + table("scenario", c.alone, c.through)
                         + "\n"
                     )
+    parts.append(await auth_section())
     return "\n".join([*parts, gateway_only()])
 
 

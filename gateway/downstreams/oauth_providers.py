@@ -123,11 +123,13 @@ class OAuthProviders:
             raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
         configured = None
         if settings.auth.client_id is not None:
+            # A secret goes in HTTP Basic: the method every authorization server must accept from a client issued a
+            # password (RFC 6749 §2.3.1; RFC 8414's default when the metadata names none).
             configured = OAuthClientInformationFull(
                 client_id=settings.auth.client_id,
                 client_secret=settings.auth.client_secret,
                 redirect_uris=[AnyUrl(self.redirect_uri)],
-                token_endpoint_auth_method="client_secret_post" if settings.auth.client_secret else "none",
+                token_endpoint_auth_method="client_secret_basic" if settings.auth.client_secret else "none",
             )
         redirect = self.redirect_uri if signing_in else None
         fernet = sealer(settings.auth.token_key_env)
