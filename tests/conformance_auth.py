@@ -19,9 +19,10 @@ from tests.harness import PYTHON, ROOT
 
 EXPECTED_FAILURES: dict[tuple[str, str], str] = {
     (requirements, "auth/scope-step-up"): (
-        "step-up: a 403 `insufficient_scope` on `tools/call` ends the person's grant and the call asks them to sign "
-        "in again; that sign-in starts from the server's 401 and asks for its first scope (`mcp:basic`), not the "
-        "challenged one (`mcp:write`), so the escalation check fails (issue 34, step-up)"
+        "step-up through `gateway login`: the serving gateway keeps the person's grant and records the wider scope "
+        "the 403 `insufficient_scope` asked for in its sign-in store, which on the local store is its own memory; "
+        "`gateway login` is another process, finds the grant still good and signs nobody in (through the page's "
+        "link, or on Redis, the step-up asks for the union: tests/downstreams/test_oauth*.py) (issue 34, step-up)"
     )
     for requirements in REQUIREMENTS
 }

@@ -32,7 +32,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool) -> int:
     identity, outcome = os_user(), anyio.Event()
     said: list[str] = []
     try:
-        async with OAuth(lambda: config.servers, stores.tokens, f"http://127.0.0.1:{port}") as oauth:
+        async with OAuth(lambda: config.servers, stores.tokens, f"http://127.0.0.1:{port}", stores.signins) as oauth:
             url, secret = await oauth.begin(server, identity)
             if url is None:
                 print(f"Signed in to {server} as {identity.name} already.")  # noqa: T201 -- the CLI's output
