@@ -1,8 +1,8 @@
 """`gateway login SERVER` / `gateway logout SERVER`: a stdio user's sign-in to an OAuth-protected server.
 
-Login runs the same sign-in as `/connect/<server>` (`downstreams.oauth`), for the user on this machine (the identity
-a stdio session has), with its callback on a loopback port of its own (RFC 8252): it prints the link (and opens the
-browser unless told not to), waits for the authorization server's redirect back, and keeps the tokens sealed in the
+Login runs the same sign-in as `/connect/<server>` (`downstreams.oauth_signin`), for the user on this machine (the
+identity a stdio session has), with its callback on a loopback port of its own (RFC 8252): it prints the link (and opens
+the browser unless told not to), waits for the authorization server's redirect back, and keeps the tokens sealed in the
 configured store, where the stdio gateway's calls find them. Logout forgets them.
 """
 
@@ -18,7 +18,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from gateway.config import GatewayConfig
-from gateway.downstreams.oauth import SIGN_IN_S, OAuth
+from gateway.downstreams.oauth import OAuth
+from gateway.downstreams.oauth_signin import SIGN_IN_S
 from gateway.errors import GatewayError
 from gateway.session import os_user
 from gateway.store.backends import open_stores

@@ -1,13 +1,15 @@
 """The processes of a per-user pool (`pool.Pool`): one member per identity and set of secrets, busy while a call
 holds it; at most `max_processes`, room made by stopping the least recently used idle member (when all are busy the
 call is refused, saying so), and members idle for `idle_s` stopped in the background. A member whose user
-subscribed to its resources is in use: it is stopped only to make room."""
+subscribed to its resources is in use: it is stopped only to make room. An identity signed out (or revoked) loses
+its members at once. Each member runs its `Downstream` until stopped and then leaves the pool."""
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
+import anyio.abc
 
 from gateway.downstreams.downstream import Downstream
 from gateway.errors import DownstreamError
@@ -61,3 +63,25 @@ async def evict_idle(server: str, members: dict[str, Member], idle_s: float, tim
             if member.busy == 0 and now - member.last_used >= idle_s and not member.downstream.watching:
                 logger.info("server %s: %s idle for %.0f s", server, member.downstream.name, idle_s)
                 member.stop.set()
+
+
+def stop_all_of(members: dict[str, Member], identity: str) -> None:
+    """Stop every member of the identity with key `identity`, at once (its grant is gone, so its members could only
+    fail to re-authorize)."""
+    for member in [m for m in members.values() if m.identity == identity]:
+        del members[member.key]  # at once: a sign-in after this starts a fresh one
+        member.stop.set()
+
+
+async def run(
+    server: str, members: dict[str, Member], member: Member, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    """Run `member`'s downstream (started once it is up) until it is stopped; then it leaves `members`."""
+    try:
+        async with member.downstream.running():
+            task_status.started()
+            await member.stop.wait()
+    finally:
+        if members.get(member.key) is member:
+            del members[member.key]
+        logger.info("server %s: stopped %s", server, member.downstream.name)

@@ -2,7 +2,7 @@
 identity's sealed token storage there (`oauth_tokens`), and the SDK's provider built on it
 (`mcp.client.auth.OAuthClientProvider`). A connection's provider (`provider`) never waits for a person: where the SDK
 would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
-`SignInNeeded`, whose text is what the model shows. Signing people in is `oauth.OAuth`'s."""
+`SignInNeeded`, whose text is what the model shows. Signing people in is `oauth_signin.SigningIn`'s."""
 
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping

@@ -88,7 +88,7 @@ class ResumingOAuthProvider(OAuthClientProvider):
 class SignInHandedOff(BaseException):
     """A sign-in's authorization request is out (`HandingOffOAuthProvider`): its callback finishes it, wherever it
     lands. Not an `Exception`: the SDK logs every `Exception` out of its flow as an error with its traceback, and
-    this is the flow's planned end (`OAuth.begin` takes it)."""
+    this is the flow's planned end (`SigningIn.begin` takes it)."""
 
 
 class HandingOffOAuthProvider(ResumingOAuthProvider):

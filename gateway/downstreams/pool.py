@@ -15,7 +15,6 @@ resource updates are that identity's alone, and a member holding subscriptions i
 
 import hashlib
 import json
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -26,14 +25,12 @@ import anyio
 import anyio.abc
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.members import Member, evict_idle, make_room
+from gateway.downstreams.members import Member, evict_idle, make_room, run, stop_all_of
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.downstreams.state import State
 from gateway.downstreams.supervision import Target
 from gateway.errors import DownstreamUnavailable, GatewayError
 from gateway.session import Identity
-
-logger = logging.getLogger(__name__)
 
 
 class ListChangedFor(Protocol):
@@ -64,10 +61,10 @@ class Pool:
         self._admit = admit
         """Raises for an identity that may not have a member yet (`SignInNeeded`); None: everyone may."""
         self._failed = failed
+        """After a leased call failed: raises what the identity must do instead (`SignInNeeded` for a wider scope)."""
         self._lister_of = lister
         """Someone whose process (connection) may list the tools for everyone when the caller's cannot start (a server
         the caller has not signed in to: the last person who did)."""
-        """After a leased call failed: raises what the identity must do instead (`SignInNeeded` for a wider scope)."""
         self._prepare = prepare
         """Each member's, before its process starts (`Downstream`'s `prepare`)."""
         self._on_elicitation_complete = on_elicitation_complete
@@ -150,9 +147,7 @@ class Pool:
             try:
                 await self._admit(identity)
             except GatewayError:  # signed out or revoked: its connection (failing to re-authorize) goes too
-                for member in [m for m in self._members.values() if m.identity == identity.key]:
-                    del self._members[member.key]  # at once: a sign-in after this starts a fresh one
-                    member.stop.set()
+                stop_all_of(self._members, identity.key)
                 raise
         values = self.secrets.resolve(self.name, identity, self.needs, request_secrets)
         digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
@@ -194,20 +189,10 @@ class Pool:
                 downstream.task_only = self.task_only  # its own listing is never asked for (`list_all`)
                 member = self._members[key] = Member(key, identity.key, downstream, self._timer())
                 assert self._tg is not None, "the pool is not running"
-                await self._tg.start(self._run, member)
+                await self._tg.start(run, self.name, self._members, member)
                 self.started += 1
             member.last_used = self._timer()
             return member
-
-    async def _run(self, member: Member, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        try:
-            async with member.downstream.running():
-                task_status.started()
-                await member.stop.wait()
-        finally:
-            if self._members.get(member.key) is member:
-                del self._members[member.key]
-            logger.info("server %s: stopped %s", self.name, member.downstream.name)
 
     def release(self, identity: str, uri: str) -> None:
         """That identity's sessions no longer watch `uri`: its running processes leave it (none is started for it)."""

@@ -1,4 +1,4 @@
-"""A person's sign-in to an OAuth-protected downstream server (`gateway.downstreams.oauth`), in their browser.
+"""A person's sign-in to an OAuth-protected downstream server (`gateway.downstreams.oauth_signin`), in their browser.
 
 `GET /connect/<server>?ticket=…` (the link a call that needs sign-in answers with) starts it for the identity the
 ticket stands for, or without one for the authenticated caller, and sends the browser to the server's authorization
@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from gateway.downstreams.oauth import SIGN_IN_S, OAuth
+from gateway.downstreams.oauth import OAuth
+from gateway.downstreams.oauth_signin import SIGN_IN_S
 from gateway.errors import GatewayError
 from gateway.fronts.auth.callers import IDENTITY_SCOPE
 from gateway.session import Identity

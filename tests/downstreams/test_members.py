@@ -1,13 +1,15 @@
 """Which of a per-user pool's processes stop (`members`): the least recently used idle one makes room under the cap,
 none when all are busy (the caller is told to retry, naming the setting), and those idle past `idle_s` stop alone
-unless their user watches their resources. The members' servers are never started: only their bookkeeping runs."""
+unless their user watches their resources; an identity signed out loses all its members at once, and a member runs
+until stopped, then leaves the pool. Only `run` starts a member's server (the SDK's, in process)."""
 
 import anyio
 import pytest
 from mcp.server import Server
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.members import Member, PoolFull, evict_idle, make_room
+from gateway.downstreams.members import Member, PoolFull, evict_idle, make_room, run, stop_all_of
+from gateway.downstreams.state import State
 
 pytestmark = pytest.mark.anyio
 
@@ -57,3 +59,29 @@ async def test_members_idle_past_idle_s_stop_and_busy_or_watched_or_recent_ones_
             await idle.stop.wait()  # looked at every second (a quarter of idle_s)
             tg.cancel_scope.cancel()
     assert [m.key for m in members.values() if m.stop.is_set()] == ["a"]
+
+
+def test_an_identity_signed_out_loses_all_its_members_at_once_and_others_keep_theirs() -> None:
+    first, second, others = member("ann#1", 1.0, busy=1), member("ann#2", 2.0), member("bob#1", 3.0)
+    first.identity = second.identity = "ann"
+    members = pool(first, second, others)
+    stop_all_of(members, "ann")
+    assert sorted(members) == ["bob#1"]  # gone at once, busy or not: a sign-in after this starts a fresh one
+    assert first.stop.is_set() and second.stop.is_set() and not others.stop.is_set()
+
+
+async def test_a_member_runs_until_stopped_then_leaves_the_pool_unless_another_took_its_place() -> None:
+    gone, replaced, successor = member("a", 1.0), member("b", 1.0), member("b", 2.0)
+    members = pool(gone, replaced)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(run, "h", members, gone)
+            await tg.start(run, "h", members, replaced)
+            await gone.downstream.settled()
+            await replaced.downstream.settled()
+            assert gone.downstream.state is State.UP and replaced.downstream.state is State.UP
+            members["b"] = successor  # made room for, and the same user's new member joined under its key
+            gone.stop.set()
+            replaced.stop.set()
+    assert members == {"b": successor}
+    assert gone.downstream.state is not State.UP

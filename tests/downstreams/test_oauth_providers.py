@@ -1,0 +1,62 @@
+"""A connection's side of OAuth (`gateway.downstreams.oauth_providers`), against a real authorization server and MCP
+server (`tests/servers/guarded.py`): each identity's tokens, sealed in the shared store, serve its calls through any
+replica, and a grant that stopped working is forgotten, so the next call asks the person to sign in again."""
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gateway.downstreams.oauth import OAuth
+from gateway.downstreams.oauth_providers import SignInNeeded
+from gateway.downstreams.oauth_tokens import token_key
+from gateway.downstreams.pool import Pool
+from gateway.errors import DownstreamUnavailable
+from gateway.store.backends import open_stores
+from gateway.store.local.tokens import LocalTokens
+from tests.downstreams.oauth_harness import ALICE, BOB, GATEWAY, admin, pool_of, server, sign_in, whoami
+from tests.services import redis_server, store_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_revoked_grant_is_forgotten_and_the_next_call_asks_to_sign_in_again(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    oauth, pool, store = running
+    with anyio.fail_after(60):
+        await admin(guarded, "ttl", s=0)
+        try:
+            await sign_in(oauth, BOB)
+        finally:
+            await admin(guarded, "ttl", s=3600)
+        await admin(guarded, "revoke", user="bob")  # its refresh token is no good now
+        with pytest.raises(DownstreamUnavailable, match="Sign in to forge"):  # the connection's attempt says why
+            await whoami(pool, BOB)
+        assert not (store.folder / token_key(BOB, "forge")).exists()
+        with pytest.raises(SignInNeeded):
+            await whoami(pool, BOB)
+
+
+async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
+    guarded: str, key: str, tmp_path: Path
+) -> None:
+    config = server(guarded)
+    with redis_server(tmp_path / "redis") as redis:
+        one, two = (open_stores(store_config("redis", redis.url, "oauth:", tmp_path / n)) for n in ("one", "two"))
+        try:
+            with anyio.fail_after(60):
+                async with OAuth(lambda: {"forge": config}, one.tokens, GATEWAY) as first:
+                    await sign_in(first, ALICE)
+                async with (
+                    OAuth(lambda: {"forge": config}, two.tokens, GATEWAY) as second,
+                    pool_of(second, config).running() as pool,
+                ):
+                    assert await whoami(pool, ALICE) == "alice"
+                    with pytest.raises(SignInNeeded):
+                        await whoami(pool, BOB)
+            raw = await one.redis.get(f"oauth:token:{token_key(ALICE, 'forge')}")
+            assert raw is not None and b"access_token" not in raw  # sealed there too
+        finally:
+            await one.aclose()
+            await two.aclose()
