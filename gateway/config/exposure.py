@@ -60,10 +60,11 @@ class ExposureConfig(ConfigModel):
     """`clientInfo.name` globs of clients that search tools themselves: unless a client rule sets their `mode`, they
     are listed every tool (mode `all`), each with `_meta["anthropic/searchHint"]`, and what a session needs from its
     first turn with `_meta["anthropic/alwaysLoad"]`. Add a client with a rule `{client: NAME, native_search: true}`."""
-    sampled_expansions: bool = True
-    """Ask the model of a client that offers MCP sampling (a handshake-era client declaring `sampling`) to write a
-    few requests in users' words for each tool without an expansion pack, from the tool's name and description
-    alone: in the background, a batch of tools per request, each tool once; cached in the store (DESIGN §14). Off:
-    the gateway never sends a client a request of its own."""
+    sampled_expansions: bool = False
+    """On: ask the model of a client that offers MCP sampling (a handshake-era client declaring `sampling`) to write
+    a few requests in users' words for each tool without an expansion pack, from the tool's name and description
+    alone: in the background, a batch of tools per request, each tool once; cached in the store (DESIGN §14). Off by
+    default: a request the person did not make costs their model's tokens and may show them an approval prompt, and
+    a client answering sampling for its servers' calls would get the gateway's own requests among them."""
     clients: list[ClientRuleConfig] = []
     """Per-client rules by `clientInfo.name` glob, first match wins; a field left unset keeps the value above."""

@@ -68,6 +68,7 @@ class Model:
 
 
 def gateway_for(tmp_path: Path, **exposure: Any) -> Gateway:
+    exposure = {"sampled_expansions": True, **exposure}  # off by default: each test here turns it on
     config = write_config(
         tmp_path, {"k": kitchen("k")}, think={"state_dir": str(tmp_path / "state")}, exposure=exposure
     )
@@ -141,8 +142,8 @@ async def test_a_refusal_or_an_unusable_answer_is_ignored(tmp_path: Path, answer
             assert len(model.prompts) == asked == 1
 
 
-async def test_the_config_can_keep_the_gateway_from_asking(tmp_path: Path) -> None:
-    gateway, model = gateway_for(tmp_path, sampled_expansions=False), Model()
+async def test_by_default_the_gateway_never_asks_a_clients_model(tmp_path: Path) -> None:
+    gateway, model = Gateway(load_config(write_config(tmp_path, {"k": kitchen("k")}))), Model()
     async with gateway.running(), Client(gateway.front.server, mode="legacy", sampling_callback=model) as client:
         with anyio.fail_after(30):
             await client.list_tools()
@@ -192,7 +193,8 @@ def test_the_answer_is_read_for_the_tools_asked_about_only() -> None:
 async def test_a_client_over_http_is_asked_on_its_sessions_own_stream(tmp_path: Path) -> None:
     """Streamable HTTP: the request rides the session's standalone (GET) stream, outside the list that offered it."""
     servers = {"k": kitchen("k"), "j": kitchen("j")}  # 20 tools: two requests
-    config = write_config(tmp_path, servers, think={"state_dir": str(tmp_path / "state")})
+    exposure = {"sampled_expansions": True}
+    config = write_config(tmp_path, servers, think={"state_dir": str(tmp_path / "state")}, exposure=exposure)
     second = anyio.Event()
     model = Model()
     answer = model.answer
