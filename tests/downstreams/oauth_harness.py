@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from gateway.app.servers import Servers
 from gateway.config import SecretsConfig, ServerConfig
 from gateway.downstreams import secrets
+from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.oauth import OAuth
 from gateway.downstreams.pool import Pool
 from gateway.downstreams.relay import Relay
@@ -30,10 +31,11 @@ def server(base: str) -> ServerConfig:
     return TypeAdapter(ServerConfig).validate_python(config)
 
 
-async def admin(base: str, what: str, **query: Any) -> dict[str, int]:
+async def admin(base: str, what: str, **query: Any) -> dict[str, Any]:
+    """The authorization server's counts (and the scope last asked for without a browser), after `what`."""
     async with httpx2.AsyncClient() as http:
         response = await http.post(f"{base}/admin/{what}", params=query)
-    counts: dict[str, int] = response.json()
+    counts: dict[str, Any] = response.json()
     return counts
 
 
@@ -57,8 +59,13 @@ async def sign_in(oauth: OAuth, identity: Identity) -> None:
 
 async def whoami(pool: Pool, identity: Identity, tool: str = "whoami") -> str | None:
     async with pool.lease(identity, {}) as downstream:
-        result = await downstream.call_tool(tool, {})
-    assert isinstance(result, types.CallToolResult) and not result.is_error
+        return await who_answers(downstream, tool)
+
+
+async def who_answers(downstream: Downstream, tool: str = "whoami") -> str | None:
+    """Whose token the server saw on a call through `downstream`."""
+    result = await downstream.call_tool(tool, {})
+    assert isinstance(result, types.CallToolResult) and not result.is_error, result
     user: str | None = json.loads(text_of(result))["user"]
     return user
 
@@ -70,12 +77,12 @@ def pool_of(oauth: OAuth, config: ServerConfig) -> Pool:
         secrets.from_config(SecretsConfig(sources=["env"])),
         lambda: 1 << 20,
         lambda s, k, a=None: None,
-        _ignored,
+        ignored,
         oauth=oauth,
     )("forge", config)
     assert isinstance(built, Pool)
     return built
 
 
-async def _ignored(*_: object) -> None:
+async def ignored(*_: object) -> None:
     return None

@@ -2,12 +2,9 @@
 server and MCP server (`tests/servers/guarded.py`): one token for everyone, renewed before it ends, with the
 configured scopes."""
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
-import mcp.types as types
 import pytest
 from pydantic import TypeAdapter
 
@@ -16,7 +13,7 @@ from gateway.config import SecretsConfig, ServerConfig
 from gateway.downstreams import secrets
 from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.relay import Relay
-from tests.harness import text_of
+from tests.downstreams.oauth_harness import admin, ignored, who_answers
 from tests.servers.guarded import serving
 
 pytestmark = pytest.mark.anyio
@@ -34,28 +31,9 @@ def service(base: str, **more: Any) -> Downstream:
     config = TypeAdapter(ServerConfig).validate_python({"transport": "http", "url": f"{base}/mcp", "auth": auth | more})
     relay = Relay(logger_name=lambda server, name: server)
     env = secrets.from_config(SecretsConfig(sources=["env"]))
-    built = Servers(relay, env, lambda: 1 << 20, lambda s, k, a=None: None, _ignored)("svc", config)
+    built = Servers(relay, env, lambda: 1 << 20, lambda s, k, a=None: None, ignored)("svc", config)
     assert isinstance(built, Downstream)  # shared by everyone: not a pool
     return built
-
-
-async def _ignored(*_: object) -> None:
-    return None
-
-
-async def admin(base: str, what: str, **query: Any) -> dict[str, Any]:
-    """The authorization server's counts (and the scope last asked for without a browser), after `what`."""
-    async with httpx2.AsyncClient() as http:
-        response = await http.post(f"{base}/admin/{what}", params=query)
-    counts: dict[str, Any] = response.json()
-    return counts
-
-
-async def whoami(downstream: Downstream) -> str | None:
-    result = await downstream.call_tool("whoami", {})
-    assert isinstance(result, types.CallToolResult) and not result.is_error, result
-    user: str | None = json.loads(text_of(result))["user"]
-    return user
 
 
 async def test_every_caller_shares_one_service_token(guarded: str) -> None:
@@ -63,8 +41,8 @@ async def test_every_caller_shares_one_service_token(guarded: str) -> None:
     before = (await admin(guarded, "ttl", s=3600))["client_credentials"]
     async with downstream.running():
         await downstream.settled()
-        assert await whoami(downstream) == "service:gateway"
-        assert await whoami(downstream) == "service:gateway"
+        assert await who_answers(downstream) == "service:gateway"
+        assert await who_answers(downstream) == "service:gateway"
     assert (await admin(guarded, "ttl", s=3600))["client_credentials"] - before == 1
 
 
@@ -75,7 +53,7 @@ async def test_a_service_token_is_renewed_before_it_ends(guarded: str) -> None:
         async with downstream.running():
             await downstream.settled()
             connected = (await admin(guarded, "ttl", s=30))["client_credentials"]
-            assert await whoami(downstream) == "service:gateway"  # the token of the connection is not sent again
+            assert await who_answers(downstream) == "service:gateway"  # the token of the connection is not sent again
             assert (await admin(guarded, "ttl", s=30))["client_credentials"] > connected
     finally:
         await admin(guarded, "ttl", s=3600)

@@ -2,14 +2,11 @@
 and MCP server (`tests/servers/guarded.py`) that trusts a real identity provider's JWTs (`tests/idp.py`): token
 exchange per caller (RFC 8693) and one client-credentials token for everyone."""
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
-import mcp.types as types
 import pytest
 from cryptography.fernet import Fernet
 from pydantic import TypeAdapter
@@ -26,7 +23,8 @@ from gateway.errors import GatewayError
 from gateway.session import Identity, os_user
 from gateway.store.backends import open_stores
 from gateway.store.local.tokens import LocalTokens
-from tests.harness import free_port, text_of
+from tests.downstreams.oauth_harness import admin, ignored, who_answers
+from tests.harness import free_port
 from tests.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.idp import serving as serving_idp
 from tests.servers.guarded import serving
@@ -69,32 +67,13 @@ def exchange_server(base: str, **auth: Any) -> ServerConfig:
 def built(grants: Grants, config: ServerConfig) -> Downstream | Pool:
     relay = Relay(logger_name=lambda server, name: server)
     env = secrets.from_config(SecretsConfig(sources=["env"]))
-    servers = Servers(relay, env, lambda: 1 << 20, lambda s, k, a=None: None, _ignored, grants=grants)
+    servers = Servers(relay, env, lambda: 1 << 20, lambda s, k, a=None: None, ignored, grants=grants)
     return servers("forge", config)
-
-
-async def _ignored(*_: object) -> None:
-    return None
-
-
-async def admin(base: str, what: str, **query: Any) -> dict[str, Any]:
-    """The authorization server's counts (and the scope last asked for without a browser), after `what`."""
-    async with httpx2.AsyncClient() as http:
-        response = await http.post(f"{base}/admin/{what}", params=query)
-    counts: dict[str, Any] = response.json()
-    return counts
-
-
-async def whoami(downstream: Downstream) -> str | None:
-    result = await downstream.call_tool("whoami", {})
-    assert isinstance(result, types.CallToolResult) and not result.is_error, result
-    user: str | None = json.loads(text_of(result))["user"]
-    return user
 
 
 async def whoami_as(pool: Pool, identity: Identity) -> str | None:
     async with pool.lease(identity, {}) as downstream:
-        return await whoami(downstream)
+        return await who_answers(downstream)
 
 
 @pytest.fixture
