@@ -30,7 +30,7 @@ class OAuth(SigningIn):
 
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
-        if await self.storage(server, identity).get_tokens() is None:
+        if not await self.storage(server, identity).held():  # read on every call: a sign-out anywhere counts at once
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
 

@@ -133,8 +133,8 @@ class OAuthProviders:
         }
 
     def _settings(self, server: str) -> OAuthServer:
-        settings = self.servers.get(server)
-        if settings is None:
+        settings = self._servers().get(server)  # one lookup: this runs on every call to the server
+        if not isinstance(settings, HttpServerConfig | SseServerConfig) or not isinstance(settings.auth, OAuthConfig):
             raise SignInRefused(f"No server {server!r} signs people in (auth: {{type: oauth}}): {sorted(self.servers)}")
         return settings
 

@@ -124,6 +124,11 @@ class SealedTokens:
             tokens.expires_in = math.floor(record["expires_at"] - REFRESH_EARLY_S - time.time())
         return tokens
 
+    async def held(self) -> bool:
+        """Whether a grant is kept that opens under the current key (what a call is admitted by: a sign-out or a
+        forgotten grant, in any process, ends it); cheaper than `get_tokens`, which also parses it."""
+        return not self._renewing and await self._open(self._tokens) is not None
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         ends = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
         record = {"tokens": tokens.model_dump(mode="json"), "expires_at": ends}
