@@ -69,8 +69,10 @@ class OAuth(SigningIn):
 
     async def failed(self, server: str, identity: Identity) -> None:
         """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than
-        they granted (a step-up); their grant stays for what it covers."""
-        if await self.storage(server, identity).step_up() is not None:
+        they granted (a step-up; their grant stays for what it covers), or if their grant stopped working during the
+        call (forgotten by the connection, which then closed: the call says "sign in", not "connection closed")."""
+        storage = self.storage(server, identity)
+        if await storage.step_up() is not None or not await storage.held():
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
 
