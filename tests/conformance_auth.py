@@ -17,15 +17,7 @@ import yaml
 from tests.conformance_suite import NODE_BIN, REQUIREMENTS, suite_command
 from tests.harness import PYTHON, ROOT
 
-EXPECTED_FAILURES: dict[tuple[str, str], str] = {
-    (requirements, "auth/scope-step-up"): (
-        "step-up through `gateway login`: the serving gateway keeps the person's grant and records the wider scope "
-        "the 403 `insufficient_scope` asked for in its sign-in store, which on the local store is its own memory; "
-        "`gateway login` is another process, finds the grant still good and signs nobody in (through the page's "
-        "link, or on Redis, the step-up asks for the union: tests/downstreams/test_oauth*.py) (issue 34, step-up)"
-    )
-    for requirements in REQUIREMENTS
-}
+EXPECTED_FAILURES: dict[tuple[str, str], str] = {}
 """(requirement set, scenario) -> why the gateway does not pass it yet. One that starts passing fails the test too,
 so this table stays true."""
 LEFT_OUT = (

@@ -12,9 +12,9 @@ from functools import partial
 from cryptography.fernet import InvalidToken
 
 from gateway.config import GatewayConfig, OAuthConfig
-from gateway.downstreams.oauth_providers import SignInNeeded, step_up_key, step_up_key_of
+from gateway.downstreams.oauth_providers import SignInNeeded
 from gateway.downstreams.oauth_signin import SigningIn, identity_of
-from gateway.downstreams.oauth_tokens import lister_key, sealer, token_key_of
+from gateway.downstreams.oauth_tokens import TokenKeyMissing, lister_key, sealer, step_up_of, token_key_of
 from gateway.session import Identity
 
 
@@ -30,7 +30,7 @@ class OAuth(SigningIn):
 
     async def admit(self, server: str, identity: Identity) -> None:
         """Raise `SignInNeeded` unless `identity` holds a grant for `server` (before any connection is made)."""
-        if await self.storage(server, identity).get_tokens() is None:
+        if not await self.storage(server, identity).held():  # read on every call: a sign-out anywhere counts at once
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
 
@@ -55,7 +55,12 @@ class OAuth(SigningIn):
             return None
         if await self.store.get(token_key_of(owner, server)) is None:
             return "needed"
-        stepping_up = await self.flows.get(step_up_key_of(owner, server))
+        settings = self._settings(server)
+        assert isinstance(settings.auth, OAuthConfig)
+        try:
+            stepping_up = await step_up_of(self.store, sealer(settings.auth.token_key_env), owner, server)
+        except TokenKeyMissing:  # no key to open the grant with: a call would ask for a sign-in (saying why)
+            return "needed"
         return "needed" if stepping_up is not None else "signed in"
 
     async def needing(self, owner: str, servers: set[str]) -> list[str]:
@@ -64,8 +69,10 @@ class OAuth(SigningIn):
 
     async def failed(self, server: str, identity: Identity) -> None:
         """After `identity`'s call to `server` failed: raise `SignInNeeded` if the server asked for more scope than
-        they granted (a step-up); their grant stays for what it covers."""
-        if await self.flows.get(step_up_key(identity, server)) is not None:
+        they granted (a step-up; their grant stays for what it covers), or if their grant stopped working during the
+        call (forgotten by the connection, which then closed: the call says "sign in", not "connection closed")."""
+        storage = self.storage(server, identity)
+        if await storage.step_up() is not None or not await storage.held():
             waiter = partial(self.signed_in, server, identity)
             raise SignInNeeded(server, await self.link(server, identity), waiter)
 

@@ -4,7 +4,6 @@ identity's sealed token storage there (`oauth_tokens`), and the SDK's provider b
 would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
 `SignInNeeded`, whose text is what the model shows. Signing people in is `oauth_signin.SigningIn`'s."""
 
-import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -23,17 +22,6 @@ from gateway.store.signins import SignIns
 from gateway.store.tokens import Tokens
 
 OAuthServer = HttpServerConfig | SseServerConfig
-STEP_UP_S = 600.0
-"""How long a server's ask for a wider scope (403 insufficient_scope) waits for the person to sign in for it."""
-
-
-def step_up_key(identity: Identity, server: str) -> str:
-    """The shared store's key of the wider scope `server` asked `identity` for: a digest."""
-    return step_up_key_of(identity.owner, server)
-
-
-def step_up_key_of(owner: str, server: str) -> str:
-    return "oauth-step-up:" + hashlib.sha256(f"{owner}\0{server}".encode()).hexdigest()
 
 
 class SignInNeeded(GatewayError):
@@ -77,7 +65,7 @@ class OAuthProviders:
     ) -> None:
         self.flows: SignIns = flows if flows is not None else LocalSignIns()
         """What lives between the steps of a sign-in, shared by every replica (`store.signins`: expiring records):
-        tickets, begun sign-ins, and the wider scope a server asked a person for (a step-up)."""
+        tickets and begun sign-ins. (A step-up is kept with the tokens: `gateway login`, another process, reads it.)"""
         self._servers = servers
         """The running config's servers, read at each use: a reload may add, change or drop one."""
         self.store = store
@@ -104,10 +92,8 @@ class OAuthProviders:
             # No ticket: this ends a connection attempt, whose error is logged; the next call's admit hands one out.
             raise SignInNeeded(server, self.connect_url(server))
 
-        async def stepped_up(scope: str | None) -> None:  # kept for the call's `failed` and the person's sign-in
-            await self.flows.put(step_up_key(identity, server), {"scope": scope}, STEP_UP_S)
-
-        return self._provider(server, storage, no_person, _never, stepped_up=stepped_up)
+        # The step-up is kept for the call's `failed` and the person's sign-in, wherever it runs.
+        return self._provider(server, storage, no_person, _never, stepped_up=storage.ask_step_up)
 
     async def sign_out(self, server: str, identity: Identity) -> None:
         await self.storage(server, identity).forget()
@@ -147,8 +133,8 @@ class OAuthProviders:
         }
 
     def _settings(self, server: str) -> OAuthServer:
-        settings = self.servers.get(server)
-        if settings is None:
+        settings = self._servers().get(server)  # one lookup: this runs on every call to the server
+        if not isinstance(settings, HttpServerConfig | SseServerConfig) or not isinstance(settings.auth, OAuthConfig):
             raise SignInRefused(f"No server {server!r} signs people in (auth: {{type: oauth}}): {sorted(self.servers)}")
         return settings
 

@@ -25,7 +25,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 from gateway import sdk
 from gateway.config import OAuthConfig, ServerConfig
 from gateway.downstreams import oauth_sdk
-from gateway.downstreams.oauth_providers import OAuthProviders, SignInRefused, step_up_key
+from gateway.downstreams.oauth_providers import OAuthProviders, SignInRefused
 from gateway.downstreams.oauth_tokens import lister_key, sealer
 from gateway.errors import describe
 from gateway.session import Identity
@@ -120,7 +120,7 @@ class SigningIn(OAuthProviders):
         settings = self._settings(server)
         assert isinstance(settings.auth, OAuthConfig)
         fernet = sealer(settings.auth.token_key_env)
-        step_up = await self.flows.get(step_up_key(identity, server))
+        step_up = await self.storage(server, identity).step_up()
         storage = self.storage(server, identity, signing_in=True, renewing=step_up is not None)
         browser = secrets.token_urlsafe(24)
         found: dict[str, str] = {}
@@ -184,7 +184,7 @@ class SigningIn(OAuthProviders):
         except Exception as exc:  # noqa: BLE001 -- said to the person in their browser
             logger.warning("sign-in to %s for %s failed: %s", server, identity.name, describe(exc))
             raise SignInRefused(f"Signing in to {server} failed: {describe(exc)}") from None
-        await self.flows.delete(step_up_key(identity, server))  # granted (the exchange kept what was)
+        await self.storage(server, identity).stepped_up()  # granted (the exchange kept what was)
         await self._remember_lister(server, identity)
         for done in self._waiting.pop((identity.key, server), set()):
             done.set()

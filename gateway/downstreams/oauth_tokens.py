@@ -22,6 +22,8 @@ from gateway.store.tokens import Tokens
 
 REFRESH_EARLY_S = 30.0
 """A stored token this close to its end is refreshed before use."""
+STEP_UP_S = 600
+"""How long a server's ask for a wider scope (403 insufficient_scope) waits for the person to sign in for it."""
 
 
 class TokenKeyMissing(GatewayError):
@@ -60,6 +62,27 @@ def client_key(identity: Identity, server: str) -> str:
     return hashlib.sha256(f"client\0{identity.owner}\0{server}".encode()).hexdigest()
 
 
+def step_up_key(owner: str, server: str) -> str:
+    """The store key of the wider scope `server` asked the person with `owner` for (a step-up): a digest."""
+    return hashlib.sha256(f"step-up\0{owner}\0{server}".encode()).hexdigest()
+
+
+async def step_up_of(store: Tokens, fernet: Fernet, owner: str, server: str) -> dict[str, str | None] | None:
+    """The step-up `server` asked the person with `owner` for in the last `STEP_UP_S` ({"scope": the scopes wanted, or
+    None}), or None. Kept in the token store, not in one process's memory: the serving gateway records it and
+    `gateway login` (another process) or another replica signs the person in for it. Its age is Fernet's timestamp,
+    checked here; a record past it stays until the next step-up or sign-in replaces or removes it (one per person
+    and server)."""
+    sealed = await store.get(step_up_key(owner, server))
+    if sealed is None:
+        return None
+    try:
+        record: dict[str, str | None] = json.loads(fernet.decrypt(sealed, ttl=STEP_UP_S))
+    except InvalidToken:  # older than STEP_UP_S, or sealed under a former key: no step-up asked
+        return None
+    return record
+
+
 def lister_key(server: str) -> str:
     """The store key of who signed in to `server` last (whose connection may list its tools): a digest."""
     return hashlib.sha256(f"lister\0{server}".encode()).hexdigest()
@@ -82,11 +105,12 @@ class SealedTokens:
         self._store, self._fernet, self._configured = store, fernet, configured
         """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
         self._tokens, self._client = token_key(identity, server), client_key(identity, server)
+        self._owner, self._server = identity.owner, server
         self._redirect_uri = redirect_uri
+        """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
         self._renewing = renewing
         """A sign-in for a wider scope: the narrower grant is not read (the flow must ask the person), but stays
         until the wider one replaces it."""
-        """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
 
     async def get_tokens(self) -> OAuthToken | None:
         """The tokens, `expires_in` counted from now (early by `REFRESH_EARLY_S`, so they are refreshed before a
@@ -99,6 +123,11 @@ class SealedTokens:
         if record.get("expires_at") is not None:
             tokens.expires_in = math.floor(record["expires_at"] - REFRESH_EARLY_S - time.time())
         return tokens
+
+    async def held(self) -> bool:
+        """Whether a grant is kept that opens under the current key (what a call is admitted by: a sign-out or a
+        forgotten grant, in any process, ends it); cheaper than `get_tokens`, which also parses it."""
+        return not self._renewing and await self._open(self._tokens) is not None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         ends = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
@@ -122,6 +151,19 @@ class SealedTokens:
     async def forget(self) -> None:
         """Sign out: the tokens go; the gateway's registration stays for the next sign-in."""
         await self._store.delete(self._tokens)
+
+    async def step_up(self) -> dict[str, str | None] | None:
+        """The wider scope the server asked this person for lately (`step_up_of`), or None."""
+        return await step_up_of(self._store, self._fernet, self._owner, self._server)
+
+    async def ask_step_up(self, scope: str | None) -> None:
+        """Keep that the server asked for `scope` (the union of what was asked, granted and challenged)."""
+        sealed = self._fernet.encrypt(json.dumps({"scope": scope}).encode())
+        await self._store.put(step_up_key(self._owner, self._server), sealed)
+
+    async def stepped_up(self) -> None:
+        """The person signed in for the wider scope: no step-up is pending."""
+        await self._store.delete(step_up_key(self._owner, self._server))
 
     async def _open(self, key: str) -> bytes | None:
         sealed = await self._store.get(key)

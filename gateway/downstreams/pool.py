@@ -194,6 +194,10 @@ class Pool:
             member.last_used = self._timer()
             return member
 
+    def stop(self, identity: Identity) -> None:
+        """Stop `identity`'s processes (or connections) now: they signed out, so theirs could only fail."""
+        stop_all_of(self._members, identity.key)
+
     def release(self, identity: str, uri: str) -> None:
         """That identity's sessions no longer watch `uri`: its running processes leave it (none is started for it)."""
         for member in list(self._members.values()):

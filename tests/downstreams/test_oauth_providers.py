@@ -1,6 +1,6 @@
 """A connection's side of OAuth (`gateway.downstreams.oauth_providers`), against a real authorization server and MCP
 server (`tests/servers/guarded.py`): each identity's tokens, sealed in the shared store, serve its calls through any
-replica, and a grant that stopped working is forgotten, so the next call asks the person to sign in again."""
+replica, and a grant that stopped working is forgotten, so the call that met it asks the person to sign in again."""
 
 from pathlib import Path
 
@@ -11,7 +11,6 @@ from gateway.downstreams.oauth import OAuth
 from gateway.downstreams.oauth_providers import SignInNeeded
 from gateway.downstreams.oauth_tokens import token_key
 from gateway.downstreams.pool import Pool
-from gateway.errors import DownstreamUnavailable
 from gateway.store.backends import open_stores
 from gateway.store.local.tokens import LocalTokens
 from tests.downstreams.oauth_harness import ALICE, BOB, GATEWAY, admin, pool_of, server, sign_in, whoami
@@ -31,11 +30,28 @@ async def test_a_revoked_grant_is_forgotten_and_the_next_call_asks_to_sign_in_ag
         finally:
             await admin(guarded, "ttl", s=3600)
         await admin(guarded, "revoke", user="bob")  # its refresh token is no good now
-        with pytest.raises(DownstreamUnavailable, match="Sign in to forge"):  # the connection's attempt says why
+        with pytest.raises(SignInNeeded) as first:  # the connection's attempt forgot the grant: this call says so
             await whoami(pool, BOB)
+        assert first.value.url is not None and "?ticket=" in first.value.url
         assert not (store.folder / token_key(BOB, "forge")).exists()
         with pytest.raises(SignInNeeded):
             await whoami(pool, BOB)
+
+
+async def test_a_grant_revoked_while_connected_makes_that_call_ask_to_sign_in_not_fail_as_closed(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    # An authorization server that moved or ended the grant answers the connection's next request 401; the connection
+    # forgets the grant and closes, and the call that met it must hand out a sign-in link, not "Connection closed".
+    oauth, pool, store = running
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        assert await whoami(pool, ALICE) == "alice"  # her connection is up
+        await admin(guarded, "revoke", user="alice")  # access and refresh tokens: no good now
+        with pytest.raises(SignInNeeded) as needed:
+            await whoami(pool, ALICE)
+    assert needed.value.url is not None and "?ticket=" in needed.value.url
+    assert not (store.folder / token_key(ALICE, "forge")).exists()
 
 
 async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(

@@ -22,7 +22,7 @@ from gateway.downstreams.oauth_providers import SignInNeeded
 from gateway.downstreams.oauth_tokens import SealedTokens
 from gateway.downstreams.pool import Pool
 from gateway.store.local.tokens import LocalTokens
-from tests.downstreams.oauth_harness import ALICE, admin, browse, sign_in, whoami
+from tests.downstreams.oauth_harness import ALICE, GATEWAY, admin, browse, sign_in, whoami
 
 pytestmark = pytest.mark.anyio
 PINNED = {
@@ -95,6 +95,27 @@ async def test_a_step_up_asks_the_person_for_the_wider_scope_and_keeps_the_narro
         assert (await whoami(pool, ALICE, "vault"), await whoami(pool, ALICE)) == ("alice", "alice")
         after = await admin(guarded, "ttl", s=3600)
     assert after["authorizations"] - before["authorizations"] == 1
+
+
+async def test_a_step_up_the_serving_gateway_met_is_signed_in_for_by_gateway_login_in_another_process(
+    running: tuple[OAuth, Pool, LocalTokens], guarded: str
+) -> None:
+    # `gateway login` is another process on the same token store: nothing of the serving gateway's memory reaches it.
+    oauth, pool, store = running
+    config = oauth.servers["forge"]
+    with anyio.fail_after(60):
+        await sign_in(oauth, ALICE)
+        with pytest.raises(SignInNeeded):  # `vault` wants scope admin: 403 insufficient_scope
+            await whoami(pool, ALICE, "vault")
+        async with OAuth(lambda: {"forge": config}, LocalTokens(store.folder), GATEWAY) as login:
+            assert await login.standing("forge", ALICE.owner) == "needed"
+            url, browser = await login.begin("forge", ALICE)  # not "signed in already": it asks for the union
+            assert url is not None and {"admin"} <= set(parse_qs(urlparse(url).query)["scope"][0].split())
+            back = await browse(url, "alice")
+            assert await login.finish(back["state"], back["code"], None, browser) == ("forge", ALICE)
+        assert await oauth.standing("forge", ALICE.owner) == "signed in"
+        assert await whoami(pool, ALICE, "vault") == "alice"
+    assert not any(b"admin" in path.read_bytes() for path in store.folder.iterdir())  # sealed like the tokens
 
 
 def kind_of(method: object) -> str:

@@ -178,9 +178,54 @@ async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_conne
                 started = await http.get(connect.headers["location"])  # no credentials: the ticket stands for bob
                 assert started.status_code == 302 and "/authorize?" in started.headers["location"]
     assert 'sign-in needed · <a href="/ui/connect/forge">Connect</a>' in bob_page
-    assert '<span class="sign-in">signed in</span>' in alice_page and "sign-in needed" not in alice_page
+    assert '<span class="sign-in">signed in · <form method="post" action="/ui/disconnect/forge"' in alice_page
+    assert "sign-in needed" not in alice_page
     assert "forge.whoami" in bob_finds and "Sign-in needed (for you) on forge" in bob_finds, bob_finds
     assert "forge.whoami" in alice_finds and "Sign-in needed" not in alice_finds, alice_finds
     assert bobs is not None and alices is not None
     assert (bobs["servers"]["forge"]["state"], bobs["servers"]["forge"]["sign_in"]) == ("sign-in needed", "needed")
     assert alices["servers"]["forge"]["sign_in"] == "signed in" and alices["servers"]["forge"]["state"] == "up"
+
+
+async def sign_in_through(link: str, user: str) -> None:
+    """What `user`'s browser does with a sign-in link (the authorization server approves them at once)."""
+    async with httpx2.AsyncClient() as browser:
+        to_server = await browser.get(link)
+        back = await browser.get(f"{to_server.headers['location']}&login_hint={user}")
+        assert "Signed in as" in (await browser.get(back.headers["location"])).text
+
+
+async def test_disconnect_on_the_page_signs_the_viewer_alone_out_and_stops_their_connection(
+    guarded: str, tmp_path: Path
+) -> None:
+    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(
+        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
+    )
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    alice, bob = ({"authorization": f"Bearer {who}-secret-0123456789"} for who in ("alice", "bob"))
+    with anyio.fail_after(120):
+        async with http_gateway(config, env=env) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
+            async with http_client(base, headers=alice) as client:
+                link = LINK.search(answer(await client.call_tool("forge.whoami", {})))
+                assert link is not None
+                await sign_in_through(link.group(1), "alice")
+                assert json.loads(text_of(await client.call_tool("forge.whoami", {}))) == {"user": "alice"}
+                status = (await client.call_tool("gateway.status", {})).structured_content
+                assert status is not None and status["servers"]["forge"]["processes"] == 1
+                forged = await http.post("/ui/disconnect/forge", headers={**alice, "Origin": "https://evil.example"})
+                bobs = await http.post("/ui/disconnect/forge", headers={**bob, "Origin": base})  # his own: none
+                unknown = await http.post("/ui/disconnect/nowhere", headers={**alice, "Origin": base})
+                still = json.loads(text_of(await client.call_tool("forge.whoami", {})))
+                done = await http.post("/ui/disconnect/forge", headers={**alice, "Origin": base})
+                status = (await client.call_tool("gateway.status", {})).structured_content
+                after = await client.call_tool("forge.whoami", {})  # the same session: asked to sign in again
+                alice_page = (await http.get("/ui", headers=alice)).text
+    assert forged.status_code == 403 and still == {"user": "alice"}  # another site's form changed nothing
+    assert bobs.status_code == 303 and unknown.status_code == 404 and "signs nobody in" in unknown.text
+    assert done.status_code == 303 and done.headers["location"] == "/ui"
+    assert status is not None and status["servers"]["forge"]["processes"] == 0  # stopped before any call
+    assert status["servers"]["forge"]["sign_in"] == "needed"
+    assert after.is_error and LINK.search(answer(after)) is not None
+    assert 'sign-in needed · <a href="/ui/connect/forge">Connect</a>' in alice_page and "Disconnect" not in alice_page

@@ -6,8 +6,9 @@ inline script). A browser signs in at /ui/login with its token and gets a sign-i
 (`gateway.fronts.auth.signins`: a random id in an HttpOnly, SameSite=Strict cookie for /ui only), which Sign out
 ends on every replica. Read-only but for two actions, for `auth.admin_groups` only: the reload, and forgetting a
 request find_tools learned (`/ui/learned`); and each person's own choice to see their calls' arguments
-(`/ui/arguments`). As POSTs checked for Origin, none can be forged by another site. Live
-tabs poll their own URL for the fresh `<main>` (header `X-Page-Part: main`).
+(`/ui/arguments`), and Disconnect from a server that acts as each person (`page.connections`). As POSTs checked for
+Origin, none can be forged by another site. Live tabs poll their own URL for the fresh `<main>` (header
+`X-Page-Part: main`).
 """
 
 import json
@@ -27,6 +28,7 @@ from gateway.fronts.page import figures as figured
 from gateway.fronts.page import learned as learned_view
 from gateway.fronts.page import listing, stored, think, views
 from gateway.fronts.page.arguments import arguments_routes
+from gateway.fronts.page.connections import connection_routes
 from gateway.fronts.page.live import live_handler
 from gateway.fronts.page.observed import Observed
 from gateway.fronts.page.respond import HEADERS, HERE, Handler, page
@@ -160,18 +162,6 @@ def routes(
         answer.headers.update(HEADERS)
         return answer
 
-    async def connect(request: Request) -> Response:
-        """The servers tab's Connect: the viewer's sign-in to that server, through a one-time link made for them here
-        (the page's cookie is the page's alone: `/connect` reads no cookie, only a ticket or a bearer token)."""
-        refused = await security.validate_request(request, is_post=False)
-        if refused is not None:
-            return refused
-        server = request.path_params["server"]
-        link = await gateway.oauth.link(server, viewer(request).identity) if server in gateway.oauth.servers else None
-        if link is None:
-            return page("missing.html", {"tab": "servers", "viewer": viewer(request), "why": "No such sign-in."}, 404)
-        return RedirectResponse(link, 303, headers=HEADERS)
-
     async def figures(request: Request, who: views.Viewer) -> dict[str, Any]:
         shown = figured.figures(await recent(who))
         return {**shown, "replicas": figured.replicas(await publisher.log.counts(), publisher.replica)}
@@ -222,7 +212,7 @@ def routes(
         *signin_routes(security, admins, signins, viewer),
         Route("/ui", tab("servers", servers)),
         Route("/ui/catalog", tab("catalog", catalog)),
-        Route("/ui/connect/{server}", connect),
+        *connection_routes(gateway, security, viewer),
         Route("/ui/calls", tab("calls", calls)),
         Route("/ui/calls/live", live_handler(publisher, security, viewer, recent)),
         Route("/ui/calls.json", export("json")),
