@@ -30,6 +30,19 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base
 
 
+def two_people(guarded: str, tmp_path: Path) -> tuple[Path, dict[str, str], dict[str, str], dict[str, str]]:
+    """A config with the guarded server `forge` behind an HTTP front that knows alice and bob by their static
+    tokens; the token key; and each one's request headers."""
+    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = write_config(
+        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
+    )
+    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    alice, bob = ({"authorization": f"Bearer {who}-secret-0123456789"} for who in ("alice", "bob"))
+    return config, env, alice, bob
+
+
 def answer(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -144,13 +157,7 @@ async def test_a_link_from_one_replica_opens_on_another_and_a_third_hop_takes_th
 async def test_a_server_bob_never_signed_in_to_lists_its_tools_from_alices_connection_and_says_sign_in_needed(
     guarded: str, tmp_path: Path
 ) -> None:
-    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
-    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
-    config = write_config(
-        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
-    )
-    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
-    alice, bob = ({"authorization": f"Bearer {who}-secret-0123456789"} for who in ("alice", "bob"))
+    config, env, alice, bob = two_people(guarded, tmp_path)
     with anyio.fail_after(120):
         async with http_gateway(config, env=env) as base:
             async with http_client(base, headers=alice) as client:
@@ -198,13 +205,7 @@ async def sign_in_through(link: str, user: str) -> None:
 async def test_disconnect_on_the_page_signs_the_viewer_alone_out_and_stops_their_connection(
     guarded: str, tmp_path: Path
 ) -> None:
-    tokens = [{"name": "alice", "token": "alice-secret-0123456789"}, {"name": "bob", "token": "bob-secret-0123456789"}]
-    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
-    config = write_config(
-        tmp_path, {"forge": server}, auth={"tokens": tokens}, think={"state_dir": str(tmp_path / "state")}
-    )
-    env = {"GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
-    alice, bob = ({"authorization": f"Bearer {who}-secret-0123456789"} for who in ("alice", "bob"))
+    config, env, alice, bob = two_people(guarded, tmp_path)
     with anyio.fail_after(120):
         async with http_gateway(config, env=env) as base, httpx2.AsyncClient(base_url=base, timeout=30) as http:
             async with http_client(base, headers=alice) as client:
