@@ -3,7 +3,6 @@ the SDK's server runner shapes it (`ServerRunner._serialize`: the per-version si
 `resultType` and the gateway's `serverInfo` stamp), inside the SDK's SERVER span."""
 
 import logging
-import weakref
 from typing import Any
 
 from mcp.server.runner import modern_error_data
@@ -56,7 +55,7 @@ async def answer_tool_call(
         if version in MODERN_PROTOCOL_VERSIONS:
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
-            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: _server_info(front)}
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: front.server_info}
         return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
 
 
@@ -91,18 +90,6 @@ def _plain(dumped: dict[str, Any]) -> bool:
         and isinstance(block.get("text"), str)
         for block in content
     )
-
-
-def _server_info(front: Front) -> dict[str, Any]:
-    """The gateway's `serverInfo` stamp, dumped once per server: the SDK's property deep-copies it on every access
-    so no caller can change it; a lane's answer is encoded as it is and never changed."""
-    found = _SERVER_INFO.get(front.server)
-    if found is None:
-        found = _SERVER_INFO[front.server] = front.server.server_info_stamp
-    return found
-
-
-_SERVER_INFO: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
 
 
 def may_be_asked(relay: Relay, key: str) -> bool:
