@@ -77,8 +77,8 @@ class Budget:
         """Whether `rule` lists a subset (search mode, or auto over budget); `mark` as for `full_size`."""
         if rule.mode != "auto":
             return rule.mode == "search"
-        tools, chars = self.full_size(catalog, rule, mark)
-        return tools > rule.max_tools or chars > rule.max_list_chars
+        fit = self.fit(catalog, rule, mark)
+        return fit.tools > rule.max_tools or fit.chars > rule.max_list_chars
 
     def _shown(self: "_Host", catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
         """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""
