@@ -165,9 +165,10 @@ class NdjsonPipe:
             return
         await self.send_json(message.model_dump(mode="json", by_alias=True, exclude_unset=True))  # shares the strings
 
-    async def send_json(self, message: Any) -> None:
-        """One message given as plain JSON data, and its newline; a big one is encoded and queued in slices."""
-        if jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
+    async def send_json(self, message: Any, *, small: bool = False) -> None:
+        """One message given as plain JSON data, and its newline; a big one is encoded and queued in slices.
+        `small`: the caller knows its strings add up to at most `jsonwire.STREAM_FROM` characters (not counted)."""
+        if small or jsonwire.text_size(message) <= jsonwire.STREAM_FROM:
             await self.post(to_json(message) + b"\n")
             return
         for piece in jsonwire.slices(message):

@@ -113,7 +113,10 @@ def result_bytes(result: types.CallToolResult) -> int:
     """What the client reads, in UTF-8 bytes, the duplicate of structured content counted once: exactly the size
     of `text_view`, measured without joining it (results can be 100 MB)."""
     parts = _parts(result)
-    return sum(utf8_len(p) if isinstance(p, str) else len(p) for p in parts) + max(len(parts) - 1, 0)
+    total = max(len(parts) - 1, 0)  # the newlines between them
+    for part in parts:  # a loop, not sum() over a generator: the size guard measures every result
+        total += utf8_len(part) if isinstance(part, str) else len(part)
+    return total
 
 
 def result_view(result: types.CallToolResult) -> Any:

@@ -120,6 +120,8 @@ class PipeStamp:
         self._of: object = None
         self._envelope: dict[str, Any] = {}
         self._default: dict[str, Any] = {}
+        self._offer: tuple[dict[str, Any], dict[str, Any]] | None = None
+        """The last offer narrowed and the capabilities it gave: a client's calls offer the same (shared, read only)."""
 
     def __call__(self, params: dict[str, Any]) -> None:
         stamp = self._session._stamp
@@ -129,7 +131,7 @@ class PipeStamp:
             envelope = probe["params"].get("_meta") or {}
             self._default = {k: v for k, v in envelope.items() if k == LOG_LEVEL_META_KEY}
             self._envelope = {k: v for k, v in envelope.items() if k != LOG_LEVEL_META_KEY}
-            self._of = stamp
+            self._of, self._offer = stamp, None
         meta = params.get("_meta")
         offered = meta.pop(OFFER_META_KEY, None) if isinstance(meta, dict) else None
         if not self._envelope:  # the handshake era: nothing per request
@@ -137,7 +139,12 @@ class PipeStamp:
                 del params["_meta"]
             return
         meta = params["_meta"] = {**self._default, **(meta or {}), **self._envelope}
-        _narrow(meta, offered)
+        if offered is not None and CLIENT_CAPABILITIES_META_KEY in meta:
+            if self._offer is None or self._offer[0] != offered:
+                narrowed = {CLIENT_CAPABILITIES_META_KEY: meta[CLIENT_CAPABILITIES_META_KEY]}
+                _narrow(narrowed, offered)
+                self._offer = (offered, narrowed[CLIENT_CAPABILITIES_META_KEY])
+            meta[CLIENT_CAPABILITIES_META_KEY] = self._offer[1]
 
 
 def stamp_envelope(session: ClientSession, message: dict[str, Any]) -> dict[str, Any]:

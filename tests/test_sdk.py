@@ -64,6 +64,11 @@ PIPED: list[dict[str, Any]] = [
     {"name": "x", "arguments": {"a": 1}, "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}},
     {"name": "x", "_meta": {sdk.OFFER_META_KEY: {}, LOG_LEVEL_META_KEY: "debug", "k": 1}},
     {"name": "x", "_meta": {PROTOCOL_VERSION_META_KEY: "1999-01-01", "k": 1}},
+    # The same offer again, then another: each call narrowed to its own offer (the pipe stamp keeps the last one).
+    {"name": "x", "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}},
+    {"name": "y", "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}},
+    {"name": "y", "_meta": {sdk.OFFER_META_KEY: {"elicitation": {}}}},
+    {"name": "y", "_meta": {sdk.OFFER_META_KEY: {"roots": {}}}},
 ]
 
 

@@ -5,6 +5,7 @@ The gateway asks every downstream call for progress (it sends a progress token e
 so the limit can follow the work; the client still hears progress only when it asked for it, and at most
 `PROGRESS_PER_S` a second."""
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,8 +27,9 @@ class Deadline:
         self.timeout_s = timeout_s
         self.most_s = max(timeout_s, max_timeout_s if max_timeout_s is not None else 10 * timeout_s)
         """The longest the call may take with progress (no server may hold a call forever by reporting)."""
-        self.started = anyio.current_time()
-        """When the call began (the event loop's time)."""
+        self.started = asyncio.get_running_loop().time()
+        """When the call began (the event loop's time: `anyio.current_time()` on the asyncio loop the gateway runs,
+        read without its three calls, as every call makes a deadline)."""
         self._relay = relay
         self.at = self.started + timeout_s
         self._scope: anyio.CancelScope | None = None

@@ -4,8 +4,8 @@ every failure mapped to a `DownstreamError` by what happened. The connection the
 `supervision.Supervised`."""
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 import anyio
@@ -91,25 +91,25 @@ class Downstream(Supervised):
             raise DownstreamUnavailable(self.name, self.state.value, self.last_error)
         return client, client.session
 
-    @contextmanager
-    def _failures(self, client: Client, limit: Deadline | None = None) -> Iterator[None]:
-        """Map a failed request to `DownstreamError` by what happened: the connection ended (its read stream or
-        its lane closed, or it was replaced), the time limit passed (`limit`'s, if the call has one, else the
-        server's timeout), or the server answered with an error."""
-        started = anyio.current_time() if limit is None else limit.started
-        try:
-            yield
-        except MCPError as exc:
-            current = client is self._client
-            lost = not current or self._lost.is_set() or (self._lane is not None and self._lane.closed)
-            if lost and current:
-                self._lost.set()
-            timed_out = exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= self.timeout_s
-            seconds, setting = (self.timeout_s, "timeout_s") if limit is None else limit.limit
-            raise from_downstream(self.name, exc, seconds, lost=lost, timed_out=timed_out, setting=setting) from exc
-        except ValidationError as exc:
-            detail = f"it answered with an invalid result ({exc.error_count()} errors)."
-            raise DownstreamFailed(self.name, detail) from exc
+    def _failures(self, client: Client, limit: Deadline | None = None) -> "_Failures":
+        """A block whose failed request is mapped to `DownstreamError` by what happened: the connection ended (its
+        read stream or its lane closed, or it was replaced), the time limit passed (`limit`'s, if the call has one,
+        else the server's timeout), or the server answered with an error."""
+        return _Failures(self._failure, client, anyio.current_time() if limit is None else limit.started, limit)
+
+    def _failure(
+        self, client: Client, exc: MCPError | ValidationError, started: float, limit: Deadline | None
+    ) -> Exception:
+        """The `DownstreamError` of a request on `client`, begun at `started`, that failed with `exc`."""
+        if isinstance(exc, ValidationError):
+            return DownstreamFailed(self.name, f"it answered with an invalid result ({exc.error_count()} errors).")
+        current = client is self._client
+        lost = not current or self._lost.is_set() or (self._lane is not None and self._lane.closed)
+        if lost and current:
+            self._lost.set()
+        timed_out = exc.code == types.REQUEST_TIMEOUT and anyio.current_time() - started >= self.timeout_s
+        seconds, setting = (self.timeout_s, "timeout_s") if limit is None else limit.limit
+        return from_downstream(self.name, exc, seconds, lost=lost, timed_out=timed_out, setting=setting)
 
     async def request(
         self,
@@ -195,3 +195,28 @@ _LISTS: dict[str, tuple[str, Any]] = {
     "resource_templates": ("resources", types.ListResourceTemplatesRequest),
     "prompts": ("prompts", types.ListPromptsRequest),
 }
+
+
+class _Failures:
+    """`Downstream._failures`'s block: a class, not a generator, as every forwarded call enters one (a generator's
+    context manager costs four frames and a StopIteration a call)."""
+
+    __slots__ = ("_client", "_limit", "_map", "_started")
+
+    def __init__(
+        self,
+        map_failure: Callable[[Client, MCPError | ValidationError, float, Deadline | None], Exception],
+        client: Client,
+        started: float,
+        limit: Deadline | None,
+    ) -> None:
+        self._map, self._client, self._started, self._limit = map_failure, client, started, limit
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if isinstance(exc, MCPError | ValidationError):
+            raise self._map(self._client, exc, self._started, self._limit) from exc

@@ -24,8 +24,8 @@ each: the client's request-scoped session, its request id, its capabilities):
 import time
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 import mcp.types as types
@@ -104,20 +104,9 @@ class Relay:
         """Bounds for URL-mode elicitations remembered from now on (a reload changes them)."""
         self.url_asks.per_session, self.url_asks.max_age_s = per_session, max_age_s
 
-    @contextmanager
-    def calling(self, server: str, peer: Peer | None) -> Iterator[None]:
-        """Mark `peer`'s request as in flight on `server` for the duration of the block."""
-        if peer is None:
-            yield
-            return
-        self._inflight[server].append(peer)
-        try:
-            yield
-        finally:
-            self._inflight[server].remove(peer)
-            if not self._inflight[server]:
-                del self._inflight[server]
-            self.logs.ended(server, peer)
+    def calling(self, server: str, peer: Peer | None) -> "Calling":
+        """Mark `peer`'s request as in flight on `server` for the duration of the `with` block."""
+        return Calling(self._inflight, self.logs, server, peer)
 
     def forget(self, key: str) -> list[tuple[str, str | None]]:
         """A client session ended: drop what the relay remembers about it. Returns the (exposed URI, audience) it
@@ -219,3 +208,28 @@ class Relay:
             session = self._connections.get(key)
             if session is not None:
                 await quietly(session.send_resource_updated, exposed_uri)
+
+
+class Calling:
+    """`Relay.calling`'s block: a class, not a generator, as every forwarded request enters one (a generator's
+    context manager costs four frames and a StopIteration a request)."""
+
+    __slots__ = ("_inflight", "_logs", "_peer", "_server")
+
+    def __init__(self, inflight: dict[str, list[Peer]], logs: Logs, server: str, peer: Peer | None) -> None:
+        self._inflight, self._logs, self._server, self._peer = inflight, logs, server, peer
+
+    def __enter__(self) -> None:
+        if self._peer is not None:
+            self._inflight[self._server].append(self._peer)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._peer is None:
+            return
+        peers = self._inflight[self._server]
+        peers.remove(self._peer)
+        if not peers:
+            del self._inflight[self._server]
+        self._logs.ended(self._server, self._peer)

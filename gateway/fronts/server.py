@@ -77,6 +77,9 @@ class Front:
             on_list_prompts=functools.partial(self._listed, "prompts/list", types.ListPromptsResult),
             on_get_prompt=self._get_prompt,
         )
+        self.server_info = self.server.server_info_stamp
+        """The `serverInfo` stamp a lane's 2026-era answer carries, dumped once: the SDK's property deep-copies it on
+        every access so no caller can change it; a lane's answer is encoded as it is and never changed."""
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         relayed.install(self)
 

@@ -5,6 +5,7 @@ import logging
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from fnmatch import fnmatchcase
+from operator import attrgetter
 from typing import Any
 
 import anyio
@@ -25,6 +26,7 @@ from gateway.routing.uris import Uris
 from gateway.store.cache import SharedCache
 
 logger = logging.getLogger(__name__)
+_STATE = attrgetter("state")
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
 _NOTHING: list[Any] = []
@@ -118,7 +120,7 @@ class Registry:
         A server that is not up contributes its last listing (or nothing); it announces a list change
         when it comes up, which invalidates its entries.
         """
-        states = tuple(ds.state for ds in self.downstreams.values())
+        states = tuple(map(_STATE, self.downstreams.values()))  # every call: no generator frame
         if (
             self._merged is not None
             and self._merged_when == (self._cache.generation, states)

@@ -3,8 +3,7 @@ the SDK's server runner shapes it (`ServerRunner._serialize`: the per-version si
 `resultType` and the gateway's `serverInfo` stamp), inside the SDK's SERVER span."""
 
 import logging
-import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp.server.runner import modern_error_data
 from mcp_types import SERVER_INFO_META_KEY, ErrorData
@@ -12,6 +11,7 @@ from mcp_types import methods as spec
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import StatusCode
 
+from adapters import jsonwire
 from gateway import telemetry
 from gateway.downstreams.relay import Relay
 from gateway.errors import jsonrpc_error
@@ -21,10 +21,27 @@ from gateway.fronts.server import Front
 logger = logging.getLogger(__name__)
 
 
+class Answer(NamedTuple):
+    """A lane's JSON-RPC response to a `tools/call`."""
+
+    message: dict[str, Any]
+    error: ErrorData | None
+    """The error it carries (None for a result)."""
+    small: bool = False
+    """Its strings are known to add up to at most `jsonwire.STREAM_FROM` characters: a plain text result, whose
+    blocks were counted as they were checked, so the writer encodes it whole without walking it again (a walk cost
+    twice the encoding of a small answer). False: the writer counts."""
+
+
+ENVELOPE_CHARS = 4096
+"""More than the strings a plain answer holds beside its text and id: "2.0", each block's "text", "complete" and
+the gateway's `serverInfo` stamp (its name and version)."""
+
+
 async def answer_tool_call(
     front: Front, caller: Caller, request_id: str | int, params: dict[str, Any], version: str
-) -> tuple[dict[str, Any], ErrorData | None]:
-    """The JSON-RPC response to a validated `tools/call`, and the error it carries (None for a result).
+) -> Answer:
+    """The JSON-RPC response to a validated `tools/call`.
 
     A bug below becomes INTERNAL_ERROR for this call, as at the SDK's boundary, never a dropped connection.
     """
@@ -48,26 +65,31 @@ async def answer_tool_call(
             error = modern_error_data(exc)
             span.set_status(StatusCode.ERROR, error.message)
             body = jsonrpc_error(request_id, error.code, error.message, error.data)
-            return body, error
+            return Answer(body, error)
         telemetry.tool_outcome(span, bool(getattr(result, "is_error", False)))  # or input-required
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         del result
-        dumped = sieved(version, dumped)
+        chars = _plain(dumped)
+        dumped = sieved(version, dumped, chars is not None)
         if version in MODERN_PROTOCOL_VERSIONS:
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
-            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: _server_info(front)}
-        return {"jsonrpc": "2.0", "id": request_id, "result": dumped}, None
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), SERVER_INFO_META_KEY: front.server_info}
+        small = chars is not None and chars + len(str(request_id)) + ENVELOPE_CHARS <= jsonwire.STREAM_FROM
+        return Answer({"jsonrpc": "2.0", "id": request_id, "result": dumped}, None, small)
 
 
-def sieved(version: str, dumped: dict[str, Any]) -> dict[str, Any]:
+def sieved(version: str, dumped: dict[str, Any], plain: bool | None = None) -> dict[str, Any]:
     """`dumped` as `version`'s schema has it (the SDK's per-version sieve, `serialize_server_result`). The plainest
     result, text blocks and `isError`, reads the same in every version (the 2026 era adds `resultType`): it is
     answered without validating it again (it was validated when the downstream's answer was read) and dumping it
-    again, which cost more than the rest of the answer; anything else passes the SDK's sieve."""
+    again, which cost more than the rest of the answer; anything else passes the SDK's sieve. `plain`: whether
+    `dumped` is such a result, if the caller checked (`_plain`; None: checked here)."""
     modern = version in MODERN_PROTOCOL_VERSIONS
     known = modern or version in HANDSHAKE_PROTOCOL_VERSIONS
-    if not known or not _plain(dumped) or (modern and "resultType" not in dumped):
+    if plain is None:
+        plain = _plain(dumped) is not None
+    if not known or not plain or (modern and "resultType" not in dumped):
         return spec.serialize_server_result("tools/call", version, dumped)  # which names what it refuses
     if not modern:
         dumped.pop("resultType", None)  # the 2026 era's
@@ -77,32 +99,25 @@ def sieved(version: str, dumped: dict[str, Any]) -> dict[str, Any]:
 _PLAIN_KEYS = frozenset({"content", "isError", "resultType"})
 
 
-def _plain(dumped: dict[str, Any]) -> bool:
-    """Only text blocks without annotations or `_meta`, `isError`, and a `resultType` that is "complete"."""
+def _plain(dumped: dict[str, Any]) -> int | None:
+    """The characters of its text blocks' text if `dumped` holds only text blocks without annotations or `_meta`,
+    `isError`, and a `resultType` that is "complete"; None otherwise."""
     if not _PLAIN_KEYS.issuperset(dumped) or dumped.get("resultType", "complete") != "complete":
-        return False
+        return None
     if not isinstance(dumped.get("isError", False), bool):
-        return False
+        return None
     content = dumped.get("content")
-    return isinstance(content, list) and all(
-        isinstance(block, dict)
-        and len(block) == 2
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-        for block in content
-    )
-
-
-def _server_info(front: Front) -> dict[str, Any]:
-    """The gateway's `serverInfo` stamp, dumped once per server: the SDK's property deep-copies it on every access
-    so no caller can change it; a lane's answer is encoded as it is and never changed."""
-    found = _SERVER_INFO.get(front.server)
-    if found is None:
-        found = _SERVER_INFO[front.server] = front.server.server_info_stamp
-    return found
-
-
-_SERVER_INFO: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+    if not isinstance(content, list):
+        return None
+    chars = 0
+    for block in content:  # a loop, not all() over a generator: every lane answer passes here
+        if not isinstance(block, dict) or len(block) != 2 or block.get("type") != "text":
+            return None
+        text = block.get("text")
+        if not isinstance(text, str):
+            return None
+        chars += len(text)
+    return chars
 
 
 def may_be_asked(relay: Relay, key: str) -> bool:

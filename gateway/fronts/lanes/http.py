@@ -133,7 +133,7 @@ class HttpLane:
         """The JSON-RPC response and its HTTP status (the 2026 era maps error codes to statuses; the handshake
         era answers them in band)."""
         caller = self.front.callers.of(request)
-        message, error = await answer_tool_call(self.front, caller, request_id, params, version)
+        message, error, _ = await answer_tool_call(self.front, caller, request_id, params, version)
         if error is None or version not in MODERN_PROTOCOL_VERSIONS:
             return message, 200
         return message, ERROR_CODE_HTTP_STATUS.get(error.code, 500)

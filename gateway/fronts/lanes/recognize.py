@@ -54,10 +54,12 @@ def plain_params(params: Any, version: str, passed: Any = None) -> bool:
     meta = params.get("_meta")
     if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta):
         return False
-    if params.get("task") is not None or declares(params):  # it may become a task: `fronts.tasks_wire` decides
+    if params.get("task") is not None:  # it may become a task: `fronts.tasks_wire` decides
         return False
-    if passed is not None and meta == passed:
+    if passed is not None and meta == passed:  # what it declares passed with it: no tasks extension
         params = {**params, "_meta": {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}}
+    elif declares(params):  # the tasks extension declared: it may become a task, as above
+        return False
     try:
         spec.validate_client_request("tools/call", version, params)
     except (ValidationError, KeyError):

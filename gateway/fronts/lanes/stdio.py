@@ -193,8 +193,8 @@ class StdioLane:
     async def _call(self, request_id: RequestId, params: dict[str, Any], version: str) -> None:
         """Answer one call; its cancellation (the client's `notifications/cancelled`) passes out of here."""
         try:
-            message, _ = await answer_tool_call(self.front, self.front.callers.of(None), request_id, params, version)
-            await self.pipe.send_json(message)
+            answer = await answer_tool_call(self.front, self.front.callers.of(None), request_id, params, version)
+            await self.pipe.send_json(answer.message, small=answer.small)
         except anyio.BrokenResourceError:
             logger.info("stdio front: the client closed stdout")
         except Exception:  # a bug in one answer must not end the front's task group, nor leave the caller waiting

@@ -5,7 +5,7 @@ mixes it in; the derived sizes are its, rebuilt with each new catalog.
 """
 
 from collections.abc import Container
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import mcp.types as types
 
@@ -16,16 +16,26 @@ from gateway.routing.rename import Names
 from gateway.session import Session
 
 
+class Fit(NamedTuple):
+    """What listing a catalog under one rule and mark costs: each tool's chars (canonical name -> chars of its listed
+    definition, in catalog order) and their count and sum, summed once: `auto` weighs them on every call."""
+
+    costs: dict[str, int]
+    tools: int
+    chars: int
+
+
 class _Host(Protocol):
     """What the budget reads of the `Exposure` it is mixed into."""
 
-    _fits: dict[tuple[Rule, str | None], dict[str, int]]
+    _fits: dict[tuple[Rule, str | None], Fit]
 
     def _follow(self, catalog: Catalog) -> None: ...
     def names(self, catalog: Catalog, separator: str) -> Names: ...
     def view(self, session: Session) -> View: ...
     def base(self, entry: Entry, view: View | None = None) -> bool: ...
     def visible(self, session: Session, entry: Entry) -> bool: ...
+    def fit(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> Fit: ...
     def costs(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]: ...
     def full_size(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> tuple[int, int]: ...
     def searching(self, catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> bool: ...
@@ -34,24 +44,29 @@ class _Host(Protocol):
 class Budget:
     """`Exposure`'s sizes and fill (see the module docstring)."""
 
-    def costs(self: "_Host", catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]:
-        """Canonical name -> chars of its definition listed under `rule` with `mark` (policy aside), in catalog
-        order; measured once per catalog, rule and mark."""
+    def fit(self: "_Host", catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> Fit:
+        """The `Fit` of listing `catalog` under `rule` with `mark` (policy aside); measured once per catalog, rule
+        and mark."""
         self._follow(catalog)
         key = (rule, None if mark is None else mark.task_support)
-        costs = self._fits.get(key)
-        if costs is None:
+        fit = self._fits.get(key)
+        if fit is None:
             names = self.names(catalog, rule.separator)
             costs = {n: definition_chars(as_listed(e, names, rule, mark), rule) for n, e in catalog.tools.items()}
-            self._fits[key] = costs
-        return costs
+            fit = self._fits[key] = Fit(costs, len(costs), sum(costs.values()))
+        return fit
+
+    def costs(self: "_Host", catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None) -> dict[str, int]:
+        """Canonical name -> chars of its definition listed under `rule` with `mark` (policy aside), in catalog
+        order."""
+        return self.fit(catalog, rule, mark).costs
 
     def full_size(
         self: "_Host", catalog: Catalog, rule: Rule, mark: types.ToolExecution | None = None
     ) -> tuple[int, int]:
         """(tools, chars) of listing everything under `rule` with `mark` (policy aside): what `auto` weighs."""
-        costs = self.costs(catalog, rule, mark)
-        return len(costs), sum(costs.values())
+        fit = self.fit(catalog, rule, mark)
+        return fit.tools, fit.chars
 
     def fills(self: "_Host", catalog: Catalog, session: Session) -> bool:
         """Whether the session's list is `auto` over budget: filled, by usage first."""
@@ -62,8 +77,8 @@ class Budget:
         """Whether `rule` lists a subset (search mode, or auto over budget); `mark` as for `full_size`."""
         if rule.mode != "auto":
             return rule.mode == "search"
-        tools, chars = self.full_size(catalog, rule, mark)
-        return tools > rule.max_tools or chars > rule.max_list_chars
+        fit = self.fit(catalog, rule, mark)
+        return fit.tools > rule.max_tools or fit.chars > rule.max_list_chars
 
     def _shown(self: "_Host", catalog: Catalog, session: Session, rule: Rule) -> Container[str]:
         """Canonical names listed: all, or the way in, pins and found tools, and in `auto` as many more as fit."""

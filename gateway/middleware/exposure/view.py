@@ -24,7 +24,7 @@ import mcp.types as types
 
 from gateway.config import ExposureConfig, NamespaceConfig
 from gateway.errors import GatewayError
-from gateway.middleware.exposure.budget import Budget
+from gateway.middleware.exposure.budget import Budget, Fit
 from gateway.middleware.exposure.listed import (
     ENTRY_POINTS,
     OWN_SERVERS,
@@ -67,8 +67,9 @@ class Exposure(Budget):
         """Whether any workflow exists (then think.workflows.list is listed too)."""
         self._catalog: Catalog | None = None
         self._names: dict[str, Names] = {}
-        self._fits: dict[tuple[Rule, str | None], dict[str, int]] = {}
-        """Chars of each tool's listed definition under a rule, in catalog order (what `auto` weighs and fills)."""
+        self._fits: dict[tuple[Rule, str | None], Fit] = {}
+        """Chars of each tool's listed definition under a rule and mark, and their sum (what `auto` weighs and
+        fills)."""
         self.index = SearchIndex()
         self._indexed: Catalog | None = None
         """The catalog `index` holds (built lazily, at the first search of a new catalog)."""

@@ -241,3 +241,15 @@ async def test_a_pushed_request_with_calls_of_two_sessions_in_flight_is_refused_
     assert isinstance(answer, types.ErrorData)
     assert "calls of 2 client sessions are in flight on server 'git'" in answer.message
     assert "protocol: modern" in answer.message
+
+
+async def test_a_call_that_failed_is_no_longer_in_flight_so_a_push_meets_no_call() -> None:
+    relay = Relay(logger_name=lambda server, name: server)
+    sampling = relay.callbacks("git", 5.0)["sampling_callback"]
+    params = types.CreateMessageRequestParams(messages=[], max_tokens=1)
+    ann = Peer("ann", None, None, None, modern=False)
+    with pytest.raises(LookupError), relay.calling("git", ann):
+        raise LookupError("the call failed")
+    answer = await sampling(None, params)
+    assert isinstance(answer, types.ErrorData)
+    assert "no client call in flight on server 'git'" in answer.message

@@ -7,6 +7,7 @@ import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from gateway.fronts.lanes.recognize import plain_params
+from gateway.fronts.tasks_offer import EXTENSION
 
 MODERN = "2026-07-28"
 ENVELOPE = {
@@ -42,5 +43,13 @@ def test_params_beside_an_envelope_that_passed_before_are_checked_as_the_sdk_che
 )
 def test_an_envelope_unlike_the_one_that_passed_is_validated_whole(meta: dict[str, Any]) -> None:
     params = {"name": "k.echo", "arguments": {}, "_meta": meta}
+    assert not plain_params(params, MODERN, passed=dict(ENVELOPE))
+    assert plain_params({**params, "_meta": dict(ENVELOPE)}, MODERN, passed=dict(ENVELOPE))
+
+
+def test_an_envelope_declaring_the_tasks_extension_is_never_plain_whatever_passed_before() -> None:
+    tasks = {**ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"sampling": {}, "extensions": {EXTENSION: {}}}}
+    params = {"name": "k.echo", "arguments": {}, "_meta": tasks}
+    assert not plain_params(params, MODERN)
     assert not plain_params(params, MODERN, passed=dict(ENVELOPE))
     assert plain_params({**params, "_meta": dict(ENVELOPE)}, MODERN, passed=dict(ENVELOPE))

@@ -200,3 +200,17 @@ async def test_the_typescript_2x_auto_client_probes_and_finishes_asking_calls_ov
     observed = lines[1]["steps"]
     assert [step.get("error") for step in observed] == [None, None], observed
     assert all(WHO in json.dumps(step["result"]["content"]) for step in observed)
+
+
+@pytest.mark.parametrize("size", [100, 2_000_000])
+async def test_a_plain_answer_of_any_size_arrives_whole_from_the_lane(tmp_path: Path, size: int) -> None:
+    # A plain answer counted small is encoded whole; one over `jsonwire.STREAM_FROM` is still written in slices.
+    limits = {"max_inline_bytes": 10_000_000, "max_request_bytes": 10_000_000}
+    async with raw_gateway(tmp_path, limits=limits) as pipe:
+        params = {"name": "k.echo", "arguments": {"text": "x" * size}, "_meta": MODERN}
+        await pipe.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+        with anyio.fail_after(30):
+            answer = json.loads(await pipe.stdout.receive_until(b"\n", 5_000_000))
+    assert answer["id"] == 7
+    assert answer["result"]["content"][0] == {"type": "text", "text": "x" * size}  # then the first call's driver
+    assert answer["result"]["resultType"] == "complete"

@@ -84,6 +84,16 @@ def test_auto_lists_all_while_it_fits_and_over_budget_the_way_in_then_the_most_u
     assert len(OWN) < len(listing) < len(OWN) + len(JIRA)
 
 
+def test_the_size_auto_weighs_is_the_full_lists_and_a_new_catalog_is_weighed_again() -> None:
+    cat, view, session = catalog(), exposure(mode="all"), Session("s")
+    rule = view.view(session).rule
+    full = [definition_chars(t) for t in view.listed(cat, session)]
+    assert view.full_size(cat, rule) == (len(full), sum(full))
+    assert view.full_size(cat, rule) == (len(full), sum(full))  # summed once, read again
+    smaller = Catalog(tools={n: e for n, e in cat.tools.items() if n != "jira.tool_11"})
+    assert view.full_size(smaller, rule) == (len(full) - 1, sum(full[:-1]))
+
+
 def test_a_client_rule_gives_that_client_its_own_separator_and_a_reload_resolves_it_again() -> None:
     cat = catalog()
     rules = [{"client": "cursor*", "separator": "_", "mode": "all"}]
