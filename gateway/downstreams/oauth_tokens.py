@@ -7,6 +7,7 @@ neither a file name nor a Redis key tells whose token it is; values are cipherte
 so a copy of the store alone yields no token.
 """
 
+import functools
 import hashlib
 import json
 import math
@@ -36,14 +37,34 @@ class TokenKeyMissing(GatewayError):
 
 
 def sealer(variable: str) -> Fernet:
-    """The cipher of the key in `$variable` (raises TokenKeyMissing, saying how to make one)."""
+    """The cipher of the key in `$variable` (raises TokenKeyMissing, saying how to make one). Read per use, so a
+    changed variable takes effect; the cipher of one key value is made once (`_cipher`)."""
     value = os.environ.get(variable)
     if not value:
         raise TokenKeyMissing(variable, "is not set")
     try:
-        return Fernet(value.encode())
+        return _cipher(value)
     except ValueError:
         raise TokenKeyMissing(variable, "is not a Fernet key (32 url-safe base64-encoded bytes)") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _cipher(value: str) -> Fernet:
+    # Every admitted call seals or opens a record: building the cipher (the key decoded and split) per call was a
+    # measurable part of an OAuth call's cost. A function of the key's value alone (an invalid one raises: no entry).
+    return Fernet(value.encode())
+
+
+@functools.lru_cache(maxsize=1024)
+def _opens(cipher: Fernet, sealed: bytes) -> bool:
+    """Whether `sealed` opens under `cipher`: a function of the two alone, remembered, so a person's record that has
+    not changed since it was checked is not decrypted again on each call (a sign-out deletes it, a sign-in replaces
+    it: either is a new argument). At most 1,024 records of ~300 bytes are remembered."""
+    try:
+        cipher.decrypt(sealed)
+    except InvalidToken:
+        return False
+    return True
 
 
 def token_key(identity: Identity, server: str) -> str:
@@ -127,7 +148,10 @@ class SealedTokens:
     async def held(self) -> bool:
         """Whether a grant is kept that opens under the current key (what a call is admitted by: a sign-out or a
         forgotten grant, in any process, ends it); cheaper than `get_tokens`, which also parses it."""
-        return not self._renewing and await self._open(self._tokens) is not None
+        if self._renewing:
+            return False
+        sealed = await self._store.get(self._tokens)
+        return sealed is not None and _opens(self._fernet, sealed)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         ends = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)

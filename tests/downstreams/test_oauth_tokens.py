@@ -9,7 +9,7 @@ import pytest
 from cryptography.fernet import Fernet
 from mcp.shared.auth import OAuthToken
 
-from gateway.downstreams.oauth_tokens import STEP_UP_S, SealedTokens, step_up_of
+from gateway.downstreams.oauth_tokens import STEP_UP_S, SealedTokens, TokenKeyMissing, sealer, step_up_of
 from gateway.store.local.tokens import LocalTokens
 from tests.downstreams.oauth_harness import ALICE
 
@@ -46,3 +46,25 @@ async def test_a_step_up_is_kept_sealed_for_every_process_and_read_only_within_i
     monkeypatch.undo()
     await serving.stepped_up()  # the person signed in for it
     assert await serving.step_up() is None
+
+
+async def test_a_record_checked_once_is_judged_again_whenever_its_bytes_or_the_key_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `held` remembers which sealed bytes opened under which cipher (a call is not charged a decryption per call),
+    # so what must still count at once is any change: a record rewritten under another key, or the key rotated.
+    key, other = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    monkeypatch.setenv("GW_TEST_KEY", key)
+    store = LocalTokens(tmp_path)
+    mine = SealedTokens(store, sealer("GW_TEST_KEY"), ALICE, "forge")
+    await mine.set_tokens(OAuthToken(access_token="alice-access", expires_in=3600))
+    assert await mine.held() and await SealedTokens(store, sealer("GW_TEST_KEY"), ALICE, "forge").held()
+    assert sealer("GW_TEST_KEY") is sealer("GW_TEST_KEY")  # one cipher per key value
+    foreign = SealedTokens(store, Fernet(other.encode()), ALICE, "forge")
+    await foreign.set_tokens(OAuthToken(access_token="planted", expires_in=3600))  # same place, another key
+    assert not await SealedTokens(store, sealer("GW_TEST_KEY"), ALICE, "forge").held()
+    monkeypatch.setenv("GW_TEST_KEY", other)  # the key rotated to the one the record is sealed under
+    assert await SealedTokens(store, sealer("GW_TEST_KEY"), ALICE, "forge").held()
+    monkeypatch.setenv("GW_TEST_KEY", "not-a-key")
+    with pytest.raises(TokenKeyMissing, match="is not a Fernet key"):
+        sealer("GW_TEST_KEY")
