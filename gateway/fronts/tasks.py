@@ -212,9 +212,11 @@ class TaskRunner:
             ended["statusMessage"] = "the tool call ended with an error result (isError); its result has it"
         ended["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         owner, task_id = caller.identity.owner, running.record["taskId"]
-        stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
-        # Forgotten here, with no await since the store took it: whoever reads it ended finds nothing kept in memory.
+        # Forgotten before the store takes it: the store's write can wake a reader (`tasks/result`) before this
+        # resumes, and whoever reads it ended must find nothing kept in memory. The call has ended: a cancel from now
+        # on is settled in the store alone, where the first to settle wins.
         self._running.pop((owner, task_id), None)
+        stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
         if stored is not None:
             await self._tell(caller.key, wire(stored))
 

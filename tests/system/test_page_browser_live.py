@@ -28,12 +28,17 @@ window.callEvents = 0;
 const Source = window.EventSource;
 window.EventSource = function (url) {  // the page's own stream, with a listener of ours on it
     const source = new Source(url);
-    source.addEventListener("calls", () => setTimeout(() => { window.callEvents++; }));  // after the page's own
+    source.addEventListener("calls", () => setTimeout(() => {  // after the page's own listener
+        window.callEvents++;
+        document.body.dataset.callEvents = window.callEvents;  // a DOM change: `until` re-checks (paused, the page
+    }));                                                        // itself changes nothing)
     return source;
 };
 """
 """Run before page.js in every document: counts the page's fetches, and the `calls` events its stream got (counted
-once every listener of the event has run, the page's included)."""
+once every listener of the event has run, the page's included, and marked on the body so that a condition on the
+count is re-checked: a paused page changes no DOM of its own, and `until` waited out its 60 s when the event came
+after its first check)."""
 
 
 @pytest.fixture
