@@ -39,20 +39,24 @@ class Notifier:
         whose each is."""
         self.bus = bus
         self._tg: anyio.abc.TaskGroup | None = None
+        self._closing = anyio.Event()
+        """Set on leaving `running`: the open windows end."""
         self._due: dict[tuple[str, str | None], float | None] = {}
         """The (kind, audience)s in a window after their notice, and when they last changed again meanwhile (None:
         not)."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Notifier"]:
-        """Fan out while inside, in a task group of its own (outside, a change tells nobody). Leaving waits for the
-        notices already due: a window's end (`WINDOW_S`) and each delivery (at most `DELIVERY_S`)."""
+        """Fan out while inside, in a task group of its own (outside, a change tells nobody). Leaving closes the open
+        windows at once: what changed in one is told then, each delivery waited for (at most `DELIVERY_S`), and no
+        window's end is waited out (every gateway's exit would wait `WINDOW_S` after its start-up's notice)."""
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self._tg, self._closing = tg, anyio.Event()
             try:
                 yield self
             finally:
                 self._tg = None
+                self._closing.set()
 
     def list_changed(self, kind: str, audience: str | None = None) -> None:
         """Tell every client (`audience`: the clients of that identity) that the `kind` list ("tools", "resources",
@@ -72,7 +76,8 @@ class Notifier:
         try:
             while True:
                 await self._broadcast(*due, before)
-                await anyio.sleep(WINDOW_S)
+                with anyio.move_on_after(WINDOW_S):
+                    await self._closing.wait()
                 before = self._due[due]
                 if before is None:
                     return

@@ -115,3 +115,21 @@ async def test_a_change_of_one_identitys_own_listing_is_told_to_that_identitys_s
     async with notifier.running():
         notifier.list_changed("resources", bob.key)
     assert [c.told for c in connections.values()] == [1, 1, 1, 1, 0]
+
+
+async def test_leaving_tells_what_changed_in_an_open_window_at_once_and_waits_out_no_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(notify, "WINDOW_S", 3600.0)  # a window nobody may wait out
+    relay = Relay(logger_name=lambda server, name: server)
+    notifier = Notifier(relay, AudienceBus())
+    client = Connection()
+    relay.attach("client", client)
+    with anyio.fail_after(10):
+        async with notifier.running():
+            notifier.list_changed("tools")  # told at once; its window opens
+        assert client.told == 1  # nothing changed in the window: nothing more to tell
+        async with notifier.running():
+            notifier.list_changed("tools")
+            notifier.list_changed("tools")  # in the window: told when leaving, not at the window's end
+        assert client.told == 3
