@@ -38,7 +38,7 @@ from cryptography.fernet import Fernet
 from mcp import Client
 
 from bench._harness import percentile, table
-from tests.conformance_client import login
+from tests.conformance_client import sign_in as gateway_login
 from tests.harness import ROOT, gateway_params, http_client, http_gateways, text_of, write_config
 from tests.servers.guarded import serving
 from tests.services import redis_server
@@ -84,9 +84,10 @@ async def per_call(base: str, folder: Path, calls: int, rounds: int) -> None:
         servers[f"oauth_{era}"] = {**common, "auth": {"type": "oauth"}}
         servers[f"static_{era}"] = {**common, "headers": {"Authorization": f"Bearer {token}"}}
     config = write_config(folder, servers, think={"state_dir": str(folder / "state")})
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GATEWAY_TOKEN_KEY": Fernet.generate_key().decode()}
+    os.environ["GATEWAY_TOKEN_KEY"] = Fernet.generate_key().decode()  # `gateway login`'s, run in this process
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for era in ERAS.values():
-        await login(config, env, f"oauth_{era}")
+        await gateway_login(config, [], f"oauth_{era}")
     took: dict[str, list[float]] = {name: [] for name in servers}
     async with Client(gateway_params(config, env=env), mode="legacy") as client:
         for name in servers:  # warm: each connection made, each token loaded once

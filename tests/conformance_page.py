@@ -77,10 +77,11 @@ AUTH_INTRO = """## Signing in (client auth)
 
 The suite's `auth/*` client scenarios of both sets, with **the gateway as the OAuth client** of a protected server
 (`auth: {type: oauth}`): per scenario the suite starts an authorization server and an MCP server, and
-`tests/conformance_client.py` does what a stdio user does: `gateway login` (its link followed by an httpx "browser";
-the suite's authorization server approves without a consent page), then every tool of the server called through the
-stdio gateway, and `gateway login` again where an answer asks for it. The gateway speaks the scenario's era to the
-server (`protocol: legacy` for 2025-11-25, `modern` for 2026-07-28). Held to this table by
+`tests/conformance_client.py` does what a stdio user does, with the gateway's code in the test's process (the suite
+starts `tests/conformance_shim.py`, which hands it the scenario): `gateway login`'s sign-in (its link followed by
+an httpx "browser"; the suite's authorization server approves without a consent page), then every tool of the
+server called through the gateway, and the sign-in again where an answer asks for it. The gateway speaks the
+scenario's era to the server (`protocol: legacy` for 2025-11-25, `modern` for 2026-07-28). Held to this table by
 `tests/system/test_conformance_auth.py` (an expected failure that starts passing fails it too).
 
 {passed} of {run} scenario runs pass; each one that fails is an expected failure, its reason below the table.

@@ -9,6 +9,7 @@ configured store, where the stdio gateway's calls find them. Logout forgets them
 import socket
 import sys
 import webbrowser
+from collections.abc import Callable
 
 import anyio
 import uvicorn
@@ -25,7 +26,13 @@ from gateway.session import os_user
 from gateway.store.backends import open_stores
 
 
-async def login(config: GatewayConfig, server: str, *, browse: bool) -> int:
+def _print(line: str) -> None:
+    print(line, flush=True)  # noqa: T201 -- the CLI's output
+
+
+async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callable[[str], None] = _print) -> int:
+    """Sign the user on this machine in to `server`; 0 when signed in. `say` gets each line for the person (the link
+    first): the terminal's by default, a caller's own when the sign-in runs inside another program."""
     stores = open_stores(config)
     with socket.socket() as probe:  # a free loopback port for the callback
         probe.bind(("127.0.0.1", 0))
@@ -36,7 +43,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool) -> int:
         async with OAuth(lambda: config.servers, stores.tokens, f"http://127.0.0.1:{port}", stores.signins) as oauth:
             url, secret = await oauth.begin(server, identity)
             if url is None:
-                print(f"Signed in to {server} as {identity.name} already.")  # noqa: T201 -- the CLI's output
+                say(f"Signed in to {server} as {identity.name} already.")
                 return 0
 
             async def callback(request: Request) -> PlainTextResponse:
@@ -55,7 +62,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool) -> int:
             web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(web.serve)
-                print(f"Sign in to {server}: {url}", flush=True)  # noqa: T201
+                say(f"Sign in to {server}: {url}")
                 if browse:
                     webbrowser.open(url)
                 with anyio.move_on_after(SIGN_IN_S):
@@ -66,7 +73,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool) -> int:
         return 1
     finally:
         await stores.aclose()
-    print(said[0] if said else f"No sign-in within {SIGN_IN_S:g} s; run gateway login {server} again.")  # noqa: T201
+    say(said[0] if said else f"No sign-in within {SIGN_IN_S:g} s; run gateway login {server} again.")
     return 0 if said and said[0].startswith("Signed in") else 1
 
 
