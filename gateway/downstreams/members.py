@@ -1,18 +1,18 @@
 """The processes of a per-user pool (`pool.Pool`): one member per identity and set of secrets, busy while a call
-holds it; at most `max_processes`, room made by stopping the least recently used idle member (when all are busy the
-call is refused, saying so), and members idle for `idle_s` stopped in the background. A member whose user
+holds it (`Lease`); at most `max_processes`, room made by stopping the least recently used idle member (when all are
+busy the call is refused, saying so), and members idle for `idle_s` stopped in the background. A member whose user
 subscribed to its resources is in use: it is stopped only to make room. An identity signed out (or revoked) loses
 its members at once. Each member runs its `Downstream` until stopped and then leaves the pool."""
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
 
 from gateway.downstreams.downstream import Downstream
-from gateway.errors import DownstreamError
+from gateway.errors import DownstreamError, GatewayError
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,36 @@ class Member:
     last_used: float
     busy: int = 0
     stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Lease:
+    """One call's hold on its caller's member (`Pool.lease`): busy, so never stopped for room or idleness, until the
+    call ends; a call that failed with a `GatewayError` is then told to `failed`, which may raise what the caller must
+    do instead (sign in for more scope). A class, not `asynccontextmanager`: every call to a per-person server takes
+    one, and the generator's machinery was a measurable part of its cost (bench/oauth_latency.py)."""
+
+    __slots__ = ("_failed", "_member", "_take", "_timer")
+
+    def __init__(
+        self,
+        take: Callable[[], Awaitable[Member]],
+        failed: Callable[[], Awaitable[None]] | None,
+        timer: Callable[[], float],
+    ) -> None:
+        self._take, self._failed, self._timer = take, failed, timer
+
+    async def __aenter__(self) -> Downstream:
+        self._member = member = await self._take()
+        member.busy += 1
+        return member.downstream
+
+    async def __aexit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
+        try:
+            if isinstance(exc, GatewayError) and self._failed is not None:
+                await self._failed()
+        finally:
+            self._member.busy -= 1
+            self._member.last_used = self._timer()
 
 
 def make_room(server: str, members: dict[str, Member], max_processes: int) -> None:

@@ -4,6 +4,7 @@ identity's sealed token storage there (`oauth_tokens`), and the SDK's provider b
 would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
 `SignInNeeded`, whose text is what the model shows. Signing people in is `oauth_signin.SigningIn`'s."""
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -47,6 +48,20 @@ class SignInNeeded(GatewayError):
         if self.url is None or "?ticket=" not in self.url:
             return text
         return text.replace(self.url, self.url.split("?ticket=")[0] + "?ticket=(withheld)")
+
+
+@functools.lru_cache(maxsize=64)
+def _configured(client_id: str, secret: str | None, redirect_uri: str) -> OAuthClientInformationFull:
+    """The client a server's config names, built once per value: `storage` runs on every call to the server, and
+    building the model there cost more than the rest of the call's admission. (`SealedTokens` hands out copies.)"""
+    # A secret goes in HTTP Basic: the method every authorization server must accept from a client issued a password
+    # (RFC 6749 §2.3.1; RFC 8414's default when the metadata names none).
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+    )
 
 
 class SignInRefused(GatewayError):
@@ -109,14 +124,7 @@ class OAuthProviders:
             raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
         configured = None
         if settings.auth.client_id is not None:
-            # A secret goes in HTTP Basic: the method every authorization server must accept from a client issued a
-            # password (RFC 6749 §2.3.1; RFC 8414's default when the metadata names none).
-            configured = OAuthClientInformationFull(
-                client_id=settings.auth.client_id,
-                client_secret=settings.auth.client_secret,
-                redirect_uris=[AnyUrl(self.redirect_uri)],
-                token_endpoint_auth_method="client_secret_basic" if settings.auth.client_secret else "none",
-            )
+            configured = _configured(settings.auth.client_id, settings.auth.client_secret, self.redirect_uri)
         redirect = self.redirect_uri if signing_in else None
         fernet = sealer(settings.auth.token_key_env)
         return SealedTokens(self.store, fernet, identity, server, configured, redirect, renewing=renewing)

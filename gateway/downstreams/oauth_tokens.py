@@ -125,8 +125,7 @@ class SealedTokens:
     ) -> None:
         self._store, self._fernet, self._configured = store, fernet, configured
         """`configured`: the client the config names (`auth.client_id`); registration is then never needed."""
-        self._tokens, self._client = token_key(identity, server), client_key(identity, server)
-        self._owner, self._server = identity.owner, server
+        self._tokens, self._identity, self._server = token_key(identity, server), identity, server
         self._redirect_uri = redirect_uri
         """A sign-in's callback: a client registered for another one (a former `gateway login`'s port) is not used."""
         self._renewing = renewing
@@ -159,9 +158,9 @@ class SealedTokens:
         await self._store.put(self._tokens, self._fernet.encrypt(json.dumps(record).encode()))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        if self._configured is not None:
-            return self._configured
-        raw = await self._open(self._client)
+        if self._configured is not None:  # one instance serves every connection to the server: each gets a copy
+            return self._configured.model_copy()
+        raw = await self._open(client_key(self._identity, self._server))
         if raw is None:
             return None
         client = OAuthClientInformationFull.model_validate_json(raw)
@@ -170,7 +169,8 @@ class SealedTokens:
         return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        await self._store.put(self._client, self._fernet.encrypt(client_info.model_dump_json().encode()))
+        sealed = self._fernet.encrypt(client_info.model_dump_json().encode())
+        await self._store.put(client_key(self._identity, self._server), sealed)
 
     async def forget(self) -> None:
         """Sign out: the tokens go; the gateway's registration stays for the next sign-in."""
@@ -178,16 +178,16 @@ class SealedTokens:
 
     async def step_up(self) -> dict[str, str | None] | None:
         """The wider scope the server asked this person for lately (`step_up_of`), or None."""
-        return await step_up_of(self._store, self._fernet, self._owner, self._server)
+        return await step_up_of(self._store, self._fernet, self._identity.owner, self._server)
 
     async def ask_step_up(self, scope: str | None) -> None:
         """Keep that the server asked for `scope` (the union of what was asked, granted and challenged)."""
         sealed = self._fernet.encrypt(json.dumps({"scope": scope}).encode())
-        await self._store.put(step_up_key(self._owner, self._server), sealed)
+        await self._store.put(step_up_key(self._identity.owner, self._server), sealed)
 
     async def stepped_up(self) -> None:
         """The person signed in for the wider scope: no step-up is pending."""
-        await self._store.delete(step_up_key(self._owner, self._server))
+        await self._store.delete(step_up_key(self._identity.owner, self._server))
 
     async def _open(self, key: str) -> bytes | None:
         sealed = await self._store.get(key)

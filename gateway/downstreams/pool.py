@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.members import Member, evict_idle, make_room, run, stop_all_of
+from gateway.downstreams.members import Lease, Member, evict_idle, make_room, run, stop_all_of
 from gateway.downstreams.secrets import Secrets, ServerSettings, expand, references
 from gateway.downstreams.state import State
 from gateway.downstreams.supervision import Target
@@ -134,8 +134,7 @@ class Pool:
 
     # -- members ---------------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def lease(self, identity: Identity, request_secrets: Mapping[str, str]) -> AsyncIterator[Downstream]:
+    def lease(self, identity: Identity, request_secrets: Mapping[str, str]) -> Lease:
         """The caller's own downstream, held busy (not evicted) while the call runs.
 
         Raises:
@@ -143,27 +142,26 @@ class Pool:
             PoolFull: `max_processes` members exist and all are busy.
             SignInNeeded: the server signs each person in, and this identity has not.
         """
+        failed = None if self._failed is None else partial(self._failed, identity)
+        return Lease(partial(self._take, identity, request_secrets), failed, self._timer)
+
+    async def _take(self, identity: Identity, request_secrets: Mapping[str, str]) -> Member:
         if self._admit is not None:
             try:
                 await self._admit(identity)
             except GatewayError:  # signed out or revoked: its connection (failing to re-authorize) goes too
                 stop_all_of(self._members, identity.key)
                 raise
+        if not self.needs:  # one member per identity (a server that signs each person in): nothing to tell apart
+            return await self._member(identity.key, identity, {})
         values = self.secrets.resolve(self.name, identity, self.needs, request_secrets)
         digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
-        member = await self._member(f"{identity.key}#{digest}", identity, values)
-        member.busy += 1
-        try:
-            yield member.downstream
-        except GatewayError:
-            if self._failed is not None:
-                await self._failed(identity)
-            raise
-        finally:
-            member.busy -= 1
-            member.last_used = self._timer()
+        return await self._member(f"{identity.key}#{digest}", identity, values)
 
     async def _member(self, key: str, identity: Identity, values: dict[str, str]) -> Member:
+        member = self._members.get(key)
+        if member is not None and member.downstream.state is State.UP:  # the lock's trip through the event loop
+            return member  # was a measurable part of every call; only a start needs it (bench/oauth_latency.py)
         async with self._lock:  # two first calls of one user start one process
             member = self._members.get(key)
             if member is None:

@@ -1,15 +1,17 @@
 """Which of a per-user pool's processes stop (`members`): the least recently used idle one makes room under the cap,
 none when all are busy (the caller is told to retry, naming the setting), and those idle past `idle_s` stop alone
 unless their user watches their resources; an identity signed out loses all its members at once, and a member runs
-until stopped, then leaves the pool. Only `run` starts a member's server (the SDK's, in process)."""
+until stopped, then leaves the pool. A call's lease holds its member busy and tells `failed` of a gateway error
+alone. Only `run` starts a member's server (the SDK's, in process)."""
 
 import anyio
 import pytest
 from mcp.server import Server
 
 from gateway.downstreams.downstream import Downstream
-from gateway.downstreams.members import Member, PoolFull, evict_idle, make_room, run, stop_all_of
+from gateway.downstreams.members import Lease, Member, PoolFull, evict_idle, make_room, run, stop_all_of
 from gateway.downstreams.state import State
+from gateway.errors import DownstreamFailed, GatewayError
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +87,25 @@ async def test_a_member_runs_until_stopped_then_leaves_the_pool_unless_another_t
             replaced.stop.set()
     assert members == {"b": successor}
     assert gone.downstream.state is not State.UP
+
+
+async def test_a_lease_holds_its_member_busy_for_the_call_and_tells_failed_of_a_gateway_error_alone() -> None:
+    held, told = member("a", 1.0), []
+
+    async def take() -> Member:
+        return held
+
+    async def failed() -> None:
+        told.append(held.busy)  # still busy: the member is not stopped while its caller is told what to do
+        raise GatewayError("sign in for more scope")
+
+    async with Lease(take, failed, lambda: 5.0) as downstream:
+        assert downstream is held.downstream and held.busy == 1
+    assert (held.busy, held.last_used, told) == (0, 5.0, [])
+    with pytest.raises(ZeroDivisionError):  # not a gateway error: not the caller's to act on
+        async with Lease(take, failed, lambda: 6.0):
+            raise ZeroDivisionError
+    with pytest.raises(GatewayError, match="sign in for more scope"):  # what `failed` says replaces the failure
+        async with Lease(take, failed, lambda: 7.0):
+            raise DownstreamFailed("h", "403")
+    assert (held.busy, held.last_used, told) == (0, 7.0, [1])

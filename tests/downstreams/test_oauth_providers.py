@@ -1,12 +1,15 @@
 """A connection's side of OAuth (`gateway.downstreams.oauth_providers`), against a real authorization server and MCP
 server (`tests/servers/guarded.py`): each identity's tokens, sealed in the shared store, serve its calls through any
-replica, and a grant that stopped working is forgotten, so the call that met it asks the person to sign in again."""
+replica, and a grant that stopped working is forgotten, so the call that met it asks the person to sign in again. A
+client the config names is built once and each connection is handed a copy of its own."""
 
 from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import TypeAdapter
 
+from gateway.config import ServerConfig
 from gateway.downstreams.oauth import OAuth
 from gateway.downstreams.oauth_providers import SignInNeeded
 from gateway.downstreams.oauth_tokens import token_key
@@ -76,3 +79,16 @@ async def test_a_sign_in_on_one_replica_serves_calls_through_another_over_redis(
         finally:
             await one.aclose()
             await two.aclose()
+
+
+async def test_a_configured_client_is_handed_to_each_connection_as_a_copy_of_its_own(key: str, tmp_path: Path) -> None:
+    # Built once per value (`storage` runs on every call): the SDK keeps what it is handed, so none may share it.
+    auth = {"type": "oauth", "client_id": "gw", "client_secret": "s3"}
+    config = TypeAdapter(ServerConfig).validate_python(
+        {"transport": "http", "url": "http://127.0.0.1:9/mcp", "auth": auth}
+    )
+    oauth = OAuth(lambda: {"forge": config}, LocalTokens(tmp_path), GATEWAY)
+    one, two = [await oauth.storage("forge", person).get_client_info() for person in (ALICE, BOB)]
+    assert one is not None and one == two and one is not two
+    assert (one.client_id, one.client_secret, one.token_endpoint_auth_method) == ("gw", "s3", "client_secret_basic")
+    assert [str(uri) for uri in one.redirect_uris or []] == [oauth.redirect_uri]

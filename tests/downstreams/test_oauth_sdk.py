@@ -74,6 +74,7 @@ async def test_a_token_the_server_ended_early_is_refreshed_not_signed_in_again(
         after = await admin(guarded, "ttl", s=3600)
     assert after["refreshes"] - before["refreshes"] == 1
     assert after["authorizations"] == before["authorizations"]  # nobody was sent to sign in
+    assert after["refused"] - before["refused"] == 1  # the refused request was not sent again before the refresh
 
 
 async def test_a_step_up_asks_the_person_for_the_wider_scope_and_keeps_the_narrower_grant_until_then(

@@ -197,3 +197,38 @@ async def test_two_identities_with_one_display_name_get_processes_named_apart() 
             async with pool.lease(first, {"USER_TOKEN": "a"}) as one, pool.lease(second, {"USER_TOKEN": "b"}) as two:
                 names = (one.name, two.name)
     assert names[0] != names[1] and all(name.startswith("h@alice~") for name in names)
+
+
+async def test_concurrent_first_calls_of_one_person_start_one_process_and_later_calls_reuse_it_while_up() -> None:
+    """The lease takes the pool's lock only to start a member: calls to one that is up go without it."""
+
+    async def updated(*_: object) -> None:
+        return None
+
+    config = TypeAdapter(ServerConfig).validate_python(holder(env={"USER_TOKEN": "${user:USER_TOKEN}"}))
+    relay = Relay(logger_name=lambda server, name: server)
+    pool = Servers(
+        relay,
+        secrets.from_config(SecretsConfig(sources=["header"])),
+        lambda: 1 << 20,
+        lambda s, k, a=None: None,
+        updated,
+    )("h", config)
+    assert isinstance(pool, Pool)
+    alice = Identity("alice", "jwt", "s-1", "https://idp.test")
+    pids: list[int] = []
+
+    async def call() -> None:
+        async with pool.lease(alice, {"USER_TOKEN": "a"}) as downstream:
+            result = await downstream.call_tool("whoami", {})
+        assert isinstance(result, types.CallToolResult)
+        pids.append(json.loads(text_of(result))["pid"])
+
+    async with pool.running():
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for _ in range(10):
+                    tg.start_soon(call)
+            for _ in range(10):
+                await call()
+    assert len(pids) == 20 and len(set(pids)) == 1 and pool.started == 1

@@ -63,6 +63,7 @@ class Authority:
             "refreshes": 0,
             "exchanges": 0,
             "client_credentials": 0,
+            "refused": 0,  # requests to /mcp answered 401
         }
         self.issued: list[str] = []
         """Every access token issued, for a test to look for where none may appear (`/admin/issued`)."""
@@ -232,6 +233,7 @@ def build(authority: Authority) -> Starlette:
             metadata = f"{authority.base}/.well-known/oauth-protected-resource/mcp"
             grant = authority.grant_of(headers.get("authorization"))
             if grant is None:
+                authority.counts["refused"] += 1
                 challenge = f'Bearer error="invalid_token", resource_metadata="{metadata}"'
                 refusal = JSONResponse({"error": "invalid_token"}, 401, {"www-authenticate": challenge})
                 await refusal(scope, receive, send)

@@ -36,3 +36,12 @@ async def test_a_local_token_file_is_its_owners_alone_and_its_key_must_be_a_dige
     assert stat.S_IMODE((tmp_path / "tokens").stat().st_mode) == 0o700
     with pytest.raises(ValueError, match="not a digest"):
         await tokens.get("../escape")
+
+
+async def test_a_local_record_of_any_length_is_read_whole(tmp_path: Path) -> None:
+    # Read by descriptor in chunks of 64 KiB: one shorter than a chunk, one exactly a chunk, one of several.
+    tokens = LocalTokens(tmp_path / "tokens")
+    for size in (300, 64 * 1024, 200_000):
+        sealed = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        await tokens.put("ab12", sealed)
+        assert await tokens.get("ab12") == sealed
