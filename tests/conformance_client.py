@@ -28,6 +28,7 @@ from mcp.types import CallToolResult, TextContent, ToolListChangedNotification
 from gateway.app.gateway import Gateway
 from gateway.app.login import login
 from gateway.config import load_config
+from gateway.downstreams.state import State
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 """The client ID metadata document URL the suite's `auth/basic-cimd` expects a client to use as its client id."""
@@ -112,7 +113,9 @@ async def call_tools(config: Path, log: list[str]) -> list[str]:
                 changed.append(anyio.Event())
                 await sign_in(config, log)
                 tools = await listed(client)
-                if not tools:  # the gateway reconnects on its own time, and says when its list changes
+                # Not connected yet: the gateway connects on its own time, and says when its list changes. Connected
+                # and listing none (the server refuses even the new grant): nothing will change by itself.
+                if not tools and gateway.registry.downstreams[SERVER].state is not State.UP:
                     with anyio.fail_after(STEP_S):
                         await changed[-1].wait()
                     tools = await listed(client)

@@ -2,6 +2,7 @@
 (schemas below, each citing its source), merged into an existing file without losing what is there, and a printed
 stdio command that really starts this gateway."""
 
+import io
 import json
 import os
 import shlex
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 
+from gateway.app.cli import main
 from gateway.app.connect import connect, entry
 from tests.harness import ROOT, kitchen, unmeasured, write_config
 
@@ -63,9 +66,16 @@ TOP = {"vscode": "servers", "codex": "mcp_servers"}
 
 
 def gateway(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)} | ({"HOME": str(home)} if home else {})
-    argv = [sys.executable, "-m", "gateway", *args]
-    return subprocess.run(argv, cwd=home or ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
+    """`gateway ARGS` as a shell runs it, in this process (the command's `main`: `connect` starts nothing, so a process
+    per case would only repeat the interpreter's start-up): its exit status and what it printed. `home`: HOME, and the
+    folder it runs in. The cases a process of its own is needed for (limits, another user, a mount) use `run`."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+        if home is not None:
+            patch.setenv("HOME", str(home))
+            patch.chdir(home)
+        code = main(list(args))
+    return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())
 
 
 GATEWAY = [sys.executable, "-m", "gateway"]
@@ -80,30 +90,6 @@ def run(argv: list[str], *, stdin: str | None = None, user: int | None = None) -
     )
 
 
-def gateways(*runs: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
-    """`gateway` with each argument list, the processes run at once (their start-ups overlap)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    started = [
-        subprocess.Popen(
-            [sys.executable, "-m", "gateway", *args],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for args in runs
-    ]
-    try:
-        said = [process.communicate(timeout=60) for process in started]
-    finally:
-        for process in started:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(started, said, strict=True)]
-
-
 def parsed(client: str, text: str) -> dict[str, Any]:
     document: dict[str, Any] = tomllib.loads(text) if client == "codex" else json.loads(text)
     assert list(document) == [TOP.get(client, "mcpServers")]
@@ -114,7 +100,7 @@ def parsed(client: str, text: str) -> dict[str, Any]:
 def test_each_clients_snippet_matches_its_documented_format_for_stdio_and_http(client: str, tmp_path: Path) -> None:
     stdio_schema, http_schema = SCHEMAS[client]
     config = write_config(tmp_path, {})
-    done, http = gateways(("connect", client, "--config", str(config)), ("connect", client, "--http", URL))
+    done, http = gateway("connect", client, "--config", str(config)), gateway("connect", client, "--http", URL)
     assert done.returncode == 0, done.stderr
     server = parsed(client, done.stdout)[TOP.get(client, "mcpServers")]["gateway"]
     jsonschema.validate(server, stdio_schema)

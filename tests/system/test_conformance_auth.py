@@ -14,9 +14,7 @@ from tests.conformance_auth import EXPECTED_FAILURES, run_all, table
 from tests.conformance_suite import REQUIREMENTS
 
 # 14 + 25 scenarios, six at a time, each a node process of the suite's and a sign-in and a gateway in this process
-# (~0.7 s of CPU each): ~15 s. `auth/scope-retry-limit` may end on the client's one-minute wait for a list that never
-# comes back (when the gateway's list change came before the wait began); the bound is for a machine the other tests
-# share.
+# (~0.7 s of CPU each): ~15 s. The bound is for a machine the other tests share.
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 
 
