@@ -137,14 +137,18 @@ class Session:
 
     async def first_response(self) -> bool:
         """Whether this tool result is the client's first (within `clients.window_s`), else the session's; it never
-        is again in this session. Shared: once across replicas (after that, known here without asking)."""
-        if self.first_response_seen:
-            return False
-        self.first_response_seen = True
+        is again in this session. Shared: once across replicas (after that, known here without asking).
+
+        A named client is asked of the client memory every time (which knows, on each replica, whom it has told): a
+        2026-era session is its connection's address and port, which a later connection of another client may reuse
+        while the session is kept, and that client's first result must not count as this session's."""
         client = self.client_key()
         try:
             if client is not None and self.clients is not None:
                 return await self.clients.claim_first(client)
+            if self.first_response_seen:
+                return False
+            self.first_response_seen = True
             return True if self.shared is None else await self.shared.claim_first(self.key)
         except StoreUnavailable as exc:  # better the driver twice than never
             repeats.warning("session state: %s; %s", exc, "the driver prompt may come again")

@@ -8,6 +8,8 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
+from gateway.session import Session
+from gateway.store.local.clients import LocalClients
 from tests.fronts.lanes.test_http import answer, envelope, headers
 from tests.harness import gateway_params, http_client, http_gateway, kitchen, write_config
 
@@ -78,3 +80,12 @@ async def test_a_2026_request_never_joins_a_2025_session_whose_id_it_carries(
     assert answer(intruder)["result"]["content"][0]["text"] == "2026"
     assert bootstrapped(types.CallToolResult.model_validate(answer(intruder)["result"]))  # its own session's first
     assert bootstrapped(types.CallToolResult.model_validate(answer(owner)["result"]))  # and the 2025 session's
+
+
+async def test_a_client_on_a_connection_that_reuses_a_kept_sessions_address_gets_its_own_first_result() -> None:
+    """A 2026-era session is its connection's address and port: a later client's connection may get the same port
+    while the session is kept, and its first result is its own (tests/system/test_replicas_sessions.py met it)."""
+    session = Session("anon|conn-127.0.0.1:40000", clients=LocalClients(60.0), client="app-haproxy")
+    assert await session.first_response() and not await session.first_response()
+    session.client = "app-nginx"  # the same address and port, another client
+    assert await session.first_response() and not await session.first_response()
