@@ -1,12 +1,22 @@
 """Shared test helpers: write configs, start the gateway for real (stdio or HTTP subprocess), connect clients."""
 
+import io
 import itertools
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from contextlib import (
+    AsyncExitStack,
+    ExitStack,
+    asynccontextmanager,
+    chdir,
+    contextmanager,
+    redirect_stderr,
+    redirect_stdout,
+    suppress,
+)
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +60,25 @@ def unmeasured() -> dict[str, str]:
     """This process's environment without coverage's variable: a child that may not write files (a file-size limit,
     another user) would fail to save its coverage data and say so on stderr."""
     return {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"}
+
+
+def cli(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`gateway ARGS` as a shell runs it, in this process (the command's `main`): its exit status and what it printed.
+    For the commands that start nothing (`connect`, `check`), where a process per case only repeats the interpreter's
+    start-up; `home`: HOME, and the folder it runs in."""
+    from gateway.app.cli import main  # the command's own imports, for the tests that run it
+
+    out, err = io.StringIO(), io.StringIO()
+    with ExitStack() as stack:
+        stack.enter_context(redirect_stdout(out))
+        stack.enter_context(redirect_stderr(err))
+        if home is not None:
+            before = os.environ.get("HOME")
+            os.environ["HOME"] = str(home)
+            stack.callback(lambda: os.environ.pop("HOME") if before is None else os.environ.update(HOME=before))
+            stack.enter_context(chdir(home))
+        code = main(list(args))
+    return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())
 
 
 def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:

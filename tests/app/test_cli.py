@@ -1,4 +1,5 @@
-"""The `gateway` command as a real subprocess: `check` reports one problem per line, `tools --json` the catalog."""
+"""The `gateway` command: `check` reports one problem per line (run in this process: it starts nothing), `tools`
+lists the catalog (a real subprocess, starting its servers)."""
 
 import json
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.harness import BOMB_CONFIG, ROOT, kitchen, write_config
+from tests.harness import BOMB_CONFIG, ROOT, cli, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -37,16 +38,16 @@ UNSET_VARS = (
 
 async def test_check_accepts_a_good_config_and_exits_0(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"k": kitchen("k")})
-    done = await gateway("check", "--config", str(path))
-    assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout.decode().strip() == f"{path}: ok (1 servers: k)"
+    done = cli("check", "--config", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{path}: ok (1 servers: k)"
 
 
 async def test_check_warns_about_a_command_not_on_path_but_still_passes(tmp_path: Path) -> None:
     path = write_config(tmp_path, {"k": {"transport": "stdio", "command": "surely-not-installed-gw"}})
-    done = await gateway("check", "--config", str(path))
+    done = cli("check", "--config", str(path))
     assert done.returncode == 0
-    assert f"{path}: servers.k.command: warning: 'surely-not-installed-gw' is not on PATH" in done.stderr.decode()
+    assert f"{path}: servers.k.command: warning: 'surely-not-installed-gw' is not on PATH" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -107,18 +108,18 @@ async def test_check_prints_each_problem_on_its_own_line_with_file_and_key_path_
     monkeypatch.delenv("GW_CLI_UNSET_A", raising=False)
     monkeypatch.delenv("GW_CLI_UNSET_B", raising=False)
     path = config_file(tmp_path, text)
-    done = await gateway("check", "--config", str(path))
+    done = cli("check", "--config", str(path))
     assert done.returncode == 1
-    assert done.stdout == b""
-    lines = done.stderr.decode().splitlines()
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
     assert sorted(lines) == sorted(f"{path}: {problem}" for problem in expected)
 
 
 async def test_check_on_a_missing_file_exits_1_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
-    done = await gateway("check", "--config", str(path))
+    done = cli("check", "--config", str(path))
     assert done.returncode == 1
-    assert done.stderr.decode().splitlines() == [f"{path}: (file): cannot read: No such file or directory"]
+    assert done.stderr.splitlines() == [f"{path}: (file): cannot read: No such file or directory"]
 
 
 async def test_tools_json_lists_namespaced_tools_with_server_original_name_size_and_totals(tmp_path: Path) -> None:
@@ -142,9 +143,9 @@ async def test_check_warns_about_each_broken_workflow_naming_file_and_path(tmp_p
     flows.mkdir()
     (flows / "broken_v1.yaml").write_text('name: broken_v1\nversion: "1"\nsteps: []\n', encoding="utf-8")
     path = write_config(tmp_path, {}, think={"workflows_dirs": ["flows"]})
-    done = await gateway("check", "--config", str(path))
+    done = cli("check", "--config", str(path))
     assert done.returncode == 0
-    assert f"{path}: think.workflows_dirs: warning: {flows / 'broken_v1.yaml'}: steps:" in done.stderr.decode()
+    assert f"{path}: think.workflows_dirs: warning: {flows / 'broken_v1.yaml'}: steps:" in done.stderr
 
 
 async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above_client_caps(tmp_path: Path) -> None:
@@ -175,8 +176,8 @@ async def test_tools_prints_what_each_mode_and_client_rule_lists_and_warns_above
 
 async def test_check_names_a_bad_exposure_key(tmp_path: Path) -> None:
     path = config_file(tmp_path, "exposure: {mode: sometimes, clients: [{client: x, separator: '/'}]}\n")
-    done = await gateway("check", "--config", str(path))
+    done = cli("check", "--config", str(path))
     assert done.returncode == 1
-    problems = done.stderr.decode()
+    problems = done.stderr
     assert "exposure.mode: Input should be 'auto', 'all' or 'search'" in problems
     assert "exposure.clients[0].separator:" in problems

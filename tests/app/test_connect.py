@@ -2,7 +2,6 @@
 (schemas below, each citing its source), merged into an existing file without losing what is there, and a printed
 stdio command that really starts this gateway."""
 
-import io
 import json
 import os
 import shlex
@@ -12,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,8 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 
-from gateway.app.cli import main
 from gateway.app.connect import connect, entry
-from tests.harness import ROOT, kitchen, unmeasured, write_config
+from tests.harness import ROOT, cli, kitchen, unmeasured, write_config
 
 URL = "http://127.0.0.1:8765/mcp"
 KEPT = "; the rest of the file is kept as it was"
@@ -65,19 +62,6 @@ SCHEMAS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
 TOP = {"vscode": "servers", "codex": "mcp_servers"}
 
 
-def gateway(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`gateway ARGS` as a shell runs it, in this process (the command's `main`: `connect` starts nothing, so a process
-    per case would only repeat the interpreter's start-up): its exit status and what it printed. `home`: HOME, and the
-    folder it runs in. The cases a process of its own is needed for (limits, another user, a mount) use `run`."""
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
-        if home is not None:
-            patch.setenv("HOME", str(home))
-            patch.chdir(home)
-        code = main(list(args))
-    return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())
-
-
 GATEWAY = [sys.executable, "-m", "gateway"]
 
 
@@ -100,7 +84,7 @@ def parsed(client: str, text: str) -> dict[str, Any]:
 def test_each_clients_snippet_matches_its_documented_format_for_stdio_and_http(client: str, tmp_path: Path) -> None:
     stdio_schema, http_schema = SCHEMAS[client]
     config = write_config(tmp_path, {})
-    done, http = gateway("connect", client, "--config", str(config)), gateway("connect", client, "--http", URL)
+    done, http = cli("connect", client, "--config", str(config)), cli("connect", client, "--http", URL)
     assert done.returncode == 0, done.stderr
     server = parsed(client, done.stdout)[TOP.get(client, "mcpServers")]["gateway"]
     jsonschema.validate(server, stdio_schema)
@@ -120,26 +104,26 @@ def test_write_merges_into_a_json_file_keeping_its_other_servers_and_settings(tm
         "servers": {"other": {"type": "http", "url": "x"}},
     }
     path.write_text(json.dumps(mine), encoding="utf-8")
-    done = gateway("connect", "vscode", "--http", URL, "--write", "--file", str(path))
+    done = cli("connect", "vscode", "--http", URL, "--write", "--file", str(path))
     assert done.returncode == 0 and done.stdout.strip() == f"added servers.gateway in {path}{KEPT}"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["inputs"] == mine["inputs"] and data["servers"]["other"] == mine["servers"]["other"]
     assert data["servers"]["gateway"] == {"type": "http", "url": URL}
-    again = gateway("connect", "vscode", "--write", "--file", str(path))
+    again = cli("connect", "vscode", "--write", "--file", str(path))
     said = f"updated servers.gateway in {path} (replaced type; added command, args; removed url){KEPT}"
     assert again.stdout.strip() == said
     assert json.loads(path.read_text(encoding="utf-8"))["servers"]["gateway"]["type"] == "stdio"
-    same = gateway("connect", "vscode", "--write", "--file", str(path))
+    same = cli("connect", "vscode", "--write", "--file", str(path))
     assert same.stdout.strip() == f"servers.gateway in {path} is already as it should be; nothing written"
 
 
 def test_write_to_the_clients_own_file_under_home_and_a_broken_file_is_named_not_overwritten(tmp_path: Path) -> None:
-    done = gateway("connect", "gemini", "--http", URL, "--write", home=tmp_path)
+    done = cli("connect", "gemini", "--http", URL, "--write", home=tmp_path)
     assert done.returncode == 0, done.stderr
     settings = tmp_path / ".gemini" / "settings.json"
     assert json.loads(settings.read_text(encoding="utf-8")) == {"mcpServers": {"gateway": {"httpUrl": URL}}}
     settings.write_text('{"theme": "Dracula",', encoding="utf-8")
-    broken = gateway("connect", "gemini", "--write", home=tmp_path)
+    broken = cli("connect", "gemini", "--write", home=tmp_path)
     assert broken.returncode == 1 and f"{settings}: not valid JSON (line 1, column 21:" in broken.stderr
     assert settings.read_text(encoding="utf-8") == '{"theme": "Dracula",'
 
@@ -147,13 +131,13 @@ def test_write_to_the_clients_own_file_under_home_and_a_broken_file_is_named_not
 def test_write_appends_to_codex_toml_keeping_comments_and_updates_its_own_table_in_place(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n', encoding="utf-8")
-    done = gateway("connect", "codex", "--http", URL, "--write", "--file", str(path))
+    done = cli("connect", "codex", "--http", URL, "--write", "--file", str(path))
     assert done.returncode == 0, done.stderr
     text = path.read_text(encoding="utf-8")
     assert text.startswith('# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n')
     assert tomllib.loads(text)["mcp_servers"]["gateway"] == {"url": URL}
     path.write_text(text.replace(f'url = "{URL}"', f'url = "{URL}" # the team one\nstartup_timeout_sec = 20'))
-    again = gateway("connect", "codex", "--http", URL + "/v2", "--write", "--file", str(path))
+    again = cli("connect", "codex", "--http", URL + "/v2", "--write", "--file", str(path))
     assert again.returncode == 0 and "(replaced url; kept your startup_timeout_sec)" in again.stdout
     written = path.read_text(encoding="utf-8")
     assert f'url = "{URL}/v2" # the team one\nstartup_timeout_sec = 20' in written
@@ -163,7 +147,7 @@ def test_write_appends_to_codex_toml_keeping_comments_and_updates_its_own_table_
 @pytest.mark.anyio
 async def test_the_printed_stdio_command_starts_this_gateway(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"k": kitchen("k")})
-    server = json.loads(gateway("connect", "cursor", "--config", str(config)).stdout)["mcpServers"]["gateway"]
+    server = json.loads(cli("connect", "cursor", "--config", str(config)).stdout)["mcpServers"]["gateway"]
     params = StdioServerParameters(command=server["command"], args=server["args"], env={"PYTHONPATH": str(ROOT)})
     with anyio.fail_after(60):
         async with Client(params, mode="legacy") as client:
