@@ -175,8 +175,8 @@ async def test_a_user_s_crashed_process_is_restarted_and_the_next_call_succeeds(
     assert crashed.is_error and after != before and not pid_alive(before)
 
 
-async def test_two_identities_with_one_display_name_get_processes_named_apart() -> None:
-    """What a process asks and logs is routed by its name: two JWT subjects both called "alice" must not share one."""
+def token_holders() -> Pool:
+    """A pool `h` of per-user processes, each given its user's `USER_TOKEN` from a request header."""
 
     async def updated(*_: object) -> None:
         return None
@@ -191,6 +191,13 @@ async def test_two_identities_with_one_display_name_get_processes_named_apart() 
         updated,
     )("h", config)
     assert isinstance(pool, Pool)
+    return pool
+
+
+async def test_two_identities_with_one_display_name_get_processes_named_apart() -> None:
+    """What a process asks and logs is routed by its name: two JWT subjects both called "alice" must not share one."""
+
+    pool = token_holders()
     first, second = (Identity("alice", "jwt", subject, "https://idp.test") for subject in ("s-1", "s-2"))
     async with pool.running():
         with anyio.fail_after(60):
@@ -202,19 +209,7 @@ async def test_two_identities_with_one_display_name_get_processes_named_apart() 
 async def test_concurrent_first_calls_of_one_person_start_one_process_and_later_calls_reuse_it_while_up() -> None:
     """The lease takes the pool's lock only to start a member: calls to one that is up go without it."""
 
-    async def updated(*_: object) -> None:
-        return None
-
-    config = TypeAdapter(ServerConfig).validate_python(holder(env={"USER_TOKEN": "${user:USER_TOKEN}"}))
-    relay = Relay(logger_name=lambda server, name: server)
-    pool = Servers(
-        relay,
-        secrets.from_config(SecretsConfig(sources=["header"])),
-        lambda: 1 << 20,
-        lambda s, k, a=None: None,
-        updated,
-    )("h", config)
-    assert isinstance(pool, Pool)
+    pool = token_holders()
     alice = Identity("alice", "jwt", "s-1", "https://idp.test")
     pids: list[int] = []
 
