@@ -1,3 +1,5 @@
+import gc
+
 import pytest
 
 
@@ -11,3 +13,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     files on two workers side by side, handed out in this order: the longest files started last would leave one
     worker running them alone at the end. The order within a file is kept (its module fixtures are shared)."""
     items.sort(key=lambda item: "system" not in item.path.parts)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, the gateway and the SDK they import) lives for the whole run: kept
+    out of the collector's passes, which otherwise walk it again at every full collection of the run."""
+    gc.freeze()
