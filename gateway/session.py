@@ -118,6 +118,9 @@ class Session:
     of a gateway running calls as tasks (noted by the front on first sight; exposure adds it and counts it)."""
     first_response_seen: bool = False
     """Set after the first tool result went out (the driver bootstrap rides on that one)."""
+    first_response_client: str | None = None
+    """The `client` that result went to: a 2026-era session is its connection's address and port, which a later
+    connection of another client may reuse while the session is kept, and that client's first result is its own."""
     active_runs: dict[str, str] = field(default_factory=dict[str, str])
     """Think runs this session drives: workflow name -> run id (with `shared`: what this replica last noted)."""
     data: dict[str, Any] = field(default_factory=dict[str, Any])
@@ -137,18 +140,15 @@ class Session:
 
     async def first_response(self) -> bool:
         """Whether this tool result is the client's first (within `clients.window_s`), else the session's; it never
-        is again in this session. Shared: once across replicas (after that, known here without asking).
-
-        A named client is asked of the client memory every time (which knows, on each replica, whom it has told): a
-        2026-era session is its connection's address and port, which a later connection of another client may reuse
-        while the session is kept, and that client's first result must not count as this session's."""
+        is again in this session for the same client. Shared: once across replicas (after that, known here without
+        asking)."""
+        if self.first_response_seen and self.first_response_client == self.client:
+            return False
+        self.first_response_seen, self.first_response_client = True, self.client
         client = self.client_key()
         try:
             if client is not None and self.clients is not None:
                 return await self.clients.claim_first(client)
-            if self.first_response_seen:
-                return False
-            self.first_response_seen = True
             return True if self.shared is None else await self.shared.claim_first(self.key)
         except StoreUnavailable as exc:  # better the driver twice than never
             repeats.warning("session state: %s; %s", exc, "the driver prompt may come again")
