@@ -19,6 +19,7 @@ from contextlib import (
 )
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import anyio
 import httpx2
@@ -73,9 +74,7 @@ def cli(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str
         stack.enter_context(redirect_stdout(out))
         stack.enter_context(redirect_stderr(err))
         if home is not None:
-            before = os.environ.get("HOME")
-            os.environ["HOME"] = str(home)
-            stack.callback(lambda: os.environ.pop("HOME") if before is None else os.environ.update(HOME=before))
+            stack.enter_context(patch.dict(os.environ, HOME=str(home)))
             stack.enter_context(chdir(home))
         code = main(list(args))
     return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())

@@ -4,6 +4,7 @@ identity's sealed token storage there (`oauth_tokens`), and the SDK's provider b
 would send one to the authorization server it forgets the stored grant (revoked, or its refresh expired) and raises
 `SignInNeeded`, whose text is what the model shows. Signing people in is `oauth_signin.SigningIn`'s."""
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -49,6 +50,22 @@ class SignInNeeded(GatewayError):
         return text.replace(self.url, self.url.split("?ticket=")[0] + "?ticket=(withheld)")
 
 
+@functools.lru_cache(maxsize=64)
+def _configured(client_id: str, secret: str | None, redirect_uri: str) -> OAuthClientInformationFull:
+    """The client a server's config names, a function of its values alone and built once per value, as `_cipher` is
+    (`oauth_tokens`): `storage` runs on every call to the server, and building the model there cost more than the
+    rest of the call's admission (`SealedTokens` hands each connection a copy)."""
+    # A secret goes in HTTP Basic: the method every authorization server must accept from a client issued a password
+    # (RFC 6749 §2.3.1; RFC 8414's default when the metadata names none).
+    method = "client_secret_basic" if secret else "none"
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method=method,
+    )
+
+
 class SignInRefused(GatewayError):
     pass
 
@@ -72,10 +89,6 @@ class OAuthProviders:
         self.base_url: str | None = base_url.rstrip("/")
         """Where people reach this gateway's `/connect/<server>` and `/oauth/callback`; None: nowhere (a stdio
         session without `--ui`), so a call that needs a sign-in points at `gateway login`."""
-        self._clients: dict[str, tuple[tuple[str, str | None, str], OAuthClientInformationFull]] = {}
-        """Per server, the client its config names (`auth.client_id`) and the values it was built of: `storage` runs
-        on every call to the server, and building the model there cost more than the rest of the call's admission
-        (`SealedTokens` hands each connection a copy)."""
 
     def connect_url(self, server: str) -> str | None:
         return None if self.base_url is None else f"{self.base_url}/connect/{quote(server)}"
@@ -84,22 +97,6 @@ class OAuthProviders:
     def redirect_uri(self) -> str:
         # Without a base only connections run, and a connection never sends a person to it (`provider`).
         return f"{self.base_url or 'http://127.0.0.1'}/oauth/callback"
-
-    def _configured(self, server: str, client_id: str, secret: str | None) -> OAuthClientInformationFull:
-        key = (client_id, secret, self.redirect_uri)
-        held = self._clients.get(server)
-        if held is None or held[0] != key:  # first use, or a reload changed it
-            # A secret goes in HTTP Basic: the method every authorization server must accept from a client issued a
-            # password (RFC 6749 §2.3.1; RFC 8414's default when the metadata names none).
-            method = "client_secret_basic" if secret else "none"
-            client = OAuthClientInformationFull(
-                client_id=client_id,
-                client_secret=secret,
-                redirect_uris=[AnyUrl(self.redirect_uri)],
-                token_endpoint_auth_method=method,
-            )
-            held = self._clients[server] = (key, client)
-        return held[1]
 
     # -- a connection's provider -------------------------------------------------------------------
 
@@ -129,7 +126,7 @@ class OAuthProviders:
             raise SignInRefused("this gateway keeps no tokens (its store has none); OAuth servers need one")
         configured = None
         if settings.auth.client_id is not None:
-            configured = self._configured(server, settings.auth.client_id, settings.auth.client_secret)
+            configured = _configured(settings.auth.client_id, settings.auth.client_secret, self.redirect_uri)
         redirect = self.redirect_uri if signing_in else None
         fernet = sealer(settings.auth.token_key_env)
         return SealedTokens(self.store, fernet, identity, server, configured, redirect, renewing=renewing)
