@@ -107,9 +107,16 @@ class Reloader:
         with reply_receive:
             try:
                 await self._send.send(reply_send)
-                return await reply_receive.receive()
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            except BaseException as exc:
+                # Cancelled at the send's checkpoint, the reloader never got the stream: closed here, or it is left
+                # for the garbage collector to warn about. Cancelled while waiting, it may have: it finds it closed.
                 reply_send.close()
+                if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+                    return Report(ok=False, error=_STOPPED)
+                raise
+            try:
+                return await reply_receive.receive()
+            except anyio.EndOfStream:
                 return Report(ok=False, error=_STOPPED)
 
     async def reload_json(self) -> dict[str, Any]:
@@ -127,7 +134,7 @@ class Reloader:
                         self.last = await self._attempt(stack, tg)
                         try:
                             reply.send_nowait(self.last)
-                        except anyio.BrokenResourceError:  # its requester is gone (cancelled, or shut down)
+                        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # the requester is gone
                             logger.debug("reload: the report's requester is gone")
         finally:
             self._send.close()  # no new requests; those queued hear `_STOPPED` rather than wait for good

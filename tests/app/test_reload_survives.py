@@ -2,8 +2,10 @@
 cause, the running config and its servers stay, and the reloader takes the next one. A report whose requester is
 gone is dropped. A component task that dies anyway turns /healthz `degraded` (503) and the rest serves on."""
 
+import gc
 import os
 import signal
+import warnings
 from pathlib import Path
 
 import anyio
@@ -169,3 +171,19 @@ async def test_a_gateway_run_off_the_main_thread_reloads_without_sighup(tmp_path
     with anyio.fail_after(60):
         ok, health = await anyio.to_thread.run_sync(anyio.run, embedded)
     assert ok and health["status"] == "ok" and "died" not in health
+
+
+async def test_a_reload_request_cancelled_before_the_reloader_took_it_leaves_no_stream_open(tmp_path: Path) -> None:
+    path = write(tmp_path / "gateway.yaml", {"a": kitchen("a")})
+    async with reloading(path) as (gateway, client, _):
+        assert gateway.reloader is not None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            with anyio.CancelScope() as scope:
+                scope.cancel()  # cancelled at the hand-over's checkpoint: its reply stream was never the reloader's
+                await gateway.reloader.reload()
+            gc.collect()
+        assert not [w for w in caught if "MemoryObject" in str(w.message)], [str(w.message) for w in caught]
+        report = await reload(gateway)
+        assert report.ok, report
+        assert text_of(await client.call_tool("a.echo", {"text": "on"})) == "on"
