@@ -109,7 +109,7 @@ def verdicts(outcome: Outcome, seen: dict[str, Any], elicits: bool, n: Named) ->
                 outcome.unsupported.append(case.name)
                 continue
         else:
-            wrong = judge(case, steps, outcome.negotiated, n, bridged=outcome.row.bridge is not None)
+            wrong = judge(case, steps, outcome.negotiated, n, typescript=outcome.row.typescript)
         if wrong is None:
             outcome.passed.append(case.name)
         else:
@@ -178,7 +178,7 @@ async def rerun_directly(failed: list[Outcome], bases: dict[str, str], tmp: Path
             seen, _ = await run_driver(outcome.row, target_of(outcome.row, bases[server], stdio, tmp), chosen, tmp)
             negotiated = seen.get("header", {}).get("negotiated") or "?"
             for case in chosen:
-                wrong = judge(case, seen.get(case.name, []), negotiated, direct, bridged=outcome.row.bridge is not None)
+                wrong = judge(case, seen.get(case.name, []), negotiated, direct, typescript=outcome.row.typescript)
                 outcome.direct[case.name] = "passes: the gateway's" if wrong is None else f"fails too: {wrong}"
 
 
@@ -234,3 +234,28 @@ async def test_every_case_passes_for_this_client_on_this_transport(matrix: dict[
     report = {case: f"{why} -- directly: {outcome.direct.get(case)}" for case, why in outcome.failures.items()}
     assert report == {}, f"driver log:\n{outcome.log}"
     assert len(outcome.passed) + len(outcome.unsupported) == len(CASE_NAMES)
+
+
+async def test_typescript_clients_drop_progress_they_read_with_its_result(tmp_path: Path) -> None:
+    """Why the progress case lets a TypeScript client miss steps: it drops what it reads in one chunk with the result
+    (a peer's fault no more than a busy machine's), where a Python client hears every step. If a TypeScript SDK
+    stops dropping them, this fails: then `judge` should stop allowing it."""
+    server = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.one_write"], **LOCAL}
+    step = {"op": "call", "tool": "slow", "arguments": {}}
+    chosen = [Case("progress", "x", [step])]
+    heard: dict[str, list[float]] = {}
+    one_per_driver = {r.driver: r for r in reversed(ROWS) if r.transport == "stdio" and not r.bridge}
+
+    async def hear(row: Row) -> None:
+        seen, log = await run_driver(row, server, chosen, tmp_path)
+        observed = seen.get("progress", [{}])[0]
+        assert observed.get("result", {}).get("content", [{}])[0].get("text") == "slow done", (row.id, seen, log)
+        heard[row.id] = observed["progress"]
+
+    async with anyio.create_task_group() as tg:
+        for row in one_per_driver.values():
+            tg.start_soon(hear, row)
+    assert {r: p for r, p in heard.items() if p} == {
+        r.id: [1, 2, 3] for r in ROWS if r.id in heard and not r.typescript
+    }
+    assert sorted(heard) == sorted(r.id for r in one_per_driver.values()), heard
