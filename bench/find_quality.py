@@ -7,12 +7,13 @@ description, input schema), so the bench needs no server: `gitlab-jira` is confi
 (181 tools), `everything` the default config plus the reference server-everything (47 tools). Each has
 labelled queries in users' words (`*.yaml`) in two halves: `tune` may guide a choice, `heldout` is the one
 reported and is never tuned on. `context-economy` is the older 80-task set the lexical ranker's synonyms
-were tuned on: shown for comparison, not as evidence. `livemcptool` is an unseen set from elsewhere: the
-LiveMCPBench tasks (`bench/livemcptool/tasks.json`, 95 multi-step tasks, each with the tools its annotators
-used) over its 527-tool catalog; nothing is tuned on it (both splits show all of it). A task counts as found
-at k when any of its tools is in the top k; its text is cut at 1,000 characters (find_tools' query limit).
+were tuned on: shown for comparison, not as evidence. `livemcptool` and `livemcp-steps` are an unseen set from
+elsewhere (bench/_livemcp.py): the LiveMCPBench tasks (95 multi-step tasks, each with the tools its annotators
+used) over its 527-tool catalog, searched with each task's whole text (`livemcptool`) and with one query per step
+(`livemcp-steps`: its annotators' steps, each paired with the tools it asks for); nothing is tuned on them (both
+splits show all of them, and only their figures are printed).
 
-`hyb+samp` (livemcptool): hybrid + expansions with what a client's model wrote for each tool through MCP sampling,
+`hyb+samp` (LiveMCPBench): hybrid + expansions with what a client's model wrote for each tool through MCP sampling,
 the bench answering the gateway's sampling requests from `bench/livemcptool/sampled.json` (written from each tool's
 name and description alone, without the tasks: see its note); the figure without them is the `hyb+exp` row.
 Per ranker: recall@1/5/10, MRR and nDCG@10 (one relevant tool, or any of several listed). `+exp` rankers index
@@ -20,7 +21,7 @@ each tool's expansions (the shipped packs, config/expansions/, written from tool
 learning from use: a stream of queries is replayed first, each a turn of one search then a call of its labelled
 tool, which teaches the index only when that search found the tool in its top 10 (as the gateway learns: a call
 of a tool the turn's search found); then the scored half is searched. The stream is the tune half (gitlab-jira,
-everything) or, for livemcptool (no halves), its even-numbered tasks, the odd ones scored (n = 47).
+everything) or, for LiveMCPBench (no halves), its even-numbered tasks (or their steps), the odd ones scored.
 Then the cost: query latency p50/p99 and index build time at the catalog and at 1,000 tools (the expanded
 catalog repeated: every tool with its pack), and the RSS the model adds.
 Targets (PASS/MISS) on held-out, with expansions: recall@5 ≥ 0.92, recall@10 ≥ 0.95, recall@1 ≥ 0.65; LiveMCPTool
@@ -31,27 +32,25 @@ import argparse
 import asyncio
 import json
 import math
-import re
 import statistics
 import time
 from pathlib import Path
-from typing import cast
 
 import mcp.types as types
 import psutil
 import yaml
 
+from bench import _livemcp as live
+from bench._livemcp import Entries, Labelled
 from gateway.middleware.exposure import semantic
 from gateway.middleware.exposure.expansions import Expansions
-from gateway.middleware.exposure.sampling import Sampler
 from gateway.middleware.exposure.search import SearchIndex
-from gateway.routing.catalog import Entry
 from gateway.store.local.expansions import LocalExpansions
-from gateway.store.local.sampled import LocalSampled
 
 HERE = Path(__file__).with_name("find_quality")
-LIVE = Path(__file__).with_name("livemcptool")
 CATALOGS = ("gitlab-jira", "everything")
+LIVE = ("livemcptool", "livemcp-steps")
+"""LiveMCPBench, whole task and one query per step (bench/_livemcp.py): unseen, figures only."""
 RANKERS: dict[str, dict[str, bool]] = {
     "lexical": {"semantic": False, "expanded": False},
     "semantic": {"lexical": False, "expanded": False},
@@ -61,7 +60,6 @@ RANKERS: dict[str, dict[str, bool]] = {
 }
 """`+exp`: with expansions (the shipped packs in config/expansions/; plus, in the `+learn` rows, what replaying the
 tune half's queries and calls taught)."""
-Entries = list[tuple[str, str, types.Tool]]
 
 
 def verdict(ok: bool) -> str:
@@ -69,17 +67,8 @@ def verdict(ok: bool) -> str:
 
 
 def catalog(name: str) -> Entries:
-    if name == "livemcptool":
-        servers = json.loads((LIVE / "tools.json").read_text(encoding="utf-8"))
-        return [
-            (
-                f"{s['server']}.{t['name']}",
-                s["server"],
-                types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"]),
-            )
-            for s in servers
-            for t in s["tools"]
-        ]
+    if name in LIVE:
+        return live.entries()
     rows = json.loads((HERE / f"{name}.json").read_text(encoding="utf-8"))
     return [
         (
@@ -91,14 +80,11 @@ def catalog(name: str) -> Entries:
     ]
 
 
-def queries(name: str, split: str) -> list[tuple[str, set[str]]]:
+def queries(name: str, split: str) -> Labelled:
     if name == "livemcptool":
-        exposed: dict[str, set[str]] = {}
-        for full, _server, tool in catalog(name):
-            exposed.setdefault(tool.name, set()).add(full)
-        tasks = json.loads((LIVE / "tasks.json").read_text(encoding="utf-8"))
-        labelled = [(t["q"][:1_000], set().union(*(exposed.get(n, set()) for n in t["tools"]))) for t in tasks]
-        return [(q, e) for q, e in labelled if e]
+        return live.tasks()
+    if name == "livemcp-steps":
+        return live.steps()
     if name == "context-economy":
         tasks = yaml.safe_load((HERE.parent / "context_economy_tasks.yaml").read_text(encoding="utf-8"))["tasks"]
         return [(t["task"], {t["expect"]}) for t in tasks]
@@ -106,7 +92,7 @@ def queries(name: str, split: str) -> list[tuple[str, set[str]]]:
     return [(q["q"], {q["expect"]} if isinstance(q["expect"], str) else set(q["expect"])) for q in loaded]
 
 
-def scores(index: SearchIndex, labelled: list[tuple[str, set[str]]]) -> tuple[dict[str, float], list[str]]:
+def scores(index: SearchIndex, labelled: Labelled) -> tuple[dict[str, float], list[str]]:
     ranks: list[int | None] = []
     misses: list[str] = []
     for query, expected in labelled:
@@ -145,7 +131,7 @@ def synthetic(n: int, base: Entries) -> Entries:
     return [(f"s{i}.{name}", f"s{i}", tool) for i in range(n // len(base) + 1) for name, _s, tool in base][:n]
 
 
-def learned(entries: Entries, stream: list[tuple[str, set[str]]]) -> tuple[SearchIndex, int]:
+def learned(entries: Entries, stream: Labelled) -> tuple[SearchIndex, int]:
     """An index with packs that was used: each query of `stream` searched, then its tool called (see the docstring).
     Returns the index and how many turns taught it."""
     index = SearchIndex()
@@ -165,57 +151,42 @@ def learned(entries: Entries, stream: list[tuple[str, set[str]]]) -> tuple[Searc
     return index, lessons
 
 
-def sampled(entries: Entries) -> SearchIndex:
-    """hybrid + expansions with what a client's model wrote for each tool through sampling: the bench plays the model,
-    answering each of the gateway's sampling requests (`Sampler`: its prompt, its parser, its store) with the entries
-    of `bench/livemcptool/sampled.json` for the tools a request names (written from tool text alone: its note)."""
-    written = json.loads((LIVE / "sampled.json").read_text(encoding="utf-8"))["tools"]
-    index = SearchIndex()
-    index.expansions = expansions = Expansions(LocalExpansions(), sampled_store=LocalSampled())
-    sampler = Sampler(expansions)
-    tools = [Entry(name, server, tool.name, tool) for name, server, tool in entries]
-
-    async def model(request: types.CreateMessageRequest) -> types.CreateMessageResult:
-        asked = re.findall(r"^- (\S+):", cast(types.TextContent, request.params.messages[0].content).text, re.MULTILINE)
-        text = json.dumps({name: written[name] for name in asked if name in written})
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text=text), model="file"
-        )
-
-    async def ask() -> None:
-        while wanted := sampler.wanted(tools):
-            await sampler.run("bench", model, wanted)
-
-    asyncio.run(ask())
-    index.build(entries)
-    return index
-
-
-def halves(name: str, split: str) -> tuple[list[tuple[str, set[str]]], list[tuple[str, set[str]]]]:
+def halves(name: str, split: str) -> tuple[Labelled, Labelled]:
     """(the stream replayed for learning, the queries scored after it)."""
     if name == "livemcptool":
         tasks = queries(name, split)
         return tasks[::2], tasks[1::2]
+    if name == "livemcp-steps":
+        return live.steps(parity=0), live.steps(parity=1)
     return queries(name, "tune"), queries(name, split)
+
+
+def indexes(entries: Entries, sampled: bool) -> list[tuple[str, SearchIndex]]:
+    """An index per ranker over `entries`; with `sampled`, also hybrid + expansions + sampled ones (`hyb+samp`)."""
+    built = []
+    for ranker, options in RANKERS.items():
+        index = SearchIndex(**options)
+        index.build(entries)
+        built.append((ranker, index))
+    return [*built, ("hyb+samp", live.sampled(entries))] if sampled else built
 
 
 def quality(split: str, verbose: bool) -> None:
     print(f"== ranking quality on the {split} half (context-economy: the tuned-on set, for comparison)")
     print(f"{'catalog':<16} {'ranker':<10} {'n':>3}  {'r@1':>5} {'r@5':>5} {'r@10':>5} {'MRR':>5} {'nDCG@10':>7}")
-    for name in (*CATALOGS, "livemcptool", "context-economy"):
+    live_indexes: list[tuple[str, SearchIndex]] = []  # both LiveMCPBench measures search one catalog
+    for name in (*CATALOGS, *LIVE, "context-economy"):
         entries = catalog("gitlab-jira" if name == "context-economy" else name)
         labelled = queries(name, split)
-        runs: list[tuple[str, SearchIndex, list[tuple[str, set[str]]]]] = []
-        for ranker, options in RANKERS.items():
-            index = SearchIndex(**options)
-            index.build(entries)
-            runs.append((ranker, index, labelled))
+        if name in LIVE:
+            live_indexes = live_indexes or indexes(entries, sampled=True)
+        ranked = live_indexes if name in LIVE else indexes(entries, sampled=False)
+        runs = [(ranker, index, labelled) for ranker, index in ranked]
         if name != "context-economy":
             stream, scored = halves(name, split)
             index, lessons = learned(entries, stream)
-            if name == "livemcptool":  # the same scored half without the lessons, to compare with
-                runs.append(("hyb+exp½", runs[-1][1], scored))
-                runs.append(("hyb+samp", sampled(entries), labelled))
+            if name in LIVE:  # the same scored half without the lessons, to compare with
+                runs.append(("hyb+exp½", ranked[len(RANKERS) - 1][1], scored))
             runs.append(("hyb+learn", index, scored))
             print(f"  ({name}: {lessons} of {len(stream)} replayed turns taught a tool)")
         for ranker, index, scored in runs:
@@ -230,7 +201,7 @@ def quality(split: str, verbose: bool) -> None:
             elif ranker in ("hyb+exp", "hyb+learn", "hyb+samp") and name == "livemcptool":
                 line += f"   r@5 ≥ 0.75 {verdict(got['r@5'] >= 0.75)}"
             print(line)
-            if verbose and ranker == "hyb+exp":
+            if verbose and ranker == "hyb+exp" and name not in LIVE:  # unseen sets: figures only
                 print("\n".join(f"    miss: {m}" for m in misses))
 
 

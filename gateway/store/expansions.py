@@ -47,5 +47,10 @@ class SampledExpansions(Protocol):
         ...
 
     async def all(self) -> dict[str, list[str]]:
-        """Every tool's sampled requests."""
+        """Every tool's sampled requests (an empty list: an operator removed them, see `remove`)."""
+        ...
+
+    async def remove(self, key: str) -> bool:
+        """Drop the requests of the tool `key` but keep the key, with no requests: no replica asks a client's model
+        about that tool again until its description (so its key) changes. Whether it had requests."""
         ...

@@ -1,6 +1,7 @@
-"""Requests a client's model wrote for tools (`gateway.store.base.SampledExpansions`), on both backends: kept by key,
-replaced when written again, bounded (a full store keeps no new tool and says so), shared by two replicas; and two
-gateways on one Redis: what a client's model wrote through one is searched by the other."""
+"""Requests a client's model wrote for tools (`gateway.store.expansions.SampledExpansions`), on both backends: kept by
+key, replaced when written again, removable (the key kept, with none), bounded (a full store keeps no new tool and
+says so), shared by two replicas; and two gateways on one Redis: what a client's model wrote through one is searched
+by the other."""
 
 from pathlib import Path
 
@@ -42,6 +43,21 @@ async def test_a_full_store_keeps_no_new_tool_but_still_replaces_a_kept_one(back
     assert await sampled.put("k/c#0", ["three"]) is False
     assert await sampled.put("k/a#0", ["one again"]) is True
     assert await sampled.all() == {"k/a#0": ["one again"], "k/b#0": ["two"]}
+    await stores.aclose()
+
+
+async def test_removing_a_tools_requests_keeps_its_key_with_none_for_every_replica(backend: Backend) -> None:
+    stores = backend.open()
+    sampled = stores.sampled
+    assert await sampled.put("k/measure#00", ["count the letters"]) and await sampled.put("k/echo#11", ["say it back"])
+    assert await sampled.remove("k/measure#00") is True
+    assert await sampled.remove("k/measure#00") is False  # nothing left to remove
+    assert await sampled.remove("k/unknown#22") is False  # and nothing made up for a key never kept
+    assert await sampled.all() == {"k/measure#00": [], "k/echo#11": ["say it back"]}  # the key says: not again
+    if backend.name == "redis":  # another replica reads the same
+        other = backend.open()
+        assert await other.sampled.all() == {"k/measure#00": [], "k/echo#11": ["say it back"]}
+        await other.aclose()
     await stores.aclose()
 
 

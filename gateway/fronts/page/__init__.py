@@ -185,7 +185,7 @@ def routes(
         if why is None:
             form = await request.form()
             try:
-                await learned_view.forget(gateway.exposure, str(form.get("tool", "")), str(form.get("request", "")))
+                await learned_view.forget(gateway.exposure, form)
                 return RedirectResponse("/ui/learned", status_code=303, headers=HEADERS)
             except StoreUnavailable as exc:
                 why, status = f"Not forgotten: {exc}", 503

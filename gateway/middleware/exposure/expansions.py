@@ -11,7 +11,7 @@ to" for `jira_search_assignable_users`). Each tool is indexed with a few such re
 * **Asked of the client's model** (`sampling.py`): a tool with no pack entry gets a few requests written by the model
   of a client that offers MCP sampling, from the tool's name and description alone. Kept in the store
   (`gateway.store.base.SampledExpansions`) by server, tool and description hash, shared by replicas, read back with
-  the learned ones.
+  the learned ones. Listed and removable for an operator's page (`sampled_listing`, `forget_sampled`).
 * **Learned from use**: a `find_tools` query followed, in the same turn, by a call of a tool one of the turn's
   searches found becomes an expansion of that tool (a first query that missed included: that is the phrasing
   the index lacked). Learned requests are search text for every identity: a query holding an e-mail address, a
@@ -228,3 +228,26 @@ class Expansions:
             self.version += 1
             gone = gone or self.store is None
         return gone
+
+    async def sampled_listing(self) -> dict[str, list[str]]:
+        """What clients' models wrote, fresh from the store (for an operator's page): `sampled_key` -> requests; the
+        removed ones left out.
+
+        Raises:
+            StoreUnavailable: the store cannot be read (the page says so).
+        """
+        if self.sampled_store is not None:
+            sampled = await self.sampled_store.all()
+            if sampled != self.sampled:
+                self.sampled, self.version = sampled, self.version + 1
+        return {key: list(requests) for key, requests in self.sampled.items() if requests}
+
+    async def forget_sampled(self, key: str) -> bool:
+        """Remove what a client's model wrote for the tool `key` on every replica (the page's remove button): the key
+        stays with no requests, so the tool is not asked about again until its description changes. Whether it had
+        requests."""
+        had = await self.sampled_store.remove(key) if self.sampled_store is not None else bool(self.sampled.get(key))
+        if had or key in self.sampled:
+            self.sampled[key] = []
+            self.version += 1
+        return had

@@ -10,7 +10,9 @@ When: a `tools/list` or `find_tools` of a handshake-era client that declared `sa
 server-to-client requests outside a call's own input rounds, which would hold the call) offers the session's
 catalog (`offer`); it returns at once. One run at a time per process asks up to BATCHES requests of BATCH_TOOLS
 tools each, on the connection's standalone channel; the next list or search continues with the next tools. Each
-tool is asked once per process (ASKED bounds that memory); another replica reads the answer from the store.
+tool is asked once per process (ASKED bounds that memory); another replica reads the answer from the store. A tool
+whose requests an operator removed (the page: `Expansions.forget_sampled`) is not asked again until its description
+changes.
 
 What is ignored: a refusal or an error (that client is not asked again: a person who declined an approval prompt
 is not prompted again), no answer within TIMEOUT_S, and an answer that is not the JSON asked for, or names other
@@ -193,6 +195,10 @@ class Sampler:
         (the bench, playing a client's model, in the foreground)."""
         self._asked.update(key for key, _e in wanted)
         try:
+            # What another replica's client wrote, or an operator removed, since this replica last read the store
+            # (a replica's first list comes before its first search reads it) is not asked again.
+            await self.expansions.refresh()
+            wanted = [(key, entry) for key, entry in wanted if key not in self.expansions.sampled]
             for start in range(0, len(wanted), BATCH_TOOLS):
                 batch = wanted[start : start + BATCH_TOOLS]
                 if not await self._ask(client, send, batch):

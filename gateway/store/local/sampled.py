@@ -18,3 +18,9 @@ class LocalSampled:
 
     async def all(self) -> dict[str, list[str]]:
         return {key: list(requests) for key, requests in self._kept.items()}
+
+    async def remove(self, key: str) -> bool:
+        if key not in self._kept:
+            return False
+        had, self._kept[key] = bool(self._kept[key]), []
+        return had

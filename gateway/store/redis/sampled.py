@@ -1,6 +1,7 @@
 """Sampled expansions in Redis, shared by replicas: one hash `{prefix}sampled`, field = the tool's key (server, tool,
-description hash), value = its requests as a JSON list. A replica that asked a client's model writes there; every
-replica reads the whole hash at most once per `expansions.REFRESH_S` (at most SAMPLED_TOOLS fields)."""
+description hash), value = its requests as a JSON list (`[]` once an operator removed them). A replica that asked a
+client's model writes there; every replica reads the whole hash at most once per `expansions.REFRESH_S` (at most
+SAMPLED_TOOLS fields)."""
 
 import json
 from typing import cast
@@ -24,15 +25,26 @@ class RedisSampled:
             await self._redis.hset(self._hash, key, json.dumps(requests))
         return True
 
+    async def remove(self, key: str) -> bool:
+        async with self._guarded():
+            # A put by another replica between the read and the write is overwritten: the operator asked for none.
+            had = cast(bytes | None, await self._redis.hget(self._hash, key))
+            if had is None:
+                return False
+            await self._redis.hset(self._hash, key, "[]")
+        return bool(_requests(had))
+
     async def all(self) -> dict[str, list[str]]:
         async with self._guarded():
             raw = cast(dict[bytes, bytes], await self._redis.hgetall(self._hash))
-        kept: dict[str, list[str]] = {}
-        for field, value in raw.items():
-            try:
-                requests = json.loads(value)
-            except ValueError:
-                continue  # not ours (the prefix is shared with nothing else, but a hand edit is possible)
-            if isinstance(requests, list):
-                kept[bytes(field).decode()] = [str(r) for r in requests]
-        return kept
+        kept = {bytes(field).decode(): _requests(value) for field, value in raw.items()}
+        return {key: requests for key, requests in kept.items() if requests is not None}
+
+
+def _requests(value: bytes) -> list[str] | None:
+    """A field's requests; None when it is not a JSON list (not ours: a hand edit is possible)."""
+    try:
+        requests = json.loads(value)
+    except ValueError:
+        return None
+    return [str(r) for r in requests] if isinstance(requests, list) else None
