@@ -230,12 +230,8 @@ class Expansions:
         return gone
 
     async def sampled_listing(self) -> dict[str, list[str]]:
-        """What clients' models wrote, fresh from the store (for an operator's page): `sampled_key` -> requests; the
-        removed ones left out.
-
-        Raises:
-            StoreUnavailable: the store cannot be read (the page says so).
-        """
+        """What clients' models wrote, fresh from the store (for an operator's page): `sampled_key` -> requests, the
+        removed ones left out; raises StoreUnavailable as `listing` does."""
         if self.sampled_store is not None:
             sampled = await self.sampled_store.all()
             if sampled != self.sampled:
