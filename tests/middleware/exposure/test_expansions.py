@@ -43,6 +43,16 @@ def test_every_shipped_pack_holds_three_to_ten_requests_per_tool_and_says_how_it
             assert len(entry["description_sha256"]) == 16, (path.name, name)
 
 
+def test_no_shipped_request_is_written_for_two_tools() -> None:
+    # The example configs put these servers side by side: a request two tools share tells neither apart.
+    written: dict[str, list[str]] = {}
+    for path in sorted(packs_folder().glob("*.json")):
+        for name, entry in json.loads(path.read_text(encoding="utf-8"))["tools"].items():
+            for request in entry["requests"]:
+                written.setdefault(" ".join(request.lower().split()), []).append(f"{path.stem}/{name}")
+    assert {request: tools for request, tools in written.items() if len(tools) > 1} == {}
+
+
 async def test_the_packs_match_the_real_git_and_time_servers_tool_for_tool(tmp_path: Path) -> None:
     servers = {
         "git": {"transport": "stdio", "command": shutil.which("mcp-server-git") or "mcp-server-git"},
