@@ -37,8 +37,9 @@ async def report(config: Path) -> int:
         if not expansions_for(entry.server, entry.exposed, description):
             missing[entry.server].append(f"{entry.original} (description_sha256 {description_hash(description)})")
     for server, n in sorted(counted.items()):
-        print(f"{server}: {n - len(missing[server])} of {n} tools have a pack entry for their current text")
-        print("".join(f"  no entry: {line}\n" for line in missing[server]), end="")
+        absent = missing.get(server, [])  # not missing[server]: a key made here would fail the exit status below
+        print(f"{server}: {n - len(absent)} of {n} tools have a pack entry for their current text")
+        print("".join(f"  no entry: {line}\n" for line in absent), end="")
     return 1 if missing else 0
 
 

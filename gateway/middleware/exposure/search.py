@@ -26,7 +26,16 @@ import mcp.types as types
 
 from gateway.middleware.exposure.expansions import Expansions, description_hash, sampled_key, shipped_for
 from gateway.middleware.exposure.semantic import document, embedder, warm
-from gateway.middleware.exposure.vocabulary import STOPWORDS, content, name_text, param_text, stem, terms, words
+from gateway.middleware.exposure.vocabulary import (
+    STOPWORDS,
+    content,
+    name_text,
+    param_text,
+    stem,
+    terms,
+    unvalued,
+    words,
+)
 
 if TYPE_CHECKING:
     from gateway.middleware.exposure.vectors import SemanticIndex
@@ -146,7 +155,7 @@ class SearchIndex:
 
     def _expansions(self) -> list[list[str]]:
         """Each tool's shipped expansions (hashed at the build), else what a client's model wrote for it, then what
-        was learned for it (`Expansions.of`, with the hashes of the build)."""
+        was learned for it (`Expansions.of`, with the hashes of the build); without their values, as a query is."""
         if not self._expanded:
             return [[] for _ in self._rows]
         learned, sampled = self.expansions.learned, self.expansions.sampled
@@ -154,7 +163,7 @@ class SearchIndex:
         for shipped, key, (name, _s, _t) in zip(self._shipped, self._sampled_keys, self._rows, strict=True):
             own = shipped or sampled.get(key, [])
             out.append(list(dict.fromkeys([*own, *learned[name]])) if name in learned else own)
-        return out
+        return [[unvalued(request) for request in more] for more in out]
 
     def _relearn(self) -> None:
         """Take what was learned since the build: only the tools whose expansions changed are written again, and only
@@ -196,8 +205,8 @@ class SearchIndex:
         if self._semantic is None:
             hits = [self._hit(row, score) for row, score in lexical]
             return Matches(hits[:limit], len(hits), searched)
-        # The semantic ranker reads the query's content words, as the lexical one does (no stopwords).
-        meaning = " ".join(w for w in words(query) if w not in STOPWORDS)
+        # The semantic ranker reads the query's content words, as the lexical one does (no values, no stopwords).
+        meaning = " ".join(w for w in words(unvalued(query)) if w not in STOPWORDS)
         fused: dict[int, float] = {}
         for share, ranked in (
             (LEXICAL_SHARE, lexical),

@@ -8,6 +8,8 @@ from typing import Any
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
+_VALUES = re.compile(r"(?<![\w.-])(?:[A-Za-z][A-Za-z0-9]*-\d+|[vV]?\d+(?:[.:/-]\d+)*)(?![\w-])")
+"""Values a request carries, not words about a tool: issue keys (PAY-88), numbers, versions (v1.4), dates, times."""
 STOPWORDS = frozenset(
     "a an and any are as at be by can could do does for from have how i in into is it its me my of on or our "
     "please should some that the their them there this to us we what when where which who will with would you "
@@ -66,10 +68,16 @@ def words(text: str) -> list[str]:
     return out
 
 
+def unvalued(text: str) -> str:
+    """`text` without its values (`_VALUES`): "log 2 hours on PAY-12" is about logging hours, not about the number 2
+    or the word "pay"; a shipped request's example key ("PROJ-5") would otherwise meet every query about PROJ."""
+    return _VALUES.sub(" ", text)
+
+
 def terms(text: str) -> list[str]:
-    """A query's search terms: its words without stopwords, each with its synonyms."""
+    """A query's search terms: its words without values and stopwords, each with its synonyms."""
     found: dict[str, None] = {}
-    for word in words(text):
+    for word in words(unvalued(text)):
         if word in STOPWORDS:
             continue
         found[word] = None

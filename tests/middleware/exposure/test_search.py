@@ -37,7 +37,21 @@ def index(entries: list[tuple[str, str, types.Tool]] = CATALOG) -> SearchIndex:
 def test_names_are_split_on_separators_and_camel_case() -> None:
     assert words("gitlab.getMergeRequestNotes") == ["gitlab", "get", "merge", "request", "notes"]
     assert words("a-b/c_d.eHTTPServer") == ["a", "b", "c", "d", "e", "http", "server"]
-    assert terms("show me the MR for ticket 42") == ["show", "get", "mr", "merge", "request", "ticket", "issue", "42"]
+    assert terms("show me the MR for ticket 42") == ["show", "get", "mr", "merge", "request", "ticket", "issue"]
+
+
+def test_values_in_a_query_or_an_expansion_are_not_words_about_a_tool() -> None:
+    assert terms("log 2 hours on PAY-12 for v1.4.0 at 10:30 on 2026-11-29") == ["log", "hours"]
+    lexical = SearchIndex(semantic=False)
+    lexical.expansions.learned = {"jira.get_worklog": ["who logged hours on PROJ-5"]}
+    lexical.build(
+        [
+            ("jira.get_worklog", "jira", tool("get_worklog", "Get the worklog of an issue.")),
+            ("jira.get_board", "jira", tool("get_board", "Get a board.")),
+        ]
+    )
+    # The request's example key ("PROJ-5") met the query's "PROJ-9" as the word "proj": no tool is about it.
+    assert [hit.name for hit in lexical.search("the board of PROJ-9", limit=5).hits] == ["jira.get_board"]
 
 
 def test_the_tool_whose_name_the_query_spells_comes_first() -> None:
@@ -75,8 +89,8 @@ def test_query_syntax_characters_never_reach_fts5(query: str) -> None:
 
 def test_queries_of_only_stopwords_or_unknown_words_find_nothing_and_say_so() -> None:
     assert index().search("which of the", limit=5).terms == []
-    found = index().search("which of the 42", limit=5)
-    assert found.hits == [] and found.total == 0 and found.terms == ["42"]
+    found = index().search("which of the zyzzyvas", limit=5)
+    assert found.hits == [] and found.total == 0 and found.terms == ["zyzzyvas"]
 
 
 def test_an_overlong_query_is_refused_with_its_size_and_the_limit() -> None:
