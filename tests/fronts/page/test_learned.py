@@ -4,7 +4,6 @@ longer finds the tool by it (DESIGN §14)."""
 
 import re
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
@@ -35,15 +34,7 @@ async def test_what_a_clients_model_wrote_is_shown_as_sampled_and_only_an_admin_
         think={"state_dir": str(tmp_path / "think")},
         exposure={"sampled_expansions": True},
     )
-    second, model = anyio.Event(), Model()
-    answer = model.answer
-
-    def noting(tools: dict[str, str]) -> Any:
-        if len(model.prompts) == 2:  # the first request's answer was kept before this one was sent
-            second.set()
-        return answer(tools)
-
-    model.answer = noting
+    model = Model()
     async with (
         http_gateway(config) as url,
         http_client(url, mode="legacy", headers=bearer(BOB), sampling_callback=model) as client,
@@ -51,7 +42,7 @@ async def test_what_a_clients_model_wrote_is_shown_as_sampled_and_only_an_admin_
     ):
         with anyio.fail_after(60):
             await client.list_tools()
-            await second.wait()
+            await model.asked_again.wait()
             [measure] = re.findall(r"^- (\w+)\.measure:", model.prompts[0], re.MULTILINE)  # the first answer's
             key = sampled_key(measure, "measure", description_hash(MEASURE))
             row = f'data-sampled="{key}"'

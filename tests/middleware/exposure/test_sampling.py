@@ -51,10 +51,14 @@ class Model:
         self.prompts: list[str] = []
         self.answer = answer or (lambda tools: {name: written_for(text) for name, text in tools.items()})
         self.release: anyio.Event | None = None
+        self.asked_again = anyio.Event()
+        """Set by the second request: the gateway kept the first one's answer before it sent it."""
 
     async def __call__(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
         text = params.messages[0].content.text  # type: ignore[union-attr]
         self.prompts.append(text)
+        if len(self.prompts) == 2:
+            self.asked_again.set()
         if self.release is not None:
             await self.release.wait()
         tools = dict(re.findall(r"^- (\S+): (.*)$", text, re.MULTILINE))
@@ -195,19 +199,10 @@ async def test_a_client_over_http_is_asked_on_its_sessions_own_stream(tmp_path: 
     servers = {"k": kitchen("k"), "j": kitchen("j")}  # 20 tools: two requests
     exposure = {"sampled_expansions": True}
     config = write_config(tmp_path, servers, think={"state_dir": str(tmp_path / "state")}, exposure=exposure)
-    second = anyio.Event()
     model = Model()
-    answer = model.answer
-
-    def noting(tools: dict[str, str]) -> Any:
-        if len(model.prompts) == 2:  # the first request's answer was kept before this one was sent
-            second.set()
-        return answer(tools)
-
-    model.answer = noting
     async with http_gateway(config) as base, http_client(base, mode="legacy", sampling_callback=model) as client:
         with anyio.fail_after(60):
             await client.list_tools()
-            await second.wait()
+            await model.asked_again.wait()
             first = re.findall(r"^- (\w+\.measure):", model.prompts[0], re.MULTILINE)  # the one the first answer covers
             assert len(first) == 1 and (await found(client, QUERY))[:1] == first
