@@ -7,9 +7,10 @@ Usage, from the repository root: `.venv/bin/python -m bench.oauth_latency [--cal
    `auth: {type: oauth}` (signed in once with `gateway login`), `headers: {Authorization: Bearer …}` (a token
    fetched from the same authorization server) and a second, identical static entry (the A/A control), each with
    the downstream on the 2025-11-25 handshake era (`protocol: legacy`) and on 2026-07-28 (`protocol: modern`).
-   Sequential calls of `whoami`, the six interleaved call by call (`--rounds` x `--calls` each); p50/p90 per entry,
-   the oauth/static and static-B/static ratios per era, and each one's spread over the rounds (lowest to highest of the
-   per-round p50 ratios). Target: within noise, i.e. the oauth/static spread overlaps the A/A spread.
+   Sequential calls of `whoami`, the six interleaved call by call in an order shuffled each time (seeded; `--rounds` x
+   `--calls` each); p50/p90 per entry, the oauth/static and static-B/static ratios per era, and each one's spread
+   over the rounds (lowest to highest of the per-round p50 ratios). Target: within noise, i.e. the oauth/static
+   spread overlaps the A/A spread.
 2. Sign-in to the first successful call through a replica other than the one that took the callback: two HTTP
    gateways on one Redis. A person's session on replica B is told to sign in; their browser signs in through
    replica A (`/connect` -> the authorization server -> A's `/oauth/callback`); then B is called until it answers as
@@ -22,6 +23,7 @@ import base64
 import hashlib
 import json
 import os
+import random
 import re
 import secrets
 import statistics
@@ -101,9 +103,10 @@ async def per_call(base: str, folder: Path, calls: int, rounds: int) -> None:
     async with Client(gateway_params(config, env=env), mode="legacy") as client:
         for name in servers:  # warm: each connection made, each token loaded once
             await timed(client, f"{name}.whoami")
-        names = list(servers)
-        for n in range(rounds * calls):  # call by call, the order rotating: a load that drifts hits all alike
-            for name in names[n % len(names) :] + names[: n % len(names)]:
+        names, order = list(servers), random.Random(34)
+        for _ in range(rounds * calls):  # call by call, so a load that drifts hits all alike, in an order shuffled
+            order.shuffle(names)  # each time: a call costs more right after a call of the other era (a rotation
+            for name in names:  # gave each entry the same predecessor, and the first of each era paid for it)
                 took[name].append(await timed(client, f"{name}.whoami"))
     rows, noise = [], []
     for label, era in ERAS.items():
