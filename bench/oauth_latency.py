@@ -3,12 +3,14 @@
 Usage, from the repository root: `.venv/bin/python -m bench.oauth_latency [--calls 200] [--rounds 5] [--people 8]`.
 
 1. Added latency per call with a cached OAuth token vs a static header, against the same real server
-   (`tests/servers/guarded.py`: the same token check either way). One stdio gateway holds four entries for it:
-   `auth: {type: oauth}` (signed in once with `gateway login`) and `headers: {Authorization: Bearer …}` (a token
-   fetched from the same authorization server), each with the downstream on the 2025-11-25 handshake era
-   (`protocol: legacy`) and on 2026-07-28 (`protocol: modern`). Sequential calls of `whoami`, the four interleaved
-   call by call (`--rounds` x `--calls` each); p50/p90 per entry and the OAuth/static ratio per era. Target: within
-   noise.
+   (`tests/servers/guarded.py`: the same token check either way). One stdio gateway holds six entries for it:
+   `auth: {type: oauth}` (signed in once with `gateway login`), `headers: {Authorization: Bearer …}` (a token
+   fetched from the same authorization server) and a second, identical static entry (the A/A control), each with
+   the downstream on the 2025-11-25 handshake era (`protocol: legacy`) and on 2026-07-28 (`protocol: modern`).
+   Sequential calls of `whoami`, the six interleaved call by call in an order shuffled each time (seeded; `--rounds` x
+   `--calls` each); p50/p90 per entry, the oauth/static and static-B/static ratios per era, and each one's spread
+   over the rounds (lowest to highest of the per-round p50 ratios). Target: within noise, i.e. the oauth/static
+   spread overlaps the A/A spread.
 2. Sign-in to the first successful call through a replica other than the one that took the callback: two HTTP
    gateways on one Redis. A person's session on replica B is told to sign in; their browser signs in through
    replica A (`/connect` -> the authorization server -> A's `/oauth/callback`); then B is called until it answers as
@@ -21,6 +23,7 @@ import base64
 import hashlib
 import json
 import os
+import random
 import re
 import secrets
 import statistics
@@ -76,6 +79,12 @@ async def timed(client: Client, tool: str) -> float:
     return elapsed
 
 
+def per_round(took: dict[str, list[float]], over: str, under: str, calls: int) -> list[float]:
+    """p50 of `over` / p50 of `under` in each round of `calls` interleaved calls."""
+    a, b = took[over], took[under]
+    return [statistics.median(a[i : i + calls]) / statistics.median(b[i : i + calls]) for i in range(0, len(a), calls)]
+
+
 async def per_call(base: str, folder: Path, calls: int, rounds: int) -> None:
     token = await static_token(base)
     servers: dict[str, Any] = {}
@@ -83,6 +92,8 @@ async def per_call(base: str, folder: Path, calls: int, rounds: int) -> None:
         common = {"transport": "http", "url": f"{base}/mcp", "protocol": era}
         servers[f"oauth_{era}"] = {**common, "auth": {"type": "oauth"}}
         servers[f"static_{era}"] = {**common, "headers": {"Authorization": f"Bearer {token}"}}
+        # The A/A control: a second entry exactly like the first; its ratio to it is what noise alone gives
+        servers[f"staticb_{era}"] = {**common, "headers": {"Authorization": f"Bearer {token}"}}
     config = write_config(folder, servers, think={"state_dir": str(folder / "state")})
     os.environ["GATEWAY_TOKEN_KEY"] = Fernet.generate_key().decode()  # `gateway login`'s, run in this process
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -92,22 +103,33 @@ async def per_call(base: str, folder: Path, calls: int, rounds: int) -> None:
     async with Client(gateway_params(config, env=env), mode="legacy") as client:
         for name in servers:  # warm: each connection made, each token loaded once
             await timed(client, f"{name}.whoami")
-        names = list(servers)
-        for n in range(rounds * calls):  # call by call, the order rotating: a load that drifts hits all four alike
-            for name in names[n % 4 :] + names[: n % 4]:
+        names, order = list(servers), random.Random(34)
+        for _ in range(rounds * calls):  # call by call, so a load that drifts hits all alike, in an order shuffled
+            order.shuffle(names)  # each time: a call costs more right after a call of the other era (a rotation
+            for name in names:  # gave each entry the same predecessor, and the first of each era paid for it)
                 took[name].append(await timed(client, f"{name}.whoami"))
-    rows = []
+    rows, noise = [], []
     for label, era in ERAS.items():
-        oauth, static = took[f"oauth_{era}"], took[f"static_{era}"]
-        for kind, values in (("oauth (cached token)", oauth), ("static header", static)):
+        oauth, static, control = took[f"oauth_{era}"], took[f"static_{era}"], took[f"staticb_{era}"]
+        kinds = (("oauth (cached token)", oauth), ("static header", static), ("static header B (A/A)", control))
+        for kind, values in kinds:
             p50, p90 = percentile(values, 0.5), percentile(values, 0.9)
             assert p50 is not None and p90 is not None
             rows.append([label, kind, f"{p50 * 1000:.2f}", f"{p90 * 1000:.2f}", str(len(values))])
-        ratio = statistics.median(oauth) / statistics.median(static)
-        delta = (statistics.median(oauth) - statistics.median(static)) * 1e6
-        rows.append([label, "ratio oauth/static (p50)", f"{ratio:.3f}", f"{delta:+.0f} µs", ""])
+        for kind, over in (("oauth/static", oauth), ("static-B/static (A/A)", control)):
+            ratio = statistics.median(over) / statistics.median(static)
+            delta = (statistics.median(over) - statistics.median(static)) * 1e6
+            rows.append([label, f"ratio {kind} (p50)", f"{ratio:.3f}", f"{delta:+.0f} µs", ""])
+        spreads = [per_round(took, f"{name}_{era}", f"static_{era}", calls) for name in ("oauth", "staticb")]
+        (o_low, o_high), (c_low, c_high) = ((min(r), max(r)) for r in spreads)
+        within = "yes" if o_low <= c_high and c_low <= o_high else "no"
+        noise.append([label, f"{o_low:.3f}–{o_high:.3f}", f"{c_low:.3f}–{c_high:.3f}", within])
     print(f"\n1. Per call through the gateway (stdio, {rounds * calls} calls each, interleaved call by call):")
     table(["downstream era", "auth", "p50 ms", "p90 ms", "calls"], rows, {2, 3, 4})
+    print(
+        f"\n   Noise: per-round p50 ratios over {rounds} rounds of {calls} calls, min–max; within noise = they overlap:"
+    )
+    table(["downstream era", "oauth/static", "static-B/static (A/A)", "within noise"], noise, {1, 2})
 
 
 async def sign_in(link: str, user: str) -> tuple[float, float]:

@@ -17,7 +17,6 @@ from mcp.client.auth.utils import (
     union_scopes,
     validate_authorization_response_iss,
 )
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from gateway.sdk import create_mcp_http_client
 
@@ -60,7 +59,11 @@ class ResumingOAuthProvider(OAuthClientProvider):
         flow = super().async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
-            if response is not None and outgoing is request and request.headers.get("Authorization") == sent:
+            if (
+                response is not None
+                and outgoing is request
+                and request.headers.get("Authorization") == f"Bearer {sent}"  # as `_add_auth_header` puts it
+            ):
                 outgoing = await flow.asend(response)
             while True:
                 outgoing = await flow.asend((yield outgoing))
@@ -70,13 +73,16 @@ class ResumingOAuthProvider(OAuthClientProvider):
             await flow.aclose()
 
     def _sent_at_once(self, request: httpx2.Request) -> str | None:
-        """The Authorization header put on `request` if it may skip the flow (as the flow would put it), else None."""
-        context = self.context
+        """The access token put on `request` (as the flow would put it) if it may skip the flow, else None.
+
+        No header of the request is read: the first read decodes all of them (httpx2's `Headers.encoding`) and was
+        most of this path's cost (bench/oauth_latency.py). The protocol version the SDK's flow reads from them is for
+        its discovery and sign-in, and the flow reads it itself before those (`_auth_flow`)."""
+        context, tokens = self.context, self.context.current_tokens
         if not self._initialized or self._narrow is not None or context.lock.locked() or not context.is_token_valid():
             return None
-        context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         self._add_auth_header(request)
-        return request.headers.get("Authorization")
+        return None if tokens is None else tokens.access_token  # a valid token is never None
 
     async def _initialize(self) -> None:
         await super()._initialize()

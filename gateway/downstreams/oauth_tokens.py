@@ -72,8 +72,10 @@ def token_key(identity: Identity, server: str) -> str:
     return token_key_of(identity.owner, server)
 
 
+@functools.lru_cache(maxsize=1024)
 def token_key_of(owner: str, server: str) -> str:
-    """`token_key` by the identity's owner digest (what the gateway's own tools are told of their caller)."""
+    """`token_key` by the identity's owner digest (what the gateway's own tools are told of their caller). Every
+    admitted call reads its caller's record by it: remembered, as a function of the two alone (`_cipher` likewise)."""
     return hashlib.sha256(f"{owner}\0{server}".encode()).hexdigest()
 
 

@@ -94,6 +94,19 @@ async def test_two_identities_get_two_processes_each_with_its_own_secret(tmp_pat
     assert "X-Gateway-Secret-USER-TOKEN" in text_of(carol) and str(root / "carol" / "USER_TOKEN") in text_of(carol)
 
 
+async def test_a_user_whose_secret_changes_gets_a_process_with_the_new_value_and_the_old_value_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    # A member is keyed by its identity and a digest of its secrets' values: a new value is a new member.
+    config = team(tmp_path, {"h": holder(env={"USER_TOKEN": "${user:USER_TOKEN}"})})
+    async with http_gateway(config) as base:
+        first = await whoami(base, "alice", **{"x-gateway-secret-user-token": "alice-one"})
+        second = await whoami(base, "alice", **{"x-gateway-secret-user-token": "alice-two"})
+        again = await whoami(base, "alice", **{"x-gateway-secret-user-token": "alice-one"})
+    assert (first["holds_sha256"], second["holds_sha256"]) == (sha("alice-one"), sha("alice-two"))
+    assert second["pid"] != first["pid"] and again["pid"] == first["pid"]
+
+
 @pytest.fixture(scope="module")
 def http_holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     port_file = tmp_path_factory.mktemp("holder") / "port"

@@ -34,8 +34,9 @@ async def test_a_local_token_file_is_its_owners_alone_and_its_key_must_be_a_dige
     await tokens.put("ab12", b"sealed")
     assert stat.S_IMODE((tmp_path / "tokens" / "ab12").stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "tokens").stat().st_mode) == 0o700
-    with pytest.raises(ValueError, match="not a digest"):
-        await tokens.get("../escape")
+    for key in ("../escape", "", "ab\u00e912"):  # a path, nothing, a letter beyond ASCII
+        with pytest.raises(ValueError, match="not a digest"):
+            await tokens.get(key)
 
 
 async def test_a_local_record_of_any_length_is_read_whole(tmp_path: Path) -> None:
