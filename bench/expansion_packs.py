@@ -56,8 +56,10 @@ async def report(config: Path, wait_s: float = 600.0) -> int:
         servers = "1 server is" if len(down) == 1 else f"{len(down)} servers are"
         print(f"{servers} not up, so their tools are not counted ({waited}):", file=sys.stderr)
         for name, downstream in down.items():
-            why = f": {downstream.last_error}" if downstream.last_error else ""
-            print(f"  {name} ({downstream.state}){why}", file=sys.stderr)
+            why = downstream.last_error or (
+                "its install or first handshake has not ended" if downstream.state is State.STARTING else ""
+            )
+            print(f"  {name} ({downstream.state}){f': {why}' if why else ''}", file=sys.stderr)
         return 2
     return 1 if missing else 0
 

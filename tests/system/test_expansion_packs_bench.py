@@ -69,3 +69,16 @@ async def test_servers_that_are_not_up_are_named_and_the_exit_status_is_2(
     # "down" in its backoff, "restarting" in its next attempt
     cannot = f"FileNotFoundError: cannot start MCP server '{tmp_path / 'no-such-server'}'"
     assert re.search(rf"\n  gone \((down|restarting)\): {re.escape(cannot)}", err), err
+
+
+async def test_a_server_still_installing_when_the_wait_ends_is_named_as_starting_and_the_exit_status_is_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = {"state_dir": str(tmp_path / "state")}
+    config = write_config(tmp_path, {"held": {"package": SPEC}}, limits={"startup_wait_s": 0}, think=state)
+    async with held_install(tmp_path / "held", monkeypatch):  # never released
+        assert await report(config, wait_s=1) == 2
+    assert capsys.readouterr().err.endswith(
+        "1 server is not up, so their tools are not counted (each one's first start was waited for, up to --wait "
+        "1 s):\n  held (starting): its install or first handshake has not ended\n"
+    )
