@@ -13,11 +13,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-from adapters._procgroup import kill_group
 from adapters.lane import Lane
 from adapters.lines import Oversized, response_id
 from adapters.link import Link
 from adapters.pipe import Incoming, NdjsonPipe, Unreadable
+from adapters.procgroup import kill_group
 from adapters.spawn import open_child
 from gateway.config import StdioServerConfig
 

@@ -1,6 +1,10 @@
 """How one `package:`/`npm:` environment is installed: a venv made by `uv` when it is on PATH, else by `python -m venv`
 and pip (the gateway's own, else the venv's); or an `npm install --prefix` folder. A step that fails is a
-`PrepareFailed` naming the tool, the tail of its output and what to do (`downstreams.envs` decides when)."""
+`PrepareFailed` naming the tool, the tail of its output and what to do (`downstreams.envs` decides when).
+
+Each step runs in a process group of its own, ended whole when the step ends or is cancelled (the gateway is
+leaving): pip's `--python` runs a second pip, and pip, uv and npm run build steps in subprocesses of their own;
+killing the step's process alone would leave those installing into a folder nobody will stamp."""
 
 import importlib.util
 import shutil
@@ -11,9 +15,12 @@ from typing import Protocol
 
 import anyio
 
+from adapters.procgroup import kill_group
 from gateway.errors import PrepareFailed
 
 _TAIL_LINES = 12
+_TERM_GRACE_S = 2.0
+"""What a step's processes get to exit on SIGTERM before SIGKILL (pip and npm exit at once)."""
 
 
 class Installable(Protocol):
@@ -79,22 +86,42 @@ async def install(env: Installable) -> str:
 
 async def _run(env: Installable, tool: str, argv: list[str]) -> None:
     try:
-        done = await anyio.run_process(argv, check=False, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        returncode, output = await _grouped(argv)
     except OSError as exc:
         raise PrepareFailed(
             f"server {env.server!r}: installing {env.label} failed: cannot run {tool} ({argv[0]}): "
             f"{exc.strerror}; then {env.fix}"
         ) from exc
-    if done.returncode == 0:
+    if returncode == 0:
         return
-    lines = [line for line in done.stdout.decode(errors="replace").splitlines() if line.strip()]
+    lines = [line for line in output.decode(errors="replace").splitlines() if line.strip()]
     # From the first line that reports an error: index warnings before it would crowd it out of the tail.
     first = next((i for i, line in enumerate(lines) if "error" in line.lower()), 0)
     tail = "\n".join(lines[first:][-_TAIL_LINES:])[-2000:]
     where = "the npm registry" if env.kind == "npm" else "the package index"
     look = f"npm view {env.name} versions" if env.kind == "npm" else f"pip index versions {env.name}"
     raise PrepareFailed(
-        f"server {env.server!r}: installing {env.label} failed: {tool} exited with {done.returncode}:\n{tail}\n"
+        f"server {env.server!r}: installing {env.label} failed: {tool} exited with {returncode}:\n{tail}\n"
         f"Check that the pinned version exists ({look}) and that this machine reaches {where}; fix the pin "
         f"in the config, then {env.fix}"
     )
+
+
+async def _grouped(argv: list[str]) -> tuple[int, bytes]:
+    """Run `argv` in a session of its own to its end: its exit status and output (stderr within). Whatever of its
+    group is left when it ends, or when the caller is cancelled, is ended too.
+
+    Raises:
+        OSError: the program cannot be run.
+    """
+    process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        assert process.stdout is not None
+        output = bytearray()
+        async for chunk in process.stdout:
+            output += chunk
+        return await process.wait(), bytes(output)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await kill_group(process, _TERM_GRACE_S)
+            await process.aclose()

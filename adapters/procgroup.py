@@ -1,4 +1,4 @@
-"""Ending a stdio server's whole process group, so no grandchild outlives the connection."""
+"""Ending a child's whole process group (a stdio server, an installer), so no grandchild outlives it."""
 
 import logging
 import os
