@@ -2,15 +2,16 @@
 for every line that is not a message.
 
 The SDK's `stdio_server` reads and writes through worker threads (two or three thread hops per
-message) and drops unparseable lines silently. On pipes and sockets, which is how IDEs launch us,
-this transport waits on the event loop instead; anything else (a file, a terminal) falls back to
-the SDK transport.
+message), drops unparseable lines silently, and cannot stop while its thread waits for a line: a gateway
+on a terminal would not end on Ctrl-C or SIGTERM until the next Enter. This transport waits on the event
+loop instead, whatever stdin and stdout are: pipes and sockets (how IDEs launch us), a terminal (opened
+again by its name, so the non-blocking mode the loop needs is not the shell's too), a file or /dev/null
+(never waited on: they never block).
 """
 
 import json
 import logging
 import os
-import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,7 +19,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -71,9 +71,16 @@ def bad_id_answer(value: Any) -> bytes:
     return json.dumps(jsonrpc_error(echo, types.INVALID_REQUEST, message)).encode() + b"\n"
 
 
-def _pollable(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+def _own(saved: int, flags: int) -> int:
+    """The descriptor the wire uses for `saved` (a dup of stdin or stdout). A terminal is opened again by its name:
+    a description of its own, so making it non-blocking leaves the shell's as it was (a shell reading a
+    non-blocking terminal gets EAGAIN, and may exit). Anything else is used as it is."""
+    if os.isatty(saved):
+        try:
+            return os.open(os.ttyname(saved), flags | os.O_NOCTTY)
+        except OSError:
+            pass  # no name to open it by: the shared description it is (restored at the end)
+    return saved
 
 
 class _Front:
@@ -140,7 +147,8 @@ async def stdio_wire(limit: int, front: Front | None = None) -> AsyncIterator[St
     """Claim fds 0 and 1 for the protocol; while serving, fd 0 reads /dev/null and fd 1 goes to stderr,
     so a stray print or a child inheriting them cannot corrupt the wire. With `front`, its plain tool
     calls take the lane (`stdio_lane`)."""
-    fd_in, fd_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    fd_in, fd_out = _own(saved_in, os.O_RDONLY), _own(saved_out, os.O_WRONLY)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -167,10 +175,12 @@ async def stdio_wire(limit: int, front: Front | None = None) -> AsyncIterator[St
             tg.cancel_scope.cancel()
     finally:
         await fds.aclose()  # the loop stops watching fd_in before it is closed
-        for fd, std in ((fd_in, 0), (fd_out, 1)):
-            os.set_blocking(fd, True)
-            os.dup2(fd, std)
-            os.close(fd)
+        for fd, saved, std in ((fd_in, saved_in, 0), (fd_out, saved_out, 1)):
+            if fd != saved:
+                os.close(fd)
+            os.set_blocking(saved, True)
+            os.dup2(saved, std)
+            os.close(saved)
 
 
 async def serve_stdio(front: Front, *, max_message_bytes: int) -> None:
@@ -178,9 +188,5 @@ async def serve_stdio(front: Front, *, max_message_bytes: int) -> None:
     server = front.server
     options = server.create_initialization_options()
     front.relay.sole = True  # one client per process: a server's roots/list outside a call asks it
-    if _pollable(0) and _pollable(1):
-        async with stdio_wire(max_message_bytes, front) as (read, write):
-            await server.run(read, write, options)
-        return
-    async with stdio_server() as (read, write):
+    async with stdio_wire(max_message_bytes, front) as (read, write):
         await server.run(read, write, options)

@@ -1,7 +1,11 @@
 """The stdio front of a real gateway process, driven over raw pipes: lines that are not messages get answers."""
 
 import json
-from collections.abc import AsyncIterator
+import os
+import pty
+import signal
+import termios
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -102,3 +106,60 @@ async def test_a_message_over_the_limit_is_answered_with_its_own_id_and_the_sess
         await pipe.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": small})
         answered = await pipe.receive()
         assert answered["id"] == 8 and answered["result"]["content"][0]["text"] == "received 1000 chars"
+
+
+async def ended_by(
+    sent: signal.Signals, tmp_path: Path, stdin: int, stdout: int, serving: Callable[[Process], Awaitable[None]]
+) -> None:
+    """A gateway on `stdin`/`stdout` ends at once on the signal `sent` once `serving` saw it serve, though its client
+    never closed stdin."""
+    params = gateway_params(write_config(tmp_path, {}))
+    argv = [params.command, *params.args, "--log-level", "INFO"]
+    process = await anyio.open_process(argv, cwd=params.cwd, env=params.env, stdin=stdin, stdout=stdout)
+    async with process:
+        with anyio.fail_after(20):
+            await serving(process)
+        process.send_signal(sent)
+        with anyio.fail_after(15):  # the SDK's stdio reader waited for another line here, for good
+            assert await process.wait() == 0
+
+
+async def test_a_gateway_on_a_terminal_serves_it_ends_on_ctrl_c_and_leaves_the_terminal_blocking(
+    tmp_path: Path,
+) -> None:
+    leader, terminal = pty.openpty()
+    attributes = termios.tcgetattr(terminal)
+    attributes[3] &= ~termios.ECHO  # the request is not echoed back among the answers
+    termios.tcsetattr(terminal, termios.TCSANOW, attributes)
+    os.set_blocking(leader, False)
+
+    async def answers(_: Process) -> None:
+        os.write(leader, json.dumps(INITIALIZE).encode() + b"\n")
+        heard = b""
+        while b'"serverInfo"' not in heard or not heard.endswith(b"\n"):
+            await anyio.wait_readable(leader)
+            heard += os.read(leader, 65536)
+            assert os.get_blocking(terminal)  # the shell's description of the terminal, shared with the gateway
+
+    try:
+        await ended_by(signal.SIGINT, tmp_path, terminal, terminal, answers)  # Ctrl-C
+    finally:
+        os.close(leader)
+        os.close(terminal)
+
+
+async def test_a_gateway_whose_stdout_is_not_a_pipe_ends_on_sigterm_with_its_client_still_there(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()  # the client's end stays open: it never says goodbye
+
+    async def ready(process: Process) -> None:
+        assert process.stderr is not None
+        logged = BufferedByteReceiveStream(process.stderr)
+        while b"gateway ready" not in await logged.receive_until(b"\n", 1_000_000):
+            pass
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        await ended_by(signal.SIGTERM, tmp_path, read_end, null, ready)
+    finally:
+        for fd in (null, read_end, write_end):
+            os.close(fd)
