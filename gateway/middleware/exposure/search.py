@@ -91,6 +91,7 @@ class SearchIndex:
             "CREATE VIRTUAL TABLE tools USING fts5(name, description, params, expansions, tokenize='porter unicode61')"
         )
         self._rows: list[tuple[str, str, types.Tool]] = []
+        self._named: frozenset[str] = frozenset()  # the words of the tools' names: a value among them names one
         self._names: list[set[str]] = []
         self._phrases: list[list[set[str]]] = []
         self._sampled_keys: list[str] = []
@@ -137,6 +138,7 @@ class SearchIndex:
         self._names = [
             {stem(w) for w in words(tool.name) if w not in STOPWORDS} - {srv} for _n, srv, tool in self._rows
         ]
+        self._named = frozenset(w for name, _s, _t in self._rows for w in words(name))
         self._phrases = [[content(request) for request in more] for more in extra]
         with self._db:
             self._db.execute("DELETE FROM tools")
@@ -191,7 +193,7 @@ class SearchIndex:
         """
         if len(query) > MAX_QUERY_CHARS:
             raise ValueError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
-        searched = terms(query)
+        searched = terms(query, self._named)
         if not searched:
             return Matches([], 0, [])
         if self._expanded and self._built_at != self.expansions.version:
@@ -206,7 +208,7 @@ class SearchIndex:
             hits = [self._hit(row, score) for row, score in lexical]
             return Matches(hits[:limit], len(hits), searched)
         # The semantic ranker reads the query's content words, as the lexical one does (no values, no stopwords).
-        meaning = " ".join(w for w in words(unvalued(query)) if w not in STOPWORDS)
+        meaning = " ".join(w for w in words(unvalued(query, self._named)) if w not in STOPWORDS)
         fused: dict[int, float] = {}
         for share, ranked in (
             (LEXICAL_SHARE, lexical),

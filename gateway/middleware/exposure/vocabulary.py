@@ -68,16 +68,17 @@ def words(text: str) -> list[str]:
     return out
 
 
-def unvalued(text: str) -> str:
+def unvalued(text: str, named: frozenset[str] = frozenset()) -> str:
     """`text` without its values (`_VALUES`): "log 2 hours on PAY-12" is about logging hours, not about the number 2
-    or the word "pay"; a shipped request's example key ("PROJ-5") would otherwise meet every query about PROJ."""
-    return _VALUES.sub(" ", text)
+    or the word "pay"; a shipped request's example key ("PROJ-5") would otherwise meet every query about PROJ. A value
+    that is a word of a tool's name (`named`: "042" of `tool_042`) is kept: there it names the tool."""
+    return _VALUES.sub(lambda value: value[0] if value[0].lower() in named else " ", text)
 
 
-def terms(text: str) -> list[str]:
-    """A query's search terms: its words without values and stopwords, each with its synonyms."""
+def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
+    """A query's search terms: its words without values (but those `named`) and stopwords, each with its synonyms."""
     found: dict[str, None] = {}
-    for word in words(unvalued(text)):
+    for word in words(unvalued(text, named)):
         if word in STOPWORDS:
             continue
         found[word] = None

@@ -54,6 +54,13 @@ def test_values_in_a_query_or_an_expansion_are_not_words_about_a_tool() -> None:
     assert [hit.name for hit in lexical.search("the board of PROJ-9", limit=5).hits] == ["jira.get_board"]
 
 
+def test_a_value_that_a_tools_name_holds_is_kept_as_a_word_about_that_tool() -> None:
+    numbered = SearchIndex(semantic=False)
+    numbered.build([(f"k.tool_{n:03}", "k", tool(f"tool_{n:03}", "A synthetic catalog entry.")) for n in range(50)])
+    assert [hit.name for hit in numbered.search("synthetic catalog entry 042", limit=2).hits][:1] == ["k.tool_042"]
+    assert terms("entry 042 of PAY-12", frozenset({"042"})) == ["entry", "042"]
+
+
 def test_the_tool_whose_name_the_query_spells_comes_first() -> None:
     found = index().search("show me ticket PROJ-7", limit=3)
     assert found.hits[0].name == "jira.jira_get_issue"
