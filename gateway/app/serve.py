@@ -51,7 +51,7 @@ async def stdio(
     if isinstance(gateway.audit, AuditStream):  # `audit.path: "-"`: stdout carries MCP here, so stderr
         gateway.audit.stream = sys.stderr
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
+        tg.start_soon(_stop_on_signal, tg.cancel_scope)
         async with gateway.running():
             if ui is not None:
                 tg.start_soon(_serve_ui, gateway, *ui)
@@ -97,12 +97,15 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     await server.serve()
 
 
-async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
-    """SIGTERM ends the gateway as a closed stdin does: downstreams closed, then telemetry flushed by the caller
-    (the default action would kill the process and drop the last batch of spans and metrics)."""
-    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-        async for _ in signals:
-            logger.info("SIGTERM: stopping")
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    """SIGTERM and Ctrl-C (SIGINT) end the gateway as a closed stdin does: downstreams closed, then telemetry flushed
+    by the caller. SIGTERM's default action would kill the process and drop the last batch of spans and metrics;
+    SIGINT's is a KeyboardInterrupt raised wherever the main thread is, outside anyio's cancellation. A SIGINT this
+    process was started ignoring (a background job of a script) stays ignored, as a shell expects."""
+    stopping = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    with anyio.open_signal_receiver(*stopping) as signals:
+        async for received in signals:
+            logger.info("%s: stopping", received.name)
             scope.cancel()
             return
 

@@ -14,7 +14,7 @@ import pytest
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.downstreams.state import State
-from tests.harness import MEASURED, PYTHON, ROOT, connected, text_of, write_config
+from tests.harness import MEASURED, PYTHON, ROOT, connected, interruptible, text_of, write_config
 from tests.held_install import SPEC, HeldInstall, Proc, end, held_install, lineage, survivors
 
 # Each case runs pip for real (seconds each, more on a loaded machine).
@@ -58,8 +58,9 @@ async def test_a_serving_gateway_ended_mid_install_leaves_no_process_of_the_inst
     argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), **MEASURED}
     install: list[Proc] = []
-    # Pipes, as a client starts it (on a file or terminal the SDK's stdio transport reads stdin in a thread).
-    gateway = await anyio.open_process(argv, cwd=ROOT, env=env, stderr=None)
+    # Pipes, as a client starts it.
+    with interruptible():
+        gateway = await anyio.open_process(argv, cwd=ROOT, env=env, stderr=None)
     try:
         with anyio.fail_after(200):
             install = lineage(await held.started(), gateway.pid)

@@ -15,7 +15,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from tests.harness import gateway_params, kitchen, write_config
+from tests.harness import gateway_params, interruptible, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -115,13 +115,18 @@ async def ended_by(
     never closed stdin."""
     params = gateway_params(write_config(tmp_path, {}))
     argv = [params.command, *params.args, "--log-level", "INFO"]
-    process = await anyio.open_process(argv, cwd=params.cwd, env=params.env, stdin=stdin, stdout=stdout)
+    with interruptible():
+        process = await anyio.open_process(argv, cwd=params.cwd, env=params.env, stdin=stdin, stdout=stdout)
     async with process:
-        with anyio.fail_after(20):
-            await serving(process)
-        process.send_signal(sent)
-        with anyio.fail_after(15):  # the SDK's stdio reader waited for another line here, for good
-            assert await process.wait() == 0
+        try:
+            with anyio.fail_after(20):
+                await serving(process)
+            process.send_signal(sent)
+            with anyio.fail_after(15):  # the SDK's stdio reader waited for another line here, for good
+                assert await process.wait() == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
 
 
 async def test_a_gateway_on_a_terminal_serves_it_ends_on_ctrl_c_and_leaves_the_terminal_blocking(
