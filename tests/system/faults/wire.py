@@ -18,6 +18,8 @@ from mcp import Client
 from tests.harness import PYTHON, ROOT, free_port, gateway_params, stop, wait_for, write_config
 
 FAULTY = str(ROOT / "tests" / "servers" / "faulty.py")
+STARTUP_S = 30.0
+"""How long a gateway and its servers may take to start on a busy machine (`tests.harness.served` allows as much)."""
 
 
 def faulty(*extra: str, **fields: Any) -> dict[str, Any]:
@@ -73,7 +75,15 @@ def raw_stdio_gateway(config: Path) -> Iterator[RawStdio]:
     try:
         raw = RawStdio(process)
         client = {"name": "raw", "version": "1"}
-        init = raw.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client})
+        raw.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
+            }
+        )
+        init = raw.receive(within_s=STARTUP_S)  # the first answer waits for the gateway's start, as `served`'s does
         assert "result" in init, init
         raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         yield raw
