@@ -1,12 +1,14 @@
 """CPU per forwarded call in instructions: the gateway process, sequential stdio→stdio `tools/call` echoes through
 the full default pipeline, counted by callgrind (a count does not depend on the machine's load, so two checkouts
 compare without interleaving). Both client eras; with `--before DIR`, that checkout too (run with this venv and
-its own code on PYTHONPATH) and the ratio.
+its own code on PYTHONPATH) and the ratio. `--servers 1,10`: a row per count of configured kitchens (calls go to the
+first), so a per-call cost that grows with the number of servers shows.
 
 per call = the instructions counted while `--calls` calls are served, after `--warm` calls, divided by `--calls`:
 the counters are zeroed and read by `callgrind_control` around them, so start-up and imports are left out.
 
-Usage: `.venv/bin/python -m bench.call_instructions [--before /path/to/checkout] [--calls 200] [--warm 20]`
+Usage: `.venv/bin/python -m bench.call_instructions [--before /path/to/checkout] [--calls 200] [--warm 20]
+[--servers 1]`
 """
 
 import argparse
@@ -64,17 +66,20 @@ async def main(opts: argparse.Namespace) -> None:
     sides = [("after", ROOT)] if opts.before is None else [("before", opts.before), ("after", ROOT)]
     rows = []
     with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        kitchen = {"transport": "stdio", "command": PYTHON, "args": [KITCHEN, "--name", "k"]}
-        config = write_config(tmp, {"k": kitchen}, limits=dict(PASS_THROUGH_LIMITS))
-        for mode in MODES:
-            counts = {label: await per_call(checkout, config, mode, opts) for label, checkout in sides}
-            row = [mode, *(f"{counts[label] / 1e6:.3f} M" for label, _ in sides)]
-            if opts.before is not None:
-                row.append(f"{counts['after'] / counts['before']:.2f}×")
-            rows.append(row)
-            print(f"{mode}: {counts}", file=sys.stderr, flush=True)
-    header = ["client era", *(label for label, _ in sides), *(["after / before"] if opts.before else [])]
+        for servers in opts.servers:
+            tmp = Path(name) / f"{servers}-servers"  # a config path of its own: how `per_call` finds the process
+            tmp.mkdir()
+            names = ["k", *(f"k{n}" for n in range(2, servers + 1))]
+            kitchens = {n: {"transport": "stdio", "command": PYTHON, "args": [KITCHEN, "--name", n]} for n in names}
+            config = write_config(tmp, kitchens, limits=dict(PASS_THROUGH_LIMITS))
+            for mode in MODES:
+                counts = {label: await per_call(checkout, config, mode, opts) for label, checkout in sides}
+                row = [mode, str(servers), *(f"{counts[label] / 1e6:.3f} M" for label, _ in sides)]
+                if opts.before is not None:
+                    row.append(f"{counts['after'] / counts['before']:.2f}×")
+                rows.append(row)
+                print(f"{mode}, {servers} servers: {counts}", file=sys.stderr, flush=True)
+    header = ["client era", "servers", *(label for label, _ in sides), *(["after / before"] if opts.before else [])]
     table(header, rows, right=set(range(1, len(header))))
 
 
@@ -83,4 +88,7 @@ if __name__ == "__main__":
     parser.add_argument("--before", type=Path, default=None)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--warm", type=int, default=20)
+    parser.add_argument(
+        "--servers", type=lambda v: [int(n) for n in v.split(",")], default=[1], help="kitchens configured, e.g. 1,10"
+    )
     anyio.run(main, parser.parse_args())
