@@ -2,13 +2,14 @@
 the full default pipeline, counted by callgrind (a count does not depend on the machine's load, so two checkouts
 compare without interleaving). Both client eras; with `--before DIR`, that checkout too (run with this venv and
 its own code on PYTHONPATH) and the ratio. `--servers 1,10`: a row per count of configured kitchens (calls go to the
-first), so a per-call cost that grows with the number of servers shows.
+first), so a per-call cost that grows with the number of servers shows; `--exposure all` leaves out what `auto`
+over its budget costs a call (10 kitchens list 120+ tools).
 
 per call = the instructions counted while `--calls` calls are served, after `--warm` calls, divided by `--calls`:
 the counters are zeroed and read by `callgrind_control` around them, so start-up and imports are left out.
 
 Usage: `.venv/bin/python -m bench.call_instructions [--before /path/to/checkout] [--calls 200] [--warm 20]
-[--servers 1]`
+[--servers 1] [--exposure all]`
 """
 
 import argparse
@@ -35,6 +36,15 @@ async def callgrind(action: str, pid: int) -> str:
     return done.stdout.decode()
 
 
+async def all_up(client: Client) -> None:
+    """Wait until `gateway.status` says every server is up or idle (their start-up is not what a call costs)."""
+    while True:
+        status = (await client.call_tool("gateway.status", {})).structured_content or {}
+        if all(s["state"] in ("up", "idle") for s in status["servers"].values()):
+            return
+        await anyio.sleep(1)
+
+
 async def per_call(
     checkout: Path, config: Path, mode: str, opts: argparse.Namespace, extra: list[str] | None = None
 ) -> float:
@@ -48,6 +58,7 @@ async def per_call(
         env={"PYTHONPATH": str(checkout)},
     )
     async with Client(params, mode=mode, read_timeout_seconds=600) as client:
+        await all_up(client)  # under callgrind, servers may still be starting after `startup_wait_s`
         for _ in range(opts.warm):
             await echo_once(client, "k.echo")
         pid = next(p.pid for p in psutil.Process().children() if str(config) in " ".join(p.cmdline()))
@@ -71,7 +82,8 @@ async def main(opts: argparse.Namespace) -> None:
             tmp.mkdir()
             names = ["k", *(f"k{n}" for n in range(2, servers + 1))]
             kitchens = {n: {"transport": "stdio", "command": PYTHON, "args": [KITCHEN, "--name", n]} for n in names}
-            config = write_config(tmp, kitchens, limits=dict(PASS_THROUGH_LIMITS))
+            exposure = {} if opts.exposure is None else {"exposure": {"mode": opts.exposure}}
+            config = write_config(tmp, kitchens, limits=dict(PASS_THROUGH_LIMITS), **exposure)
             for mode in MODES:
                 counts = {label: await per_call(checkout, config, mode, opts) for label, checkout in sides}
                 row = [mode, str(servers), *(f"{counts[label] / 1e6:.3f} M" for label, _ in sides)]
@@ -91,4 +103,5 @@ if __name__ == "__main__":
     parser.add_argument(
         "--servers", type=lambda v: [int(n) for n in v.split(",")], default=[1], help="kitchens configured, e.g. 1,10"
     )
+    parser.add_argument("--exposure", default=None, help="exposure mode (`all`: no per-call cost of `auto`'s budget)")
     anyio.run(main, parser.parse_args())
