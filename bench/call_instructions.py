@@ -1,15 +1,15 @@
 """CPU per forwarded call in instructions: the gateway process, sequential stdio→stdio `tools/call` echoes through
 the full default pipeline, counted by callgrind (a count does not depend on the machine's load, so two checkouts
 compare without interleaving). Both client eras; with `--before DIR`, that checkout too (run with this venv and
-its own code on PYTHONPATH) and the ratio. `--servers 1,10`: a row per count of configured kitchens (calls go to the
-first), so a per-call cost that grows with the number of servers shows; `--exposure all` leaves out what `auto`
-over its budget costs a call (10 kitchens list 120+ tools).
+its own code on PYTHONPATH) and the ratio. `--servers 1,10`: a row per count of configured kitchens (calls go to
+the first, or with `--call last` the last), so a per-call cost that grows with the number of servers shows;
+`--exposure all` leaves out what `auto` over its budget costs a call (10 kitchens list 120+ tools).
 
 per call = the instructions counted while `--calls` calls are served, after `--warm` calls, divided by `--calls`:
 the counters are zeroed and read by `callgrind_control` around them, so start-up and imports are left out.
 
 Usage: `.venv/bin/python -m bench.call_instructions [--before /path/to/checkout] [--calls 200] [--warm 20]
-[--servers 1] [--exposure all]`
+[--servers 1] [--call first|last] [--exposure all]`
 """
 
 import argparse
@@ -46,7 +46,12 @@ async def all_up(client: Client) -> None:
 
 
 async def per_call(
-    checkout: Path, config: Path, mode: str, opts: argparse.Namespace, extra: list[str] | None = None
+    checkout: Path,
+    config: Path,
+    mode: str,
+    opts: argparse.Namespace,
+    extra: list[str] | None = None,
+    tool: str = "k.echo",
 ) -> float:
     """Instructions per call of one gateway process of `checkout` under callgrind, counted around `opts.calls`
     (`extra`: more `serve` arguments, e.g. `--ui`)."""
@@ -60,11 +65,11 @@ async def per_call(
     async with Client(params, mode=mode, read_timeout_seconds=600) as client:
         await all_up(client)  # under callgrind, servers may still be starting after `startup_wait_s`
         for _ in range(opts.warm):
-            await echo_once(client, "k.echo")
+            await echo_once(client, tool)
         pid = next(p.pid for p in psutil.Process().children() if str(config) in " ".join(p.cmdline()))
         await callgrind("--zero", pid)
         for _ in range(opts.calls):
-            await echo_once(client, "k.echo")
+            await echo_once(client, tool)
         counters = await callgrind("-e", pid)
     threads = [int(n.replace(",", "")) for n in THREAD.findall(counters)]
     if not threads:
@@ -85,7 +90,8 @@ async def main(opts: argparse.Namespace) -> None:
             exposure = {} if opts.exposure is None else {"exposure": {"mode": opts.exposure}}
             config = write_config(tmp, kitchens, limits=dict(PASS_THROUGH_LIMITS), **exposure)
             for mode in MODES:
-                counts = {label: await per_call(checkout, config, mode, opts) for label, checkout in sides}
+                tool = f"{names[0 if opts.call == 'first' else -1]}.echo"
+                counts = {label: await per_call(checkout, config, mode, opts, tool=tool) for label, checkout in sides}
                 row = [mode, str(servers), *(f"{counts[label] / 1e6:.3f} M" for label, _ in sides)]
                 if opts.before is not None:
                     row.append(f"{counts['after'] / counts['before']:.2f}×")
@@ -103,5 +109,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--servers", type=lambda v: [int(n) for n in v.split(",")], default=[1], help="kitchens configured, e.g. 1,10"
     )
+    parser.add_argument("--call", choices=["first", "last"], default="first", help="the server called")
     parser.add_argument("--exposure", default=None, help="exposure mode (`all`: no per-call cost of `auto`'s budget)")
     anyio.run(main, parser.parse_args())
