@@ -4,7 +4,7 @@ shown: the way in and found tools, then in `auto` as many more as fit, the most 
 mixes it in; the derived sizes are its, rebuilt with each new catalog.
 """
 
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import NamedTuple, Protocol
 
 import mcp.types as types
@@ -29,6 +29,8 @@ class _Host(Protocol):
     """What the budget reads of the `Exposure` it is mixed into."""
 
     _fits: dict[tuple[Rule, str | None], Fit]
+    reloads: int
+    workflows: Callable[[], bool]
 
     def _follow(self, catalog: Catalog) -> None: ...
     def names(self, catalog: Catalog, separator: str) -> Names: ...
@@ -85,6 +87,12 @@ class Budget:
         if not self.searching(catalog, rule, session.task_mark):
             return catalog.tools
         view = self.view(session)
+        # Every call asks (`hidden`): weighed again only when something it reads changed. A reload may change the
+        # policy (`visible`); the catalog is compared by identity (kept in the key, so its id is not reused).
+        promoted, used = tuple(view.promoted), tuple(view.used)
+        inputs = (catalog, rule, session.task_mark, view.spilled, self.workflows(), self.reloads, promoted, used)
+        if view.shown is not None and view.shown[0][0] is catalog and view.shown[0][1:] == inputs[1:]:
+            return view.shown[1]
         shown = {n for n, e in catalog.tools.items() if self.base(e, view) or n in view.promoted}
         if rule.mode == "auto":
             # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
@@ -99,4 +107,5 @@ class Budget:
                 if self.visible(session, entry):
                     shown.add(name)
                     chars += cost
+        view.shown = (inputs, shown)
         return shown

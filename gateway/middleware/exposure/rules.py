@@ -6,8 +6,10 @@ client name that arrives late re-resolves the rule without losing what the sessi
 """
 
 from collections import OrderedDict
+from collections.abc import Container
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from typing import Any
 
 from gateway.config import ExposureConfig
 
@@ -51,6 +53,9 @@ class View:
     """A result of this session was spilled: `gateway.read_output` is listed from now on (and loaded at once)."""
     reads_output: bool = False
     """Whether the session's last `tools/list` held `gateway.read_output` (else a spill notice names call_tool)."""
+    shown: tuple[tuple[Any, ...], Container[str]] | None = None
+    """The tools last weighed as listed (`Budget._shown`), and all that weighing read: weighed again when that
+    changed."""
 
 
 def searches_natively(config: ExposureConfig, client: str | None) -> bool:

@@ -74,12 +74,15 @@ class Exposure(Budget):
         self._indexed: Catalog | None = None
         """The catalog `index` holds (built lazily, at the first search of a new catalog)."""
         self.settings = 0
+        self.reloads = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
         self.on_catalog: Callable[[Catalog], None] = lambda catalog: None
         """Told each new catalog this view follows (the composition root rewrites `initialize`'s instructions)."""
 
     def reconfigure(self, config: ExposureConfig) -> None:
-        """A reloaded `exposure` section: sessions get their rule under it at their next request."""
+        """A reload (its `exposure` section): sessions get their rule under it at their next request, and what each
+        is shown is weighed again (the policy may have changed with it)."""
+        self.reloads += 1
         if config != self.config:
             self.config, self._fits, self.settings = config, {}, self.settings + 1
 

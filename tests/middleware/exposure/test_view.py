@@ -111,3 +111,28 @@ def test_search_never_finds_what_the_policy_hides() -> None:
     open_view = exposure(mode="search")
     assert "jira.tool_04" in [hit.name for hit in open_view.search(cat, Session("s"), "tool_04", limit=20).hits]
     assert "jira.tool_04" not in [hit.name for hit in view.search(cat, Session("s"), "tool_04", limit=20).hits]
+
+
+def test_what_auto_shows_a_session_is_weighed_once_per_change_not_per_call() -> None:
+    cat, session = catalog(), Session("s")
+    asked: list[str] = []
+    denied: set[str] = set()
+
+    def denial(_session: Session, entry: Entry) -> GatewayError | None:
+        asked.append(entry.exposed)
+        return GatewayError("denied") if entry.exposed in denied else None
+
+    view = Exposure(ExposureConfig(mode="auto", max_tools=8), NamespaceConfig(), denial, workflows=lambda: False)
+    view.view(session).used = ["jira.tool_09"]
+    assert view.hidden(cat, session, "jira.tool_10") and not view.hidden(cat, session, "jira.tool_09")
+    weighed = len(asked)
+    for _ in range(5):  # each call of a tool asks whether it is hidden
+        assert not view.hidden(cat, session, "jira.tool_09")
+    assert len(asked) == weighed  # nothing it reads changed: not weighed again
+    assert view.promote(cat, session, ["jira.tool_10"]) and not view.hidden(cat, session, "jira.tool_10")
+    view.view(session).used = ["jira.tool_11"]  # the next tools/list read the identity's use again
+    assert view.hidden(cat, session, "jira.tool_09") and not view.hidden(cat, session, "jira.tool_11")
+    denied.add("jira.tool_11")
+    view.reconfigure(view.config)  # a reload with the same exposure section: the policy may have changed
+    assert view.hidden(cat, session, "jira.tool_11")
+    assert not view.hidden(catalog(), session, "jira.tool_00")  # a new catalog is weighed anew
