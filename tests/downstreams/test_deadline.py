@@ -13,23 +13,23 @@ from tests.harness import connected, kitchen, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
-WORKING = {"steps": 8, "delay_s": 0.3}  # 2.4 s in all, never 0.3 s without a progress notification
+WORKING = {"steps": 7, "delay_s": 0.2}  # 1.4 s in all, never 0.2 s without a progress notification
 
 
 async def test_a_call_whose_server_reports_progress_outlives_its_timeout(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1.5)})
+    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1)})
     async with connected(config) as (_, client):
         result = await client.call_tool("k.slow", WORKING)
         silent = await client.call_tool("k.hang", {})
     assert not result.is_error and text_of(result).startswith("slow done")
-    assert silent.is_error and "did not answer within 1.5 s (its timeout_s)" in text_of(silent)
+    assert silent.is_error and "did not answer within 1 s (its timeout_s)" in text_of(silent)
 
 
 async def test_progress_extends_a_call_only_up_to_max_timeout_s(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1.5, max_timeout_s=1.8)})
+    config = write_config(tmp_path, {"k": kitchen("k", timeout_s=1, max_timeout_s=1.2)})
     async with connected(config) as (_, client):
         result = await client.call_tool("k.slow", WORKING)
-    assert result.is_error and "did not answer within 1.8 s (its max_timeout_s)" in text_of(result)
+    assert result.is_error and "did not answer within 1.2 s (its max_timeout_s)" in text_of(result)
 
 
 async def test_a_progress_flood_reaches_the_client_cut_to_the_rate_with_a_count_of_the_skipped(tmp_path: Path) -> None:

@@ -68,9 +68,17 @@ async def base(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+async def calling(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """`after_calls`, one gateway for the module's tests that make calls of their own and then look only at the
+    newest: none of them sees another's."""
+    async with after_calls(tmp_path_factory.mktemp("calling")) as url:
+        yield url
+
+
 @pytest.fixture
 async def own(tmp_path: Path) -> AsyncIterator[str]:
-    """`after_calls` for a test that changes the gateway (a reload): its own."""
+    """`after_calls` for a test that changes the gateway (a reload) or counts every call of an identity: its own."""
     async with after_calls(tmp_path) as url:
         yield url
 
@@ -129,15 +137,15 @@ async def test_a_browser_without_a_sign_in_is_sent_to_the_sign_in_form_and_a_pro
     assert posted.status_code == 401  # a POST is not a page to open
 
 
-async def test_another_identitys_stored_output_says_whose_it_is_to_an_admin(own: str) -> None:
-    async with http_client(own, headers=bearer(BOB)) as client:
+async def test_another_identitys_stored_output_says_whose_it_is_to_an_admin(calling: str) -> None:
+    async with http_client(calling, headers=bearer(BOB)) as client:
         await client.call_tool("k.blob", {"n": 50_000})
-    seen = rows((await get(own, "/ui/calls")).text)
+    seen = rows((await get(calling, "/ui/calls")).text)
     assert seen[0]["tool"] == "k.blob"
-    page = (await get(own, f"/ui/calls/{seen[0]['number']}")).text  # alice, an admin, looks at bob's call
+    page = (await get(calling, f"/ui/calls/{seen[0]['number']}")).text  # alice, an admin, looks at bob's call
     assert "This output is bob&#39;s" in page and "only bob can read it" in page
     assert 'id="stored-link"' not in page  # no link to a 404
-    assert "50,000 bytes stored" in (await get(own, f"/ui/calls/{seen[0]['number']}", token=BOB)).text
+    assert "50,000 bytes stored" in (await get(calling, f"/ui/calls/{seen[0]['number']}", token=BOB)).text
 
 
 async def test_a_tool_tried_from_the_page_is_the_viewers_call_refused_by_policy_and_safe_from_other_sites(
@@ -162,15 +170,15 @@ async def test_a_tool_tried_from_the_page_is_the_viewers_call_refused_by_policy_
     assert [r["tool"] for r in rows((await get(own, "/ui/calls", token=BOB)).text)] == ["k.boom", "k.boom"]
 
 
-async def test_the_live_calls_stream_says_when_a_call_the_viewer_may_see_arrives(own: str) -> None:
+async def test_the_live_calls_stream_says_when_a_call_the_viewer_may_see_arrives(calling: str) -> None:
     async with httpx2.AsyncClient(timeout=30) as http:
-        async with http.stream("GET", own + "/ui/calls/live", headers=bearer(BOB)) as stream:
+        async with http.stream("GET", calling + "/ui/calls/live", headers=bearer(BOB)) as stream:
             assert stream.headers["content-type"].startswith("text/event-stream")
             lines = stream.aiter_lines()
             assert await anext(lines) == ": still here"  # subscribed: what bob may see was read once
-            async with http_client(own, headers=bearer(ALICE)) as client:
+            async with http_client(calling, headers=bearer(ALICE)) as client:
                 await client.call_tool("k.echo", {"text": "alice's"})  # not bob's to see: no event
-            async with http_client(own, headers=bearer(BOB)) as client:
+            async with http_client(calling, headers=bearer(BOB)) as client:
                 await client.call_tool("k.echo", {"text": "bob's"})
             with anyio.fail_after(20):
                 async for line in lines:
@@ -178,20 +186,20 @@ async def test_the_live_calls_stream_says_when_a_call_the_viewer_may_see_arrives
                         break
             assert line == "event: calls"
             ref = (await anext(lines)).removeprefix("data: ")
-    assert rows((await get(own, "/ui/calls", token=BOB)).text)[0]["number"] == ref
+    assert rows((await get(calling, "/ui/calls", token=BOB)).text)[0]["number"] == ref
 
 
-async def test_the_live_stream_tells_at_once_of_a_call_made_after_the_page_was_drawn(own: str) -> None:
-    drawn = rows((await get(own, "/ui/calls", token=BOB)).text)[0]["number"]  # the newest call the page showed
-    async with http_client(own, headers=bearer(BOB)) as client:
+async def test_the_live_stream_tells_at_once_of_a_call_made_after_the_page_was_drawn(calling: str) -> None:
+    drawn = rows((await get(calling, "/ui/calls", token=BOB)).text)[0]["number"]  # the newest call the page showed
+    async with http_client(calling, headers=bearer(BOB)) as client:
         await client.call_tool("k.echo", {"text": "before the stream began"})
     async with httpx2.AsyncClient(timeout=30) as http:
-        async with http.stream("GET", f"{own}/ui/calls/live?after={drawn}", headers=bearer(BOB)) as stream:
+        async with http.stream("GET", f"{calling}/ui/calls/live?after={drawn}", headers=bearer(BOB)) as stream:
             lines = stream.aiter_lines()
             with anyio.fail_after(20):  # without `after` the stream starts from this call and never tells of it
                 assert await anext(lines) == "event: calls"
             ref = (await anext(lines)).removeprefix("data: ")
-    assert ref != drawn and rows((await get(own, "/ui/calls", token=BOB)).text)[0]["number"] == ref
+    assert ref != drawn and rows((await get(calling, "/ui/calls", token=BOB)).text)[0]["number"] == ref
 
 
 async def test_a_browser_signs_in_with_its_token_into_a_sign_in_of_its_own_that_sign_out_ends(base: str) -> None:

@@ -3,7 +3,7 @@ the page still while calls arrive and Resume brings them in; when updates fail t
 (the gateway gone; the sign-in ended). Skipped without Chromium."""
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -55,6 +55,22 @@ def config(folder: Path, **sections: object) -> Path:
     return write_config(folder, {"k": kitchen("k")}, think={"state_dir": str(folder / "think")}, **sections)
 
 
+@pytest.fixture
+async def base(tmp_path: Path) -> AsyncIterator[str]:
+    """A gateway for a test whose page stays open to its end. Asked for before `browser`, it stops once the browser
+    has closed: a Calls tab still open holds the gateway's stop for its whole grace (3 s), and these tests are
+    not about the gateway going away (the next one is)."""
+    async with http_gateway(config(tmp_path)) as url:
+        yield url
+
+
+@pytest.fixture
+async def signed(tmp_path: Path) -> AsyncIterator[str]:
+    """`base`, wanting dana's token."""
+    async with http_gateway(config(tmp_path, auth={"tokens": [{"name": "dana", "token": TOKEN}]})) as url:
+        yield url
+
+
 def until(browser: Browser, condition: str) -> None:
     """Resolves once `condition` (JS) holds in the page, re-checked whenever the page's DOM changes."""
     browser.evaluate(f"""new Promise(done => {{
@@ -70,40 +86,37 @@ ROWS = "document.querySelector('#calls tbody').innerText"
 
 
 async def test_pause_holds_the_calls_still_as_calls_arrive_and_resume_brings_them_in(
-    tmp_path: Path, browser: Browser
+    base: str, browser: Browser
 ) -> None:
-    async with http_gateway(config(tmp_path)) as base:
-        async with http_client(base) as client:
-            await client.call_tool("k.echo", {"text": "first"})
-            await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
-            await anyio.to_thread.run_sync(until, browser, "document.getElementById('live').dataset.stream === 'open'")
+    async with http_client(base) as client:
+        await client.call_tool("k.echo", {"text": "first"})
+        await anyio.to_thread.run_sync(browser.open, base + "/ui/calls", 1280)
+        await anyio.to_thread.run_sync(until, browser, "document.getElementById('live').dataset.stream === 'open'")
 
-            def pause() -> int:
-                browser.evaluate("document.getElementById('pause').click()")
-                pressed = browser.evaluate("document.getElementById('pause').getAttribute('aria-pressed')")
-                assert (
-                    pressed == "true" and browser.evaluate("document.getElementById('pause').textContent") == "Resume"
-                )
-                assert browser.evaluate(f"{STATUS}.textContent").startswith("Paused; updated ")
-                fetches: int = browser.evaluate("window.pageFetches")
-                return fetches
+        def pause() -> int:
+            browser.evaluate("document.getElementById('pause').click()")
+            pressed = browser.evaluate("document.getElementById('pause').getAttribute('aria-pressed')")
+            assert pressed == "true" and browser.evaluate("document.getElementById('pause').textContent") == "Resume"
+            assert browser.evaluate(f"{STATUS}.textContent").startswith("Paused; updated ")
+            fetches: int = browser.evaluate("window.pageFetches")
+            return fetches
 
-            fetches = await anyio.to_thread.run_sync(pause)
-            await client.call_tool("k.measure", {"text": "while paused"})
-            with anyio.fail_after(30):  # the stream told the page of the call; paused, it fetched nothing
-                await anyio.to_thread.run_sync(until, browser, "window.callEvents >= 1")
-            assert await anyio.to_thread.run_sync(browser.evaluate, "window.pageFetches") == fetches
-            assert "k.measure" not in await anyio.to_thread.run_sync(browser.evaluate, ROWS)
+        fetches = await anyio.to_thread.run_sync(pause)
+        await client.call_tool("k.measure", {"text": "while paused"})
+        with anyio.fail_after(30):  # the stream told the page of the call; paused, it fetched nothing
+            await anyio.to_thread.run_sync(until, browser, "window.callEvents >= 1")
+        assert await anyio.to_thread.run_sync(browser.evaluate, "window.pageFetches") == fetches
+        assert "k.measure" not in await anyio.to_thread.run_sync(browser.evaluate, ROWS)
 
-            def resume() -> None:
-                browser.evaluate("document.getElementById('pause').click()")
-                assert browser.evaluate("document.getElementById('pause').textContent") == "Pause"
-                until(browser, f"{ROWS}.includes('k.measure') && {STATUS}.textContent.startsWith('Updated ')")
-                assert browser.evaluate("document.getElementById('announce').textContent") == "1 new call"
+        def resume() -> None:
+            browser.evaluate("document.getElementById('pause').click()")
+            assert browser.evaluate("document.getElementById('pause').textContent") == "Pause"
+            until(browser, f"{ROWS}.includes('k.measure') && {STATUS}.textContent.startsWith('Updated ')")
+            assert browser.evaluate("document.getElementById('announce').textContent") == "1 new call"
 
-            with anyio.fail_after(30):
-                await anyio.to_thread.run_sync(resume)
-            assert browser.problems == []
+        with anyio.fail_after(30):
+            await anyio.to_thread.run_sync(resume)
+        assert browser.problems == []
 
 
 async def test_the_page_says_since_when_it_is_not_updating_when_the_gateway_is_gone(
@@ -120,19 +133,17 @@ async def test_the_page_says_since_when_it_is_not_updating_when_the_gateway_is_g
     assert said[0].startswith("Not updating since ") and "stale" in said[1]
 
 
-async def test_the_page_says_it_is_not_updating_once_its_sign_in_has_ended(tmp_path: Path, browser: Browser) -> None:
-    async with http_gateway(config(tmp_path, auth={"tokens": [{"name": "dana", "token": TOKEN}]})) as base:
+async def test_the_page_says_it_is_not_updating_once_its_sign_in_has_ended(signed: str, browser: Browser) -> None:
+    def signed_out_elsewhere() -> None:
+        browser.open(signed + "/ui/login", 1280)
+        fill = f"document.querySelector('input[name=token]').value = '{TOKEN}'"
+        browser.navigate_by(f"{fill}; document.getElementById('login').submit()")
+        browser.open(signed + "/ui/calls", 1280)
+        # Sign out as another tab of this browser would: the sign-in ends in the store, the cookie goes.
+        ended = "fetch('/ui/logout', {method: 'POST', credentials: 'same-origin'}).then(r => r.url)"
+        assert browser.evaluate(ended).endswith("/ui/login")
+        until(browser, f"{STATUS}.textContent.startsWith('Not updating since ')")
+        assert browser.evaluate(f"{STATUS}.textContent").endswith(": signed out: sign in again")
 
-        def signed_out_elsewhere() -> None:
-            browser.open(base + "/ui/login", 1280)
-            fill = f"document.querySelector('input[name=token]').value = '{TOKEN}'"
-            browser.navigate_by(f"{fill}; document.getElementById('login').submit()")
-            browser.open(base + "/ui/calls", 1280)
-            # Sign out as another tab of this browser would: the sign-in ends in the store, the cookie goes.
-            ended = "fetch('/ui/logout', {method: 'POST', credentials: 'same-origin'}).then(r => r.url)"
-            assert browser.evaluate(ended).endswith("/ui/login")
-            until(browser, f"{STATUS}.textContent.startsWith('Not updating since ')")
-            assert browser.evaluate(f"{STATUS}.textContent").endswith(": signed out: sign in again")
-
-        with anyio.fail_after(60):
-            await anyio.to_thread.run_sync(signed_out_elsewhere)
+    with anyio.fail_after(60):
+        await anyio.to_thread.run_sync(signed_out_elsewhere)

@@ -4,6 +4,7 @@ yet the run stays whole: it replays, names all its results, and rolls back to an
 
 import gzip
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ steps:
 """
 
 
-async def run_long(client: Any, sizes: dict[int, int] | None = None, state_dir: Path | None = None) -> dict[str, Any]:
+async def run_long(client: Any, sizes: dict[int, int], state_dir: Path) -> dict[str, Any]:
     """Run long_v1 over 200 items, each answered with a 1 KB snapshot; `sizes`: the state file's after each step."""
     plan = {"workflow": "long_v1", "params": {"items": list(range(200))}}
     ins = await past_driver(client, body_of(await client.call_tool("think.plan", plan)))
@@ -42,18 +43,43 @@ async def run_long(client: Any, sizes: dict[int, int] | None = None, state_dir: 
         ref = {"workflow": "long_v1", "run_id": ins["run_id"], "step_id": ins["step_id"]}
         ins = body_of(await client.call_tool("think.next", {**ref, "result_snapshot": {"log": f"{done}" * 1_000}}))
         done += 1
-        if sizes is not None and state_dir is not None:
-            sizes[done] = (runs_folder(state_dir, "long_v1") / f"{ins['run_id']}.json").stat().st_size
+        sizes[done] = (runs_folder(state_dir, "long_v1") / f"{ins['run_id']}.json").stat().st_size
     assert done == 201
     return ins
 
 
-async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> None:
-    sizes: dict[int, int] = {}
-    async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
-        final = await run_long(client, sizes, tmp_path / "state")
-        folder = runs_folder(tmp_path / "state", "long_v1")
-        state = json.loads((folder / f"{final['run_id']}.json").read_text())
+@dataclass(frozen=True, slots=True)
+class LongRun:
+    """A finished 200-item run of long_v1: its last instruction, the state file's size after each step, and the
+    state file and spills as the run left them."""
+
+    folder: Path
+    final: dict[str, Any]
+    sizes: dict[int, int]
+    state: dict[str, Any]
+    spills: int
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-scoped: `long_run` is
+
+
+@pytest.fixture(scope="module")
+async def long_run(tmp_path_factory: pytest.TempPathFactory) -> LongRun:
+    """One 200-item run for the tests below (a second one only repeated 200 steps, each written and fsynced):
+    what the run left is read here, before a test rolls it back."""
+    folder, sizes = tmp_path_factory.mktemp("long"), dict[int, int]()
+    async with gateway_on(folder, {"long_v1": LONG}) as client:
+        final = await run_long(client, sizes, folder / "state")
+    runs = runs_folder(folder / "state", "long_v1")
+    state = json.loads((runs / f"{final['run_id']}.json").read_text())
+    spills = len(list((runs / f"{final['run_id']}.files").glob("each_*.json.gz")))
+    return LongRun(folder, final, sizes, state, spills)
+
+
+async def test_the_state_file_stays_flat_over_a_200_step_run(long_run: LongRun) -> None:
+    sizes, state = long_run.sizes, long_run.state
     # 140 more steps add only their status, result hash and time (~60 bytes each): no capture, checkpoint or
     # history growth (steps 50 and 190 hold as many checkpoints: they are spilled 20 at a time). Kept whole,
     # the 140 captures alone would add 140 KB.
@@ -63,13 +89,12 @@ async def test_the_state_file_stays_flat_over_a_200_step_run(tmp_path: Path) -> 
     assert len(state["checkpoints"]) + 20 * state["checkpoint_chunks"] == 203  # two driver steps, 200 items, last
     evicted = [h for h in state["history"] if h["event"] == "evict"]
     assert evicted and evicted[-1]["detail"].endswith(": read by no remaining step")
-    spills = list((folder / f"{final['run_id']}.files").glob("each_*.json.gz"))
-    assert len(spills) == 200 - 5  # every capture that left is kept by reference in the spill store
+    assert long_run.spills == 200 - 5  # every capture that left is kept by reference in the spill store
 
 
-async def test_a_200_item_run_replays_names_every_result_and_rolls_back_to_its_first_step(tmp_path: Path) -> None:
-    async with gateway_on(tmp_path, {"long_v1": LONG}) as client:
-        final = await run_long(client)
+async def test_a_200_item_run_replays_names_every_result_and_rolls_back_to_its_first_step(long_run: LongRun) -> None:
+    final = long_run.final
+    async with gateway_on(long_run.folder, {"long_v1": LONG}) as client:  # a gateway started on the run's state
         ref = {"workflow": "long_v1", "run_id": final["run_id"]}
         replayed = body_of(await client.call_tool("think.debug", {**ref, "action": "replay"}))
         back = body_of(await client.call_tool("think.reset", {**ref, "checkpoint": "__driver_bootstrap"}))

@@ -15,6 +15,8 @@ from tests.harness import PYTHON, ROOT, http_client, http_gateway, text_of, writ
 ENV = {"PYTHONPATH": str(ROOT)}
 WATCHED = "test://watched-resource"
 STDIO: dict[str, Any] = {"transport": "stdio", "command": PYTHON, "args": ["-m", "tests.servers.relaying"]}
+CRASHED = {"legacy": "w", "modern": "w26"}
+"""The module gateway's servers that `test_a_subscription_outlives_a_crash_of_its_server` crashes, by protocol."""
 
 pytestmark = pytest.mark.anyio
 
@@ -26,6 +28,8 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory, relaying_port: int) 
         "sse": {"transport": "sse", "url": f"http://127.0.0.1:{relaying_port}/sse", "protocol": "legacy"},
         "sse26": {"transport": "sse", "url": f"http://127.0.0.1:{relaying_port}/sse", "protocol": "modern"},
         "std": {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": "legacy"},
+        # Crashed by the subscription tests, one each: no other test calls them.
+        **{CRASHED[protocol]: {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": protocol} for protocol in CRASHED},
     }
     async with http_gateway(write_config(tmp_path_factory.mktemp("gw"), servers)) as base:
         yield base
@@ -98,28 +102,25 @@ class Watcher:
             await self._changed.wait()
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "modern"])
-async def test_a_subscription_outlives_a_crash_of_its_server(tmp_path: Path, protocol: str) -> None:
-    server = {**STDIO, "env": ENV, "cwd": str(ROOT), "protocol": protocol}
-    uri, watched = f"w+{WATCHED}", WATCHED
+@pytest.mark.parametrize("protocol", sorted(CRASHED))
+async def test_a_subscription_outlives_a_crash_of_its_server(gateway: str, protocol: str) -> None:
+    w = CRASHED[protocol]
+    uri, watched = f"{w}+{WATCHED}", WATCHED
     ann = Watcher()
-    async with (
-        http_gateway(write_config(tmp_path, {"w": server})) as base,
-        http_client(base, mode="legacy", message_handler=ann.message) as client,
-    ):
+    async with http_client(gateway, mode="legacy", message_handler=ann.message) as client:
         with anyio.fail_after(60):
             subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
             await client.session.send_request(subscribe, types.EmptyResult)
             if protocol == "legacy":
                 await ann.heard(1)  # the fixture announces an update as soon as it is subscribed to
             else:
-                await client.call_tool("w.touch", {"uri": watched})
+                await client.call_tool(f"{w}.touch", {"uri": watched})
                 await ann.heard(1)
-            assert (await client.call_tool("w.crash", {})).is_error
+            assert (await client.call_tool(f"{w}.crash", {})).is_error
             if protocol == "legacy":
                 await ann.heard(2)  # announced again: the restarted server was subscribed anew, unasked
             else:  # the call waits for the restart; the server's updates reach a listen stream opened anew
-                await client.call_tool("w.touch", {"uri": watched})
+                await client.call_tool(f"{w}.touch", {"uri": watched})
                 await ann.heard(2)
     assert ann.updated == [uri, uri]
 

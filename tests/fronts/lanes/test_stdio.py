@@ -3,6 +3,7 @@ the SDK path over a real gateway's pipes in both eras, and cancellation reaching
 
 import json
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,7 +17,7 @@ from adapters.pipe import NdjsonPipe
 from gateway.fronts.lanes.stdio import StdioLane
 from gateway.fronts.server import Front
 from tests.clients.matrix import CLIENTS, NODE, WHO
-from tests.fronts.test_stdio import INITIALIZE, raw_gateway
+from tests.fronts.test_stdio import INITIALIZE, Pipe, raw_gateway
 from tests.harness import ROOT, gateway_params, kitchen, text_of, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
@@ -146,9 +147,28 @@ EVERYTHING_ASKS = {
 }
 
 
+EVERYTHING_SERVER = {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-scoped: `modern` is
+
+
+@pytest.fixture(scope="module")
+async def modern(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pipe]:
+    """One gateway for the tests whose calls are 2026-era ones standing alone (each carries its own `_meta`; no
+    handshake, no session state between them): a process each only repeated the gateway's and the servers'
+    start-ups. Its limits let a 2 MB text through."""
+    limits = {"max_inline_bytes": 10_000_000, "max_request_bytes": 10_000_000}
+    servers = {"k": kitchen("k"), "e": EVERYTHING_SERVER}
+    async with raw_gateway(tmp_path_factory.mktemp("modern"), servers, limits=limits) as pipe:
+        yield pipe
+
+
 @pytest.mark.parametrize("tool", sorted(EVERYTHING_ASKS))
 async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call_on_stdio(
-    tmp_path: Path, tool: str
+    modern: Pipe, tool: str
 ) -> None:
     """The TypeScript 2.x client's frames: a call without a progress token (the lane's kind), answered with
     `inputResponses` and the `requestState` it got. The lane took the retry as a fresh call, dropping the answers:
@@ -156,16 +176,14 @@ async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call
     arguments, answer, expected = EVERYTHING_ASKS[tool]
     capabilities: dict[str, Any] = {"sampling": {}, "elicitation": {"form": {}}}
     meta = {**MODERN, CLIENT_CAPABILITIES_META_KEY: capabilities}
-    server = {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}
     params: dict[str, Any] = {"name": f"e.{tool}", "arguments": arguments, "_meta": meta}
-    async with raw_gateway(tmp_path, {"e": server}) as pipe:
-        await pipe.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-        asked = (await pipe.receive())["result"]
-        assert asked["resultType"] == "input_required", asked
-        responses = dict.fromkeys(asked["inputRequests"], answer)
-        retry = {**params, "inputResponses": responses, "requestState": asked["requestState"]}
-        await pipe.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry})
-        done = (await pipe.receive())["result"]
+    await modern.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    asked = (await modern.receive())["result"]
+    assert asked["resultType"] == "input_required", asked
+    responses = dict.fromkeys(asked["inputRequests"], answer)
+    retry = {**params, "inputResponses": responses, "requestState": asked["requestState"]}
+    await modern.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry})
+    done = (await modern.receive())["result"]
     assert done["resultType"] == "complete", done
     assert expected in json.dumps(done["content"])
 
@@ -173,9 +191,7 @@ async def test_a_2026_client_s_answered_round_without_progress_finishes_the_call
 async def test_the_typescript_2x_auto_client_probes_and_finishes_asking_calls_over_stdio(tmp_path: Path) -> None:
     """The real TypeScript 2.x client (`versionNegotiation: auto`, its own probe) over the gateway's stdio, calling
     server-everything's sampling and elicitation tools without a progress callback (the lane's kind of call)."""
-    config = write_config(
-        tmp_path, {"e": {"transport": "stdio", "command": "node", "args": [str(EVERYTHING), "stdio"]}}
-    )
+    config = write_config(tmp_path, {"e": EVERYTHING_SERVER})
     steps = [
         {"tool": f"e.{tool}", "arguments": EVERYTHING_ASKS[tool][0], "progress": False} for tool in EVERYTHING_ASKS
     ]
@@ -203,14 +219,13 @@ async def test_the_typescript_2x_auto_client_probes_and_finishes_asking_calls_ov
 
 
 @pytest.mark.parametrize("size", [100, 2_000_000])
-async def test_a_plain_answer_of_any_size_arrives_whole_from_the_lane(tmp_path: Path, size: int) -> None:
+async def test_a_plain_answer_of_any_size_arrives_whole_from_the_lane(modern: Pipe, size: int) -> None:
     # A plain answer counted small is encoded whole; one over `jsonwire.STREAM_FROM` is still written in slices.
-    limits = {"max_inline_bytes": 10_000_000, "max_request_bytes": 10_000_000}
-    async with raw_gateway(tmp_path, limits=limits) as pipe:
-        params = {"name": "k.echo", "arguments": {"text": "x" * size}, "_meta": MODERN}
-        await pipe.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
-        with anyio.fail_after(30):
-            answer = json.loads(await pipe.stdout.receive_until(b"\n", 5_000_000))
+    params = {"name": "k.echo", "arguments": {"text": "x" * size}, "_meta": MODERN}
+    await modern.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+    with anyio.fail_after(30):
+        while "id" not in (answer := json.loads(await modern.stdout.receive_until(b"\n", 5_000_000))):
+            pass  # a notification the gateway pushed meanwhile (a list change)
     assert answer["id"] == 7
-    assert answer["result"]["content"][0] == {"type": "text", "text": "x" * size}  # then the first call's driver
+    assert answer["result"]["content"][0] == {"type": "text", "text": "x" * size}  # then, on a first call, the driver
     assert answer["result"]["resultType"] == "complete"

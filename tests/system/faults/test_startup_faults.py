@@ -38,7 +38,7 @@ class ListChanges:
 async def test_initialize_does_not_wait_for_a_server_that_never_finishes_its_handshake(tmp_path: Path) -> None:
     changes = ListChanges()
     servers = {"k": kitchen("k"), "mute": faulty("--no-handshake", connect_timeout_s=60)}
-    config = write_config(tmp_path, servers, limits={"startup_wait_s": 2})
+    config = write_config(tmp_path, servers, limits={"startup_wait_s": 0.5})
     with anyio.fail_after(20):  # without fail-open: 60 s (the mute server's connect_timeout_s)
         async with Client(gateway_params(config), mode="legacy", message_handler=changes.on_message) as client:
             names = await changes.until_listed(client, "k.echo")  # listed at once, or added when it came up
@@ -49,7 +49,7 @@ async def test_initialize_does_not_wait_for_a_server_that_never_finishes_its_han
 
 async def test_a_server_that_finishes_its_handshake_late_is_added_with_list_changed(tmp_path: Path) -> None:
     changes = ListChanges()
-    servers = {"late": faulty("--handshake-delay", "4")}
+    servers = {"late": faulty("--handshake-delay", "2.5")}
     config = write_config(tmp_path, servers, limits={"startup_wait_s": 0.5})
     async with Client(gateway_params(config), mode="legacy", message_handler=changes.on_message) as client:
         assert not any(t.name.startswith("late.") for t in (await client.list_tools()).tools)
