@@ -1,6 +1,7 @@
 """The workflow library on disk: `*.yaml` files from a list of folders, parsed once per file version."""
 
 import hashlib
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
@@ -36,8 +37,17 @@ def parsed(path: Path, text: str) -> Any:
         raise _refused(exc) from None
 
 
+SETTLE_NS = 2_000_000_000
+"""How long a folder must have been unchanged before its listing is kept (`Library._files`)."""
 PINNED = 64
 """Older versions of workflows kept parsed (those runs are pinned to), least recently used dropped first."""
+
+
+def _modified(directory: Path) -> int | None:
+    try:
+        return directory.stat().st_mtime_ns
+    except OSError:  # not there (yet): listed as empty, and looked for again next time
+        return None
 
 
 def content_digest(text: str) -> str:
@@ -54,13 +64,24 @@ class Library:
     def __init__(self, dirs: list[Path]) -> None:
         self.dirs = dirs
         self._parsed: dict[Path, tuple[float, Workflow]] = {}
+        self._listed: tuple[tuple[int | None, ...], dict[str, Path]] | None = None
+        """The last listing and its folders' modification times (`_files`)."""
         self._pinned: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
 
     def _files(self) -> dict[str, Path]:
+        """Name -> file, earlier folders first. Listed again only when a folder changed: asked on every call of a
+        session shown a subset of tools ("is there any workflow"), a glob of each folder was most of that question's
+        cost. A folder changed within SETTLE_NS of the listing is listed again next time too: its modification time
+        ticks coarsely, so a file added in the same tick would not change it."""
+        now, stamps = time.time_ns(), tuple(_modified(d) for d in self.dirs)
+        if self._listed is not None and self._listed[0] == stamps:
+            return self._listed[1]
         files: dict[str, Path] = {}
         for directory in self.dirs:
             for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
                 files.setdefault(path.stem, path)
+        settled = all(stamp is None or now - stamp >= SETTLE_NS for stamp in stamps)
+        self._listed = (stamps, files) if settled else None
         return files
 
     def names(self) -> list[str]:
