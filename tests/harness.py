@@ -3,7 +3,6 @@
 import io
 import itertools
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -79,23 +78,6 @@ def cli(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str
             stack.enter_context(chdir(home))
         code = main(list(args))
     return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())
-
-
-@contextmanager
-def interruptible() -> Iterator[None]:
-    """Processes started inside get Ctrl-C (SIGINT) as a terminal's foreground job does, whatever this worker
-    inherited: not ignored (an ignored signal stays ignored across exec; a handler does not) and not blocked."""
-    handler = signal.getsignal(signal.SIGINT)
-    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-    if handler is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        if handler is signal.SIG_IGN:
-            signal.signal(signal.SIGINT, handler)
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
 
 
 def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> Path:

@@ -5,8 +5,8 @@ import os
 import pty
 import signal
 import termios
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from tests.harness import gateway_params, interruptible, kitchen, write_config
+from tests.harness import gateway_params, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -106,6 +106,23 @@ async def test_a_message_over_the_limit_is_answered_with_its_own_id_and_the_sess
         await pipe.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": small})
         answered = await pipe.receive()
         assert answered["id"] == 8 and answered["result"]["content"][0]["text"] == "received 1000 chars"
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Processes started inside get Ctrl-C (SIGINT) as a terminal's foreground job does, whatever this worker
+    inherited: not ignored (an ignored signal stays ignored across exec; a handler does not) and not blocked."""
+    handler = signal.getsignal(signal.SIGINT)
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    if handler is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if handler is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, handler)
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
 
 
 async def ended_by(

@@ -88,11 +88,10 @@ class Budget:
             return catalog.tools
         view = self.view(session)
         # Every call asks (`hidden`): weighed again only when something it reads changed. A reload may change the
-        # policy (`visible`); the catalog is compared by identity (kept in the key, so its id is not reused).
-        promoted, used = tuple(view.promoted), tuple(view.used)
-        inputs = (catalog, rule, session.task_mark, view.spilled, self.workflows(), self.reloads, promoted, used)
-        if view.shown is not None and view.shown[0][0] is catalog and view.shown[0][1:] == inputs[1:]:
-            return view.shown[1]
+        # policy (`visible`); the catalog is compared by identity.
+        read = (rule, session.task_mark, view.spilled, self.workflows(), self.reloads, (*view.promoted,), (*view.used,))
+        if view.shown is not None and view.shown[0] is catalog and view.shown[1] == read:
+            return view.shown[2]
         shown = {n for n, e in catalog.tools.items() if self.base(e, view) or n in view.promoted}
         if rule.mode == "auto":
             # No cliff: over budget, `auto` still lists what fits, the way in counted first, then the most used.
@@ -107,5 +106,5 @@ class Budget:
                 if self.visible(session, entry):
                     shown.add(name)
                     chars += cost
-        view.shown = (inputs, shown)
+        view.shown = (catalog, read, shown)
         return shown

@@ -53,9 +53,9 @@ class View:
     """A result of this session was spilled: `gateway.read_output` is listed from now on (and loaded at once)."""
     reads_output: bool = False
     """Whether the session's last `tools/list` held `gateway.read_output` (else a spill notice names call_tool)."""
-    shown: tuple[tuple[Any, ...], Container[str]] | None = None
-    """The tools last weighed as listed (`Budget._shown`), and all that weighing read: weighed again when that
-    changed."""
+    shown: tuple[object, tuple[Any, ...], Container[str]] | None = None
+    """The catalog, all else the weighing read, and the tools last weighed as listed (`Budget._shown`): weighed again
+    when either changed."""
 
 
 def searches_natively(config: ExposureConfig, client: str | None) -> bool:

@@ -74,8 +74,9 @@ class Exposure(Budget):
         self._indexed: Catalog | None = None
         """The catalog `index` holds (built lazily, at the first search of a new catalog)."""
         self.settings = 0
-        self.reloads = 0
         """Bumped by `reconfigure`: each session's rule is resolved again (its found tools stay)."""
+        self.reloads = 0
+        """Counted by `reconfigure`, changed section or not: what each session is shown is weighed again."""
         self.on_catalog: Callable[[Catalog], None] = lambda catalog: None
         """Told each new catalog this view follows (the composition root rewrites `initialize`'s instructions)."""
 
