@@ -90,8 +90,14 @@ def sampled_key(server: str, tool: str, digest: str) -> str:
     return f"{server}/{tool}#{digest}"
 
 
+STRICT = re.compile(r"[^A-Za-z0-9_-]")
+"""What a separator without `.` turns into `_` in a tool's own name (`gateway.routing.names`: `think.workflows.list`
+is exposed as `think_workflows_list` under `_`): a pack keys `workflows.list` and must find it under any separator."""
+
+
 def _named(exposed: str, tool: str) -> bool:
     """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)?"""
+    exposed, tool = STRICT.sub("_", exposed), STRICT.sub("_", tool)
     return exposed == tool or (exposed.endswith(tool) and not exposed[-len(tool) - 1].isalnum())
 
 

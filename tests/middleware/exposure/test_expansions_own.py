@@ -1,5 +1,5 @@
 """The gateway's own tools' expansion pack (config/expansions/mcp-doorway.json): current with what the gateway lists,
-and what finds an own tool through `gateway.find_tools` when the tool's own words do not."""
+under any separator, and what finds an own tool through `gateway.find_tools` when the tool's own words do not."""
 
 import json
 from pathlib import Path
@@ -28,8 +28,10 @@ async def catalog_of(config: Path) -> list[tuple[str, str, types.Tool]]:
     return [(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
 
 
-async def test_every_own_tool_has_a_pack_entry_for_its_current_description(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {}, think={"state_dir": str(tmp_path / "s")})
+@pytest.mark.parametrize("separator", [".", "_"])
+async def test_every_own_tool_has_a_pack_entry_for_its_current_description(tmp_path: Path, separator: str) -> None:
+    # Under `_` the gateway exposes `think.workflows.list` as `think_workflows_list`: the entry must still be found.
+    config = write_config(tmp_path, {}, namespace={"separator": separator}, think={"state_dir": str(tmp_path / "s")})
     own = [(name, server, tool) for name, server, tool in await catalog_of(config) if server in OWN_SERVERS]
     assert {server for _n, server, _t in own} == {"gateway", "think", "prompt"}
     assert len(own) >= 16
