@@ -2,6 +2,7 @@
 under any separator, and what finds an own tool through `gateway.find_tools` when the tool's own words do not."""
 
 import json
+import re
 from pathlib import Path
 
 import mcp.types as types
@@ -75,20 +76,21 @@ async def test_find_tools_finds_an_own_tool_by_a_request_its_own_words_miss(
         assert [h.name for h in plain.search(query, limit=1).hits] != [tool], query
 
 
-async def test_each_own_request_finds_its_own_tool_first_in_the_default_catalog(
+async def test_each_own_request_and_each_own_tools_first_words_find_it_first_in_the_default_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each request is specific to its tool, not to a neighbour (think.plan vs think.next, state.get vs state.list).
+    # Each request fits its tool, not a neighbour (think.plan vs think.next, state.get vs state.list), and the pack
+    # takes no tool's own words away from it (a request "workflow runs" of state.list once outranked think.plan for
+    # its own "Start a workflow run").
     monkeypatch.setenv("GATEWAY_DATA", str(tmp_path))
     catalog = await catalog_of(default_config())
     index = SearchIndex()
     index.build(catalog)
-    asked = [
-        (request, name)
-        for name, server, tool in catalog
-        if server in OWN_SERVERS
-        for request in expansions_for(server, name, tool.description or "")
+    own = [(name, server, tool.description or "") for name, server, tool in catalog if server in OWN_SERVERS]
+    requests = [(request, name) for name, server, text in own for request in expansions_for(server, name, text)]
+    first_words = [(re.split(r"[:.;(]", text, maxsplit=1)[0], name) for name, _server, text in own]
+    assert len(requests) >= 16 * 8
+    found = [
+        (query, name, [h.name for h in index.search(query, limit=1).hits]) for query, name in requests + first_words
     ]
-    assert len(asked) >= 16 * 8
-    missed = [(r, name, [h.name for h in index.search(r, limit=1).hits]) for r, name in asked]
-    assert [m for m in missed if m[2] != [m[1]]] == []
+    assert [(query, name, hits) for query, name, hits in found if hits != [name]] == []
