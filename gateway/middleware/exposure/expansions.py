@@ -3,7 +3,8 @@
 A description says what a tool does in its server's words; users ask in theirs ("who can I hand this ticket
 to" for `jira_search_assignable_users`). Each tool is indexed with a few such requests, from two sources:
 
-* **Shipped packs** (`config/expansions/*.json`, one file per server package): written from each tool's own name,
+* **Shipped packs** (`config/expansions/*.json`, one file per server package; `mcp-doorway.json` holds the gateway's
+  own tools, `gateway.*`, `think.*` and `prompt.say`, in every catalog): written from each tool's own name,
   description and parameters, never from a labelled query. An entry holds the hash of the description it was
   written for: a tool whose description changed falls back to no pack entry instead of to requests about
   another tool. Packs are matched by the tool's name and that hash, not by the config's server name, which
@@ -89,8 +90,14 @@ def sampled_key(server: str, tool: str, digest: str) -> str:
     return f"{server}/{tool}#{digest}"
 
 
+STRICT = re.compile(r"[^A-Za-z0-9_-]")
+"""What a separator without `.` turns into `_` in a tool's own name (`gateway.routing.names`: `think.workflows.list`
+is exposed as `think_workflows_list` under `_`): a pack keys `workflows.list` and must find it under any separator."""
+
+
 def _named(exposed: str, tool: str) -> bool:
     """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)?"""
+    exposed, tool = STRICT.sub("_", exposed), STRICT.sub("_", tool)
     return exposed == tool or (exposed.endswith(tool) and not exposed[-len(tool) - 1].isalnum())
 
 

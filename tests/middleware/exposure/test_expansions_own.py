@@ -1,0 +1,96 @@
+"""The gateway's own tools' expansion pack (config/expansions/mcp-doorway.json): current with what the gateway lists,
+under any separator, and what finds an own tool through `gateway.find_tools` when the tool's own words do not."""
+
+import json
+import re
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+
+from gateway.app.gateway import Gateway
+from gateway.config import load_config
+from gateway.config.bundled import default_config
+from gateway.middleware.exposure.expansions import expansions_for, packs_folder
+from gateway.middleware.exposure.listed import OWN_SERVERS
+from gateway.middleware.exposure.search import SearchIndex
+from tests.harness import connected, write_config
+
+pytestmark = pytest.mark.anyio
+
+OWN_PACK = "mcp-doorway.json"
+
+
+async def catalog_of(config: Path) -> list[tuple[str, str, types.Tool]]:
+    """(exposed name, server, tool) of every tool a real gateway's catalog holds under `config`."""
+    gateway = Gateway(load_config(config))
+    async with gateway.running():
+        catalog = await gateway.registry.catalog()
+    return [(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
+
+
+@pytest.mark.parametrize("separator", [".", "_"])
+async def test_every_own_tool_has_a_pack_entry_for_its_current_description(tmp_path: Path, separator: str) -> None:
+    # Under `_` the gateway exposes `think.workflows.list` as `think_workflows_list`: the entry must still be found.
+    config = write_config(tmp_path, {}, namespace={"separator": separator}, think={"state_dir": str(tmp_path / "s")})
+    own = [(name, server, tool) for name, server, tool in await catalog_of(config) if server in OWN_SERVERS]
+    assert {server for _n, server, _t in own} == {"gateway", "think", "prompt"}
+    assert len(own) >= 16
+    unmatched = [name for name, server, tool in own if not expansions_for(server, name, tool.description or "")]
+    assert unmatched == [], f"an own tool's description changed: rewrite its entry in {OWN_PACK} from the new text"
+
+
+def test_the_own_pack_says_truthfully_whose_tools_it_holds_and_how_it_was_written() -> None:
+    pack = json.loads((packs_folder() / OWN_PACK).read_text(encoding="utf-8"))
+    assert pack["package"].startswith("mcp-doorway (this gateway itself")
+    assert "no labelled query" in pack["written"]
+    assert {"status", "read_output", "find_tools", "call_tool", "plan", "next", "workflows.list", "say"} <= set(
+        pack["tools"]
+    )
+    assert {name: len(entry["requests"]) for name, entry in pack["tools"].items() if len(entry["requests"]) != 8} == {}
+
+
+async def test_find_tools_finds_an_own_tool_by_a_request_its_own_words_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_DATA", str(tmp_path))  # where the default config keeps outputs and Think's runs
+    asked = {  # requests of the pack that neither the tool's name nor its description answers first
+        "which workflows can I run here?": "think.workflows.list",
+        "run a tool that is not in my list": "gateway.call_tool",
+    }
+    answers: dict[str, types.CallToolResult] = {}
+    async with connected(default_config(), within_s=60) as (gateway, client):
+        for query in asked:
+            answers[query] = await client.call_tool("gateway.find_tools", {"query": query, "limit": 3})
+        catalog = await gateway.registry.catalog()
+        rankers = gateway.exposure.index.rankers
+    first = {
+        q: next((hit["name"] for hit in (a.structured_content or {}).get("tools", [])), None)
+        for q, a in answers.items()
+    }
+    assert first == asked
+    # The same catalog and rankers without expansions: the pack is what found them.
+    plain = SearchIndex(semantic="semantic" in rankers, expanded=False)
+    plain.build([(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)])
+    for query, tool in asked.items():
+        assert [h.name for h in plain.search(query, limit=1).hits] != [tool], query
+
+
+async def test_each_own_request_and_each_own_tools_first_words_find_it_first_in_the_default_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each request fits its tool, not a neighbour (think.plan vs think.next, state.get vs state.list), and the pack
+    # takes no tool's own words away from it (a request "workflow runs" of state.list once outranked think.plan for
+    # its own "Start a workflow run").
+    monkeypatch.setenv("GATEWAY_DATA", str(tmp_path))
+    catalog = await catalog_of(default_config())
+    index = SearchIndex()
+    index.build(catalog)
+    own = [(name, server, tool.description or "") for name, server, tool in catalog if server in OWN_SERVERS]
+    requests = [(request, name) for name, server, text in own for request in expansions_for(server, name, text)]
+    first_words = [(re.split(r"[:.;(]", text, maxsplit=1)[0], name) for name, _server, text in own]
+    assert len(requests) >= 16 * 8
+    found = [
+        (query, name, [h.name for h in index.search(query, limit=1).hits]) for query, name in requests + first_words
+    ]
+    assert [(query, name, hits) for query, name, hits in found if hits != [name]] == []
