@@ -3,12 +3,10 @@
 A description says what a tool does in its server's words; users ask in theirs ("who can I hand this ticket
 to" for `jira_search_assignable_users`). Each tool is indexed with a few such requests, from two sources:
 
-* **Shipped packs** (`config/expansions/*.json`, one file per server package; `mcp-doorway.json` holds the gateway's
-  own tools, `gateway.*`, `think.*` and `prompt.say`, in every catalog): written from each tool's own name,
-  description and parameters, never from a labelled query. An entry holds the hash of the description it was
-  written for: a tool whose description changed falls back to no pack entry instead of to requests about
-  another tool. Packs are matched by the tool's name and that hash, not by the config's server name, which
-  every user chooses freely.
+* **Shipped packs** (`config/expansions/*.json`, one per server package; `mcp-doorway.json`: the gateway's own
+  tools): written from each tool's own name, description and parameters, never from a labelled query. An entry is
+  matched by the tool's own name and the hash of the description it was written for (a changed tool gets none
+  rather than another's), not by the config's server name, which every user chooses freely.
 * **Asked of the client's model** (`sampling.py`): a tool with no pack entry gets a few requests written by the model
   of a client that offers MCP sampling, from the tool's name and description alone. Kept in the store
   (`gateway.store.base.SampledExpansions`) by server, tool and description hash, shared by replicas, read back with
@@ -90,14 +88,13 @@ def sampled_key(server: str, tool: str, digest: str) -> str:
     return f"{server}/{tool}#{digest}"
 
 
-STRICT = re.compile(r"[^A-Za-z0-9_-]")
-"""What a separator without `.` turns into `_` in a tool's own name (`gateway.routing.names`: `think.workflows.list`
-is exposed as `think_workflows_list` under `_`): a pack keys `workflows.list` and must find it under any separator."""
+_STRICT = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def _named(exposed: str, tool: str) -> bool:
-    """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)?"""
-    exposed, tool = STRICT.sub("_", exposed), STRICT.sub("_", tool)
+    """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)? Both are read
+    with `_` for what a separator without `.` rewrites (`gateway.routing.names`: `think_workflows_list`)."""
+    exposed, tool = _STRICT.sub("_", exposed), _STRICT.sub("_", tool)
     return exposed == tool or (exposed.endswith(tool) and not exposed[-len(tool) - 1].isalnum())
 
 
@@ -112,10 +109,8 @@ def expansions_for(
     """A tool's expansions, for its search text and a client's search hint: its shipped pack entry (when the pack was
     written for this very description), then what was learned from its use (`learned`: `Expansions.learned`).
 
-    `tool` is the tool's canonical (exposed) name, e.g. `gitlab.gitlab_get_mr`: packs know the downstream's own name
-    and find it behind any prefix; learned requests are keyed by the canonical name. `server` is the config's name
-    of its server (kept for packs that will need it; the description hash already tells one server's tool from
-    another's)."""
+    `tool` is the canonical (exposed) name, e.g. `gitlab.gitlab_get_mr`: packs find their own name behind any prefix;
+    learned requests are keyed by it. `server` (the config's name) is unused: the hash tells servers apart."""
     del server
     return list(dict.fromkeys([*shipped_for(tool, description_hash(description)), *(learned or {}).get(tool, ())]))
 
@@ -143,8 +138,7 @@ class Expansions:
     _turns: OrderedDict[str, list[_Search]] = field(default_factory=OrderedDict[str, list[_Search]])
 
     def of(self, server: str, original: str, exposed: str, description: str) -> list[str]:
-        """A tool's expansions (its search text and a client's search hint): its pack entry, else what a client's
-        model wrote for it, then what was learned from its use."""
+        """A tool's expansions: its pack entry, else what a client's model wrote for it, then what use taught."""
         digest = description_hash(description)
         own = shipped_for(exposed, digest) or self.sampled.get(sampled_key(server, original, digest), ())
         return list(dict.fromkeys([*own, *self.learned.get(exposed, ())]))
