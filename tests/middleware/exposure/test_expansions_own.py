@@ -8,6 +8,7 @@ from pathlib import Path
 import mcp.types as types
 import pytest
 
+from bench.find_quality import catalog
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.config.bundled import default_config
@@ -38,6 +39,16 @@ async def test_every_own_tool_has_a_pack_entry_for_its_current_description(tmp_p
     assert len(own) >= 16
     unmatched = [name for name, server, tool in own if not expansions_for(server, name, tool.description or "")]
     assert unmatched == [], f"an own tool's description changed: rewrite its entry in {OWN_PACK} from the new text"
+
+
+async def test_the_find_bench_scores_the_own_tools_as_the_gateway_lists_them(tmp_path: Path) -> None:
+    # bench.find_quality ranks snapshots (bench/find_quality/*.json): an own tool kept there with an older
+    # description misses its pack entry and is scored as a tool no client is shown.
+    config = write_config(tmp_path, {}, think={"state_dir": str(tmp_path / "s")})
+    live = {n: (t.description, t.input_schema) for n, server, t in await catalog_of(config) if server in OWN_SERVERS}
+    for name in ("everything", "gitlab-jira"):
+        kept = {n: (t.description, t.input_schema) for n, server, t in catalog(name) if server in OWN_SERVERS}
+        assert kept == live, f"bench/find_quality/{name}.json: refresh its own tools from a live gateway"
 
 
 def test_the_own_pack_says_truthfully_whose_tools_it_holds_and_how_it_was_written() -> None:
