@@ -37,7 +37,8 @@ RUNS = ("r0", "r1", "r2")
 WRITES = 200
 OWNER = "tester"
 TEMP = re.compile(r"\.(?P<run>.+)\.[A-Za-z0-9_]{8}\.tmp")
-"""The only stray file a killed `StateStore.save` may leave: its `mkstemp` temp file."""
+"""The only stray file a killed `StateStore.save` may leave: the `mkstemp` temp file of its run or, when it was
+naming a new latest run, of the folder's pointer (`~latest`)."""
 
 # Loads its runs from disk (so every round continues the last one), then saves growing states: captures of up to
 # ~200 KB, one more step and history entry per write. `begin` before a save and `done <version>` after it tell the
@@ -200,7 +201,7 @@ def check_files(root: Path, saved: dict[str, int], in_flight: str | None) -> lis
             seen.add(run)
         else:
             match = TEMP.fullmatch(path.name)
-            assert match is not None and match["run"] in RUNS, f"unexpected file {path.name}"
+            assert match is not None and match["run"] in (*RUNS, LATEST), f"unexpected file {path.name}"
             temps.append(match["run"])
     assert seen == {run for run, version in saved.items() if version}
     assert [p.name for p in root.iterdir()] == [f"{OWNER}~crash"]
@@ -235,7 +236,11 @@ async def test_a_writer_killed_at_random_points_leaves_only_whole_files_at_consi
             temps = check_files(root, saved, None if paused else in_flight)
             if paused:  # not renamed: the file is still the previous version, the new one is a stray temp file
                 assert in_flight in temps
-    # Temp files of killed saves are removed by the run's next save (under the folder lock, so none is live).
+    # Temp files of killed saves are removed by the next write of their file (under the folder lock, so none is
+    # live): a run's by its next save, the pointer's by the next naming of a latest run (a fresh store names one).
+    pointer_temp = root / f"{OWNER}~crash" / f".{LATEST}.abcd_123.tmp"  # what a kill while naming one leaves
+    pointer_temp.write_bytes(b'{"version": 3, "lat')
+    assert LATEST in check_files(root, saved, None)
     store = StateStore(*local_runs(root))
     for run in RUNS:
         state = await store.load(OWNER, "crash", run)
