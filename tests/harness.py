@@ -35,6 +35,7 @@ from gateway.downstreams.supervision import Target
 from gateway.errors import GatewayError
 from gateway.pipeline import Call
 from gateway.session import Session
+from tests.measured import HANDED
 
 ROOT = Path(__file__).resolve().parent.parent
 KITCHEN = str(ROOT / "tests" / "servers" / "kitchen.py")
@@ -86,13 +87,21 @@ def write_config(directory: Path, servers: dict[str, Any], **sections: Any) -> P
     return path
 
 
+def gateway_command(args: list[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that run `gateway ARGS` in `env` (with PYTHONPATH added): under a coverage run,
+    `python -m tests.measured ARGS`, measured from after its imports (see there), else `python -m gateway ARGS`."""
+    environment = {**env, "PYTHONPATH": str(ROOT)}
+    handed = environment.pop("COVERAGE_PROCESS_CONFIG", None)
+    if handed is None:
+        return [PYTHON, "-m", "gateway", *args], environment
+    return [PYTHON, "-m", "tests.measured", *args], {**environment, HANDED: handed}
+
+
 def gateway_params(config: Path, *, env: dict[str, str] | None = None) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=PYTHON,
-        args=["-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"],
-        cwd=str(ROOT),
-        env={"PYTHONPATH": str(ROOT), **MEASURED, **(env or {})},
+    argv, environment = gateway_command(
+        ["serve", "--config", str(config), "--log-level", "WARNING"], {**MEASURED, **(env or {})}
     )
+    return StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(ROOT), env=environment)
 
 
 def alias_bomb(indent: int = 0) -> str:
@@ -166,13 +175,13 @@ async def _gateway_started(
     """`gateway serve --http` started as a subprocess; yields what waits until /healthz answers (its base URL).
     `log`: its whole log, from INFO, goes to that file (else its warnings to the test's stderr)."""
     base = f"http://127.0.0.1:{free_port()}"
-    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     level, stderr = ("WARNING", None) if log is None else ("INFO", log.open("ab"))
+    argv, environment = gateway_command(
+        ["serve", "--config", str(config), "--http", base.removeprefix("http://"), "--log-level", level],
+        {**os.environ, **(env or {})},
+    )
     try:
-        process = await anyio.open_process(
-            [*argv, "--log-level", level], stdout=None, stderr=stderr, cwd=str(ROOT), env=environment
-        )
+        process = await anyio.open_process(argv, stdout=None, stderr=stderr, cwd=str(ROOT), env=environment)
     finally:
         if stderr is not None:
             stderr.close()  # the process has its own
@@ -213,9 +222,10 @@ async def http_gateways(*configs: Path) -> AsyncIterator[list[str]]:
 def http_gateway_process(config: Path) -> Iterator[str]:
     """`http_gateway` for session- and module-scoped sync fixtures: yields the base URL once /healthz answers."""
     base = f"http://127.0.0.1:{free_port()}"
-    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([*argv, "--log-level", "WARNING"], stdin=subprocess.DEVNULL, cwd=ROOT, env=environment)
+    argv, environment = gateway_command(
+        ["serve", "--config", str(config), "--http", base.removeprefix("http://"), "--log-level", "WARNING"], os.environ
+    )
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, cwd=ROOT, env=environment)
     try:
 
         async def up() -> None:
