@@ -12,6 +12,7 @@ from typing import Any, cast
 import mcp.types as types
 
 from gateway.middleware.exposure.rules import Rule
+from gateway.middleware.exposure.vocabulary import unvalued
 from gateway.routing.catalog import Entry
 from gateway.routing.rename import Names, reference
 
@@ -85,8 +86,10 @@ def search_hint(text: str) -> str:
 
 def hints(entry: Entry, always: bool, expansions: Sequence[str] = ()) -> dict[str, Any]:
     """The `_meta` a natively searching client reads: a search hint on every tool, alwaysLoad on `always`. The
-    hint starts with the tool's `expansions` (requests in users' words: the words its name and description lack)."""
-    meta: dict[str, Any] = {SEARCH_HINT_KEY: search_hint(" ".join([*expansions, search_text(entry)]))}
+    hint starts with the tool's `expansions` (requests in users' words: the words its name and description lack),
+    without their values (a request's example key `PROJ-5` is no word about the tool)."""
+    asked = [unvalued(request) for request in expansions]
+    meta: dict[str, Any] = {SEARCH_HINT_KEY: search_hint(" ".join([*asked, search_text(entry)]))}
     if always:
         meta[ALWAYS_LOAD_KEY] = True
     return meta
@@ -110,7 +113,7 @@ def as_listed(
     if rule.native:
         ref = reference(entry.server, entry.original)
         always = entry.server in OWN_SERVERS and (ref in ALWAYS_LOAD or (spilled and ref == READ_OUTPUT))
-        more = () if expansions is None or entry.server in OWN_SERVERS else expansions(entry)
+        more = () if expansions is None else expansions(entry)
         update["meta"] = {**(tool.meta or {}), **hints(entry, always, more)}
     description = tool.description or ""
     if entry.server in OWN_SERVERS:

@@ -10,7 +10,8 @@ from mcp import Client
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.middleware.exposure.listed import ALWAYS_LOAD_KEY, SEARCH_HINT_KEY, definition_chars, search_hint
+from gateway.middleware.exposure.listed import ALWAYS_LOAD_KEY, SEARCH_HINT_KEY, definition_chars, hints, search_hint
+from gateway.routing.catalog import Entry
 from tests.harness import write_config
 from tests.servers.kitchen import Kitchen
 
@@ -37,6 +38,9 @@ async def test_a_client_that_searches_natively_gets_every_tool_with_a_search_hin
     assert all((t.meta or {}).get(SEARCH_HINT_KEY) for t in tools)
     loaded = {t.name for t in tools if (t.meta or {}).get(ALWAYS_LOAD_KEY)}
     assert loaded == {"think.plan", "think.next"}  # read_output joins them once something was spilled
+    # The own tools' hints start with their shipped requests (config/expansions/mcp-doorway.json), as others' do.
+    hint = {t.name: (t.meta or {})[SEARCH_HINT_KEY] for t in tools}
+    assert hint["think.workflows.list"].startswith("what workflows available")
 
 
 @pytest.mark.parametrize("client", ["gemini-cli-mcp-client", "Cline", "windsurf", "some-new-agent"])
@@ -69,3 +73,11 @@ def test_a_search_hint_is_a_short_phrase_of_the_search_texts_own_words() -> None
     hint = search_hint("jira.search_assignable_users Find the users an issue can be assigned to, by project.")
     assert hint == "jira search assignable users find issue can assigned project"
     assert len(search_hint("word" + " another" * 40)) <= 64
+
+
+def test_a_search_hint_leaves_out_the_values_a_tools_requests_carry() -> None:
+    tool = types.Tool(
+        name="jira_get_issue", description="Get details of a Jira issue.", input_schema={"type": "object"}
+    )
+    meta = hints(Entry("jira.jira_get_issue", "jira", "jira_get_issue", tool), False, ["show me ticket PROJ-123"])
+    assert meta[SEARCH_HINT_KEY] == "show me ticket jira issue details"
