@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.balancers import haproxy, in_rotation
-from tests.harness import KITCHEN, PYTHON, ROOT, free_port
+from tests.harness import KITCHEN, PYTHON, ROOT, free_port, gateway_command
 from tests.services import RedisServer, need, poll_until, redis_server
 
 CATALOG = str(ROOT / "tests" / "servers" / "catalog.py")
@@ -107,12 +107,12 @@ class Deployment:
     def start(self, replica: Replica) -> None:
         """Start (or restart) one replica, without waiting."""
         replica.folder.mkdir(parents=True, exist_ok=True)
-        argv = [PYTHON, "-m", "gateway", "serve", "--config", str(self.config), "--http", f"127.0.0.1:{replica.port}"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "REPLICA_DIR": str(replica.folder)}
+        argv, env = gateway_command(
+            ["serve", "--config", str(self.config), "--http", f"127.0.0.1:{replica.port}", "--log-level", "WARNING"],
+            {**os.environ, "REPLICA_DIR": str(replica.folder)},
+        )
         with (replica.folder / "gateway.log").open("ab") as log:
-            replica.process = subprocess.Popen(
-                [*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=log
-            )
+            replica.process = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=log)
 
     def wait_up(self, replica: Replica) -> None:
         process = replica.process

@@ -4,25 +4,20 @@ lists the catalog (a real subprocess, starting its servers)."""
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.harness import BOMB_CONFIG, ROOT, cli, kitchen, write_config
+from tests.harness import BOMB_CONFIG, ROOT, cli, gateway_command, kitchen, write_config
 
 pytestmark = pytest.mark.anyio
 
 
 async def gateway(*args: str) -> subprocess.CompletedProcess[bytes]:
     with anyio.fail_after(60):
-        return await anyio.run_process(
-            [sys.executable, "-m", "gateway", *args],
-            cwd=str(ROOT),
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            check=False,
-        )
+        argv, env = gateway_command(list(args), os.environ)
+        return await anyio.run_process(argv, cwd=str(ROOT), env=env, check=False)
 
 
 def config_file(tmp_path: Path, text: str | bytes) -> Path:

@@ -4,13 +4,12 @@ named with its fix while the rest is installed, and per server what is missing w
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.harness import ROOT, write_config
+from tests.harness import ROOT, gateway_command, write_config
 
 # Real installs: tens of seconds each, minutes on a loaded machine (the suite's 120 s per test is for the rest).
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
@@ -21,13 +20,11 @@ EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 
 
 async def gateway(*args: str, envs: Path, path: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    environ = {**os.environ, "PYTHONPATH": str(ROOT), "GATEWAY_ENVS": str(envs)}
+    argv, environ = gateway_command(list(args), {**os.environ, "GATEWAY_ENVS": str(envs)})
     if path is not None:
         environ["PATH"] = path
     with anyio.fail_after(300):
-        return await anyio.run_process(
-            [sys.executable, "-m", "gateway", *args], cwd=str(ROOT), env=environ, check=False
-        )
+        return await anyio.run_process(argv, cwd=str(ROOT), env=environ, check=False)
 
 
 @pytest.fixture(scope="module")

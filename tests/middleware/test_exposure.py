@@ -19,10 +19,10 @@ from mcp.client.session import IncomingMessage
 from gateway.middleware.exposure.listed import definition_chars
 from gateway.middleware.exposure.semantic import MODEL
 from tests.harness import (
-    PYTHON,
     ROOT,
     ended,
     free_port,
+    gateway_command,
     gateway_params,
     hints_of,
     http_client,
@@ -62,9 +62,10 @@ def big(tmp_path: Path, n: int = 200, **sections: Any) -> Path:
 def gateway_over_http(config: Path) -> Iterator[str]:
     """`gateway serve --http` for a whole module (each test's clients are sessions of their own); yields its URL."""
     base = f"http://127.0.0.1:{free_port()}"
-    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([*argv, "--log-level", "WARNING"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    argv, env = gateway_command(
+        ["serve", "--config", str(config), "--http", base.removeprefix("http://"), "--log-level", "WARNING"], os.environ
+    )
+    process = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
 
     def up() -> bool:
         try:

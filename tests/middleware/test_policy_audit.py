@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.harness import ROOT, http_client, http_gateway, kitchen, stop, text_of, write_config
+from tests.harness import ROOT, gateway_command, http_client, http_gateway, kitchen, stop, text_of, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -88,8 +88,7 @@ async def test_each_identity_sees_and_calls_what_its_rules_allow_and_every_call_
 
 async def test_check_as_prints_what_an_identity_would_see_and_why_the_rest_is_hidden(tmp_path: Path) -> None:
     path = config(tmp_path)
-    argv = [sys.executable, "-m", "gateway", "check", "--config", str(path)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv, env = gateway_command(["check", "--config", str(path)], os.environ)
     said: dict[str, subprocess.CompletedProcess[bytes]] = {}
 
     async def check_as(who: str, *groups: str) -> None:

@@ -15,7 +15,7 @@ import httpx2
 import mcp.types as types
 from mcp import Client
 
-from tests.harness import PYTHON, ROOT, free_port, gateway_params, stop, wait_for, write_config
+from tests.harness import PYTHON, ROOT, free_port, gateway_command, gateway_params, stop, wait_for, write_config
 
 FAULTY = str(ROOT / "tests" / "servers" / "faulty.py")
 STARTUP_S = 30.0
@@ -69,8 +69,7 @@ class RawStdio:
 @contextmanager
 def raw_stdio_gateway(config: Path) -> Iterator[RawStdio]:
     """`gateway serve` on stdio, initialized (handshake era), for raw lines."""
-    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--log-level", "WARNING"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv, env = gateway_command(["serve", "--config", str(config), "--log-level", "WARNING"], os.environ)
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, env=env)
     try:
         raw = RawStdio(process)
@@ -101,10 +100,11 @@ def raw_stdio_gateway(config: Path) -> Iterator[RawStdio]:
 async def logged_http_gateway(config: Path, log: Path) -> AsyncIterator[tuple[str, int]]:
     """`gateway serve --http` with its log (INFO and up) written to `log`; yields (base URL, pid)."""
     base = f"http://127.0.0.1:{free_port()}"
-    argv = [PYTHON, "-m", "gateway", "serve", "--config", str(config), "--http", base.removeprefix("http://")]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv, env = gateway_command(
+        ["serve", "--config", str(config), "--http", base.removeprefix("http://"), "--log-level", "INFO"], os.environ
+    )
     with log.open("wb") as sink:
-        process = await anyio.open_process([*argv, "--log-level", "INFO"], stdout=sink, stderr=sink, cwd=ROOT, env=env)
+        process = await anyio.open_process(argv, stdout=sink, stderr=sink, cwd=ROOT, env=env)
         try:
             await wait_for(lambda: _healthy_now(base), 30.0, "gateway /healthz")
             yield base, process.pid
