@@ -24,7 +24,7 @@ from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.config.bundled import default_config
 from gateway.downstreams.state import State
-from gateway.middleware.exposure.expansions import description_hash, expansions_for
+from gateway.middleware.exposure.expansions import description_hash, shipped_for
 from gateway.middleware.exposure.listed import OWN_SERVERS
 
 
@@ -45,7 +45,7 @@ async def report(config: Path, wait_s: float = 600.0) -> int:
             continue
         counted[entry.server] += 1
         description = entry.item.description or ""
-        if not expansions_for(entry.server, entry.exposed, description):
+        if not shipped_for(entry.original, description):
             missing[entry.server].append(f"{entry.original} (description_sha256 {description_hash(description)})")
     for server, n in sorted(counted.items()):
         absent = missing.get(server, [])  # not missing[server]: a key made here would fail the exit status below

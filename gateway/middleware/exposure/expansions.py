@@ -5,8 +5,8 @@ to" for `jira_search_assignable_users`). Each tool is indexed with a few such re
 
 * **Shipped packs** (`config/expansions/*.json`, one per server package; `mcp-doorway.json`: the gateway's own
   tools): written from each tool's own name, description and parameters, never from a labelled query. An entry is
-  matched by the tool's own name and the hash of the description it was written for (a changed tool gets none
-  rather than another's), not by the config's server name, which every user chooses freely.
+  matched by the name the tool's server gives it and the hash of the description it was written for (a changed tool
+  gets none rather than another's), not by the config's server name or the exposed name, which users shape freely.
 * **Asked of the client's model** (`sampling.py`): a tool with no pack entry gets a few requests written by the model
   of a client that offers MCP sampling, from the tool's name and description alone. Kept in the store
   (`gateway.store.base.SampledExpansions`) by server, tool and description hash, shared by replicas, read back with
@@ -17,8 +17,6 @@ to" for `jira_search_assignable_users`). Each tool is indexed with a few such re
   URL or a token-like string is not learned (PRIVATE). Kept in the store (`gateway.store.base.LearnedExpansions`:
   bounded, shared by replicas), read back at most every REFRESH_S, listed and removable for an operator's page
   (`learned`, `forget`).
-
-`expansions_for` gives a tool's expansions to whoever else renders them (a client's search hint).
 """
 
 import hashlib
@@ -28,7 +26,7 @@ import math
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -66,15 +64,15 @@ def packs_folder() -> Path:
 
 
 @cache
-def _packs() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
-    """description hash -> [(tool name, requests)] over every shipped pack; a broken file is skipped and said."""
-    found: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+def _packs() -> dict[tuple[str, str], tuple[str, ...]]:
+    """(tool's own name, description hash) -> requests over every shipped pack; a broken file is skipped and said."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
     for path in sorted(packs_folder().glob("*.json")):
         try:
             tools = json.loads(path.read_text(encoding="utf-8"))["tools"]
             for name, entry in tools.items():
                 requests = tuple(str(r) for r in entry["requests"])
-                found.setdefault(str(entry["description_sha256"]), []).append((str(name), requests))
+                found[str(name), str(entry["description_sha256"])] = requests
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             logger.warning(
                 "expansion pack %s is unreadable (%s: %s); its tools get no expansions", path, type(exc).__name__, exc
@@ -82,37 +80,16 @@ def _packs() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     return found
 
 
+def shipped_for(tool: str, description: str) -> tuple[str, ...]:
+    """The pack entry written for the tool its server names `tool` (`Entry.original`: the exposed name is the user's
+    to shape, by prefix, separator and length) with this very description; none for a changed description."""
+    return _packs().get((tool, description_hash(description)), ())
+
+
 def sampled_key(server: str, tool: str, digest: str) -> str:
     """What sampled requests are kept by: the config's server name, the server's own tool name, the description's
     hash (`description_hash`: a changed description is a new tool to the model that wrote them)."""
     return f"{server}/{tool}#{digest}"
-
-
-_STRICT = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _named(exposed: str, tool: str) -> bool:
-    """Is `exposed` the tool `tool` (its own name, or that name behind a server prefix and a separator)? Both are read
-    with `_` for what a separator without `.` rewrites (`gateway.routing.names`: `think_workflows_list`)."""
-    exposed, tool = _STRICT.sub("_", exposed), _STRICT.sub("_", tool)
-    return exposed == tool or (exposed.endswith(tool) and not exposed[-len(tool) - 1].isalnum())
-
-
-def shipped_for(tool: str, digest: str) -> tuple[str, ...]:
-    """The pack entry written for the tool `tool` (canonical name) with the description of hash `digest`, if any."""
-    return next((requests for name, requests in _packs().get(digest, []) if _named(tool, name)), ())
-
-
-def expansions_for(
-    server: str, tool: str, description: str, learned: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
-    """A tool's expansions, for its search text and a client's search hint: its shipped pack entry (when the pack was
-    written for this very description), then what was learned from its use (`learned`: `Expansions.learned`).
-
-    `tool` is the canonical (exposed) name, e.g. `gitlab.gitlab_get_mr`: packs find their own name behind any prefix;
-    learned requests are keyed by it. `server` (the config's name) is unused: the hash tells servers apart."""
-    del server
-    return list(dict.fromkeys([*shipped_for(tool, description_hash(description)), *(learned or {}).get(tool, ())]))
 
 
 @dataclass(slots=True)
@@ -140,7 +117,7 @@ class Expansions:
     def of(self, server: str, original: str, exposed: str, description: str) -> list[str]:
         """A tool's expansions: its pack entry, else what a client's model wrote for it, then what use taught."""
         digest = description_hash(description)
-        own = shipped_for(exposed, digest) or self.sampled.get(sampled_key(server, original, digest), ())
+        own = shipped_for(original, description) or self.sampled.get(sampled_key(server, original, digest), ())
         return list(dict.fromkeys([*own, *self.learned.get(exposed, ())]))
 
     async def add_sampled(self, key: str, requests: list[str]) -> bool:

@@ -121,15 +121,15 @@ class SearchIndex:
 
     def build(self, entries: Iterable[tuple[str, str, types.Tool]], originals: list[str] | None = None) -> None:
         """Index (exposed name, server, tool) triples, replacing what was there; `originals`: each tool's name on its
-        server, in order (what its sampled expansions are kept by; default: the tool's name)."""
+        server, in order (what its pack entry and sampled expansions are kept by; default: the tool's name)."""
         self._rows = list(entries)
         self._built_at = self.expansions.version
+        own = originals or [tool.name for _n, _s, tool in self._rows]
         digests = [description_hash(tool.description or "") for _n, _s, tool in self._rows]
         self._shipped = [
-            list(shipped_for(name, digest)) if self._expanded else []
-            for (name, _s, _t), digest in zip(self._rows, digests, strict=True)
+            list(shipped_for(original, tool.description or "")) if self._expanded else []
+            for (_n, _s, tool), original in zip(self._rows, own, strict=True)
         ]
-        own = originals or [tool.name for _n, _s, tool in self._rows]
         self._sampled_keys = [
             sampled_key(srv, original, digest)
             for (_n, srv, _t), original, digest in zip(self._rows, own, digests, strict=True)

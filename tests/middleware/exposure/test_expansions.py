@@ -10,7 +10,7 @@ import pytest
 
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
-from gateway.middleware.exposure.expansions import Expansions, description_hash, expansions_for, packs_folder
+from gateway.middleware.exposure.expansions import Expansions, description_hash, packs_folder, shipped_for
 from gateway.middleware.exposure.search import SearchIndex
 from gateway.store.local.expansions import LocalExpansions
 from tests.harness import write_config
@@ -26,10 +26,9 @@ def tool(name: str, description: str) -> types.Tool:
 
 def test_a_pack_entry_applies_only_to_the_description_it_was_written_for() -> None:
     current = "Get current time in a specific timezone"  # mcp-server-time's, as the pinned version lists it
-    assert "what time is it now in Tokyo" in expansions_for("time", "time.get_current_time", current)
-    assert expansions_for("clock", "get_current_time", current)  # the config's server name is the user's choice
-    assert expansions_for("time", "time.get_current_time", current + " (changed)") == []  # a changed tool: none
-    assert expansions_for("time", "time.convert_time", current) == []  # another tool with that text: none
+    assert "what time is it now in Tokyo" in shipped_for("get_current_time", current)  # the server's own name
+    assert shipped_for("get_current_time", current + " (changed)") == ()  # a changed tool: none
+    assert shipped_for("convert_time", current) == ()  # another tool with that text: none
 
 
 def test_every_shipped_pack_holds_three_to_ten_requests_per_tool_and_says_how_it_was_written() -> None:
@@ -63,7 +62,7 @@ async def test_the_packs_match_the_real_git_and_time_servers_tool_for_tool(tmp_p
         catalog = await gateway.registry.catalog()
     real = [e for e in catalog.tools.values() if e.server in servers and isinstance(e.item, types.Tool)]
     assert len(real) >= 14
-    unmatched = [e.exposed for e in real if not expansions_for(e.server, e.exposed, e.item.description or "")]
+    unmatched = [e.exposed for e in real if not shipped_for(e.original, e.item.description or "")]
     assert unmatched == [], "a server changed its tools: rewrite their pack entries from the new text"
 
 

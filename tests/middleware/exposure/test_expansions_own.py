@@ -4,6 +4,7 @@ under any separator, and what finds an own tool through `gateway.find_tools` whe
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import mcp.types as types
 import pytest
@@ -12,7 +13,7 @@ from bench.find_quality import catalog
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.config.bundled import default_config
-from gateway.middleware.exposure.expansions import expansions_for, packs_folder
+from gateway.middleware.exposure.expansions import packs_folder, shipped_for
 from gateway.middleware.exposure.listed import OWN_SERVERS
 from gateway.middleware.exposure.search import SearchIndex
 from tests.harness import connected, write_config
@@ -22,22 +23,25 @@ pytestmark = pytest.mark.anyio
 OWN_PACK = "mcp-doorway.json"
 
 
-async def catalog_of(config: Path) -> list[tuple[str, str, types.Tool]]:
-    """(exposed name, server, tool) of every tool a real gateway's catalog holds under `config`."""
+async def catalog_of(config: Path) -> list[tuple[str, str, types.Tool, str]]:
+    """(exposed name, server, tool, its name on its server) of every tool a real gateway's catalog holds."""
     gateway = Gateway(load_config(config))
     async with gateway.running():
         catalog = await gateway.registry.catalog()
-    return [(e.exposed, e.server, e.item) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
+    return [(e.exposed, e.server, e.item, e.original) for e in catalog.tools.values() if isinstance(e.item, types.Tool)]
 
 
-@pytest.mark.parametrize("separator", [".", "_"])
-async def test_every_own_tool_has_a_pack_entry_for_its_current_description(tmp_path: Path, separator: str) -> None:
-    # Under `_` the gateway exposes `think.workflows.list` as `think_workflows_list`: the entry must still be found.
-    config = write_config(tmp_path, {}, namespace={"separator": separator}, think={"state_dir": str(tmp_path / "s")})
-    own = [(name, server, tool) for name, server, tool in await catalog_of(config) if server in OWN_SERVERS]
-    assert {server for _n, server, _t in own} == {"gateway", "think", "prompt"}
+@pytest.mark.parametrize("namespace", [{}, {"separator": "_", "max_name_length": 16}])
+async def test_every_own_tool_has_a_pack_entry_for_its_current_description(
+    tmp_path: Path, namespace: dict[str, Any]
+) -> None:
+    # However the config shapes exposed names (`think_workflows_list` under `_`, shortened under 16 characters), a
+    # pack entry is found by the name the tool's server gives it.
+    config = write_config(tmp_path, {}, namespace=namespace, think={"state_dir": str(tmp_path / "s")})
+    own = [row for row in await catalog_of(config) if row[1] in OWN_SERVERS]
+    assert {server for _n, server, _t, _o in own} == {"gateway", "think", "prompt"}
     assert len(own) >= 16
-    unmatched = [name for name, server, tool in own if not expansions_for(server, name, tool.description or "")]
+    unmatched = [name for name, _s, tool, original in own if not shipped_for(original, tool.description or "")]
     assert unmatched == [], f"an own tool's description changed: rewrite its entry in {OWN_PACK} from the new text"
 
 
@@ -45,7 +49,9 @@ async def test_the_find_bench_scores_the_own_tools_as_the_gateway_lists_them(tmp
     # bench.find_quality ranks snapshots (bench/find_quality/*.json): an own tool kept there with an older
     # description misses its pack entry and is scored as a tool no client is shown.
     config = write_config(tmp_path, {}, think={"state_dir": str(tmp_path / "s")})
-    live = {n: (t.description, t.input_schema) for n, server, t in await catalog_of(config) if server in OWN_SERVERS}
+    live = {
+        n: (t.description, t.input_schema) for n, server, t, _o in await catalog_of(config) if server in OWN_SERVERS
+    }
     for name in ("everything", "gitlab-jira"):
         kept = {n: (t.description, t.input_schema) for n, server, t in catalog(name) if server in OWN_SERVERS}
         assert kept == live, f"bench/find_quality/{name}.json: refresh its own tools from a live gateway"
@@ -96,10 +102,10 @@ async def test_each_own_request_and_each_own_tools_first_words_find_it_first_in_
     monkeypatch.setenv("GATEWAY_DATA", str(tmp_path))
     catalog = await catalog_of(default_config())
     index = SearchIndex()
-    index.build(catalog)
-    own = [(name, server, tool.description or "") for name, server, tool in catalog if server in OWN_SERVERS]
-    requests = [(request, name) for name, server, text in own for request in expansions_for(server, name, text)]
-    first_words = [(re.split(r"[:.;(]", text, maxsplit=1)[0], name) for name, _server, text in own]
+    index.build([(name, server, tool) for name, server, tool, _o in catalog], [o for _n, _s, _t, o in catalog])
+    own = [(name, o, tool.description or "") for name, server, tool, o in catalog if server in OWN_SERVERS]
+    requests = [(request, name) for name, original, text in own for request in shipped_for(original, text)]
+    first_words = [(re.split(r"[:.;(]", text, maxsplit=1)[0], name) for name, _original, text in own]
     assert len(requests) >= 16 * 8
     found = [
         (query, name, [h.name for h in index.search(query, limit=1).hits]) for query, name in requests + first_words
