@@ -45,8 +45,8 @@ async def report(config: Path, wait_s: float = 600.0) -> int:
             continue
         counted[entry.server] += 1
         description = entry.item.description or ""
-        if not shipped_for(entry.original, description):
-            missing[entry.server].append(f"{entry.original} (description_sha256 {description_hash(description)})")
+        if not shipped_for(entry.original, digest := description_hash(description)):
+            missing[entry.server].append(f"{entry.original} (description_sha256 {digest})")
     for server, n in sorted(counted.items()):
         absent = missing.get(server, [])  # not missing[server]: a key made here would fail the exit status below
         print(f"{server}: {n - len(absent)} of {n} tools have a pack entry for their current text")

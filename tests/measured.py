@@ -2,7 +2,7 @@
 measured from after its imports.
 
 Coverage started by its `.pth` hook traces the interpreter's whole start: the SDK's models of two protocol eras and
-the gateway's modules, ~0.3 s of CPU more per start, paid by each of the ~400 gateways a run starts, for lines the
+the gateway's modules, ~0.3 s of CPU more per start, paid by each of the ~300 gateways a run starts, for lines the
 test process counts anyway (it imports the same modules). So the command's imports run first, with the collector
 paused as `gateway.__main__.run` does; then coverage starts from the configuration the test process handed over, and
 the command runs through its own entry point. What this gateway starts inherits the configuration, as before.

@@ -66,8 +66,9 @@ def test_the_installed_gateway_is_the_wheel_not_the_checkout(installed: Installe
 
 def test_the_installed_gateway_reads_its_shipped_expansion_packs(installed: Installed) -> None:
     code = (
-        "from gateway.middleware.exposure.expansions import packs_folder, shipped_for; print(packs_folder()); "
-        "print(shipped_for('convert_time', 'Convert time between timezones')[0])"
+        "from gateway.middleware.exposure.expansions import description_hash, packs_folder, shipped_for; "
+        "print(packs_folder()); "
+        "print(shipped_for('convert_time', description_hash('Convert time between timezones'))[0])"
     )
     where = [str(installed.venv / "bin" / "python"), "-c", code]
     done = subprocess.run(where, cwd=installed.home, env=installed.env, capture_output=True, text=True, check=True)

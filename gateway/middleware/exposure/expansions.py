@@ -80,10 +80,10 @@ def _packs() -> dict[tuple[str, str], tuple[str, ...]]:
     return found
 
 
-def shipped_for(tool: str, description: str) -> tuple[str, ...]:
+def shipped_for(tool: str, digest: str) -> tuple[str, ...]:
     """The pack entry written for the tool its server names `tool` (`Entry.original`: the exposed name is the user's
-    to shape, by prefix, separator and length) with this very description; none for a changed description."""
-    return _packs().get((tool, description_hash(description)), ())
+    to shape, by prefix, separator and length) with the description of hash `digest`; none for a changed one."""
+    return _packs().get((tool, digest), ())
 
 
 def sampled_key(server: str, tool: str, digest: str) -> str:
@@ -117,7 +117,7 @@ class Expansions:
     def of(self, server: str, original: str, exposed: str, description: str) -> list[str]:
         """A tool's expansions: its pack entry, else what a client's model wrote for it, then what use taught."""
         digest = description_hash(description)
-        own = shipped_for(original, description) or self.sampled.get(sampled_key(server, original, digest), ())
+        own = shipped_for(original, digest) or self.sampled.get(sampled_key(server, original, digest), ())
         return list(dict.fromkeys([*own, *self.learned.get(exposed, ())]))
 
     async def add_sampled(self, key: str, requests: list[str]) -> bool:

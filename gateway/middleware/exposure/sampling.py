@@ -164,7 +164,7 @@ class Sampler:
             digest = description_hash(description)
             key = sampled_key(entry.server, entry.original, digest)
             # A tool without a description is asked too: its name is then all its users' words can meet.
-            if key in self._asked or key in self.expansions.sampled or shipped_for(entry.original, description):
+            if key in self._asked or key in self.expansions.sampled or shipped_for(entry.original, digest):
                 continue
             out.append((key, entry))
             if len(out) == BATCH_TOOLS * BATCHES:

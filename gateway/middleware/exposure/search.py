@@ -127,8 +127,8 @@ class SearchIndex:
         own = originals or [tool.name for _n, _s, tool in self._rows]
         digests = [description_hash(tool.description or "") for _n, _s, tool in self._rows]
         self._shipped = [
-            list(shipped_for(original, tool.description or "")) if self._expanded else []
-            for (_n, _s, tool), original in zip(self._rows, own, strict=True)
+            list(shipped_for(original, digest)) if self._expanded else []
+            for original, digest in zip(own, digests, strict=True)
         ]
         self._sampled_keys = [
             sampled_key(srv, original, digest)

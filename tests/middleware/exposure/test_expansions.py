@@ -26,9 +26,10 @@ def tool(name: str, description: str) -> types.Tool:
 
 def test_a_pack_entry_applies_only_to_the_description_it_was_written_for() -> None:
     current = "Get current time in a specific timezone"  # mcp-server-time's, as the pinned version lists it
-    assert "what time is it now in Tokyo" in shipped_for("get_current_time", current)  # the server's own name
-    assert shipped_for("get_current_time", current + " (changed)") == ()  # a changed tool: none
-    assert shipped_for("convert_time", current) == ()  # another tool with that text: none
+    digest = description_hash(current)
+    assert "what time is it now in Tokyo" in shipped_for("get_current_time", digest)  # the server's own name
+    assert shipped_for("get_current_time", description_hash(current + " (changed)")) == ()  # a changed tool: none
+    assert shipped_for("convert_time", digest) == ()  # another tool with that text: none
 
 
 def test_every_shipped_pack_holds_three_to_ten_requests_per_tool_and_says_how_it_was_written() -> None:
@@ -62,7 +63,7 @@ async def test_the_packs_match_the_real_git_and_time_servers_tool_for_tool(tmp_p
         catalog = await gateway.registry.catalog()
     real = [e for e in catalog.tools.values() if e.server in servers and isinstance(e.item, types.Tool)]
     assert len(real) >= 14
-    unmatched = [e.exposed for e in real if not shipped_for(e.original, e.item.description or "")]
+    unmatched = [e.exposed for e in real if not shipped_for(e.original, description_hash(e.item.description or ""))]
     assert unmatched == [], "a server changed its tools: rewrite their pack entries from the new text"
 
 

@@ -13,7 +13,7 @@ from bench.find_quality import catalog
 from gateway.app.gateway import Gateway
 from gateway.config import load_config
 from gateway.config.bundled import default_config
-from gateway.middleware.exposure.expansions import packs_folder, shipped_for
+from gateway.middleware.exposure.expansions import description_hash, packs_folder, shipped_for
 from gateway.middleware.exposure.listed import OWN_SERVERS
 from gateway.middleware.exposure.search import SearchIndex
 from tests.harness import connected, write_config
@@ -41,7 +41,9 @@ async def test_every_own_tool_has_a_pack_entry_for_its_current_description(
     own = [row for row in await catalog_of(config) if row[1] in OWN_SERVERS]
     assert {server for _n, server, _t, _o in own} == {"gateway", "think", "prompt"}
     assert len(own) >= 16
-    unmatched = [name for name, _s, tool, original in own if not shipped_for(original, tool.description or "")]
+    unmatched = [
+        name for name, _s, tool, original in own if not shipped_for(original, description_hash(tool.description or ""))
+    ]
     assert unmatched == [], f"an own tool's description changed: rewrite its entry in {OWN_PACK} from the new text"
 
 
@@ -104,7 +106,9 @@ async def test_each_own_request_and_each_own_tools_first_words_find_it_first_in_
     index = SearchIndex()
     index.build([(name, server, tool) for name, server, tool, _o in catalog], [o for _n, _s, _t, o in catalog])
     own = [(name, o, tool.description or "") for name, server, tool, o in catalog if server in OWN_SERVERS]
-    requests = [(request, name) for name, original, text in own for request in shipped_for(original, text)]
+    requests = [
+        (request, name) for name, original, text in own for request in shipped_for(original, description_hash(text))
+    ]
     first_words = [(re.split(r"[:.;(]", text, maxsplit=1)[0], name) for name, _original, text in own]
     assert len(requests) >= 16 * 8
     found = [
