@@ -27,6 +27,7 @@ import mcp.types as types
 from gateway.middleware.exposure.expansions import Expansions, description_hash, sampled_key, shipped_for
 from gateway.middleware.exposure.semantic import document, embedder, warm
 from gateway.middleware.exposure.vocabulary import (
+    ASKING,
     STOPWORDS,
     content,
     name_text,
@@ -94,6 +95,7 @@ class SearchIndex:
         self._named: frozenset[str] = frozenset()  # the words of the tools' names: a value among them names one
         self._names: list[set[str]] = []
         self._phrases: list[list[set[str]]] = []
+        """Each tool's expansions as sets of stemmed content words (what a query may spell out, as a name)."""
         self._sampled_keys: list[str] = []
         """Each tool's key of sampled expansions (`expansions.sampled_key`)."""
         self._shipped: list[list[str]] = []
@@ -102,7 +104,6 @@ class SearchIndex:
         """Each tool's expansions as indexed."""
         self._documents: list[str] = []
         """Each tool's embedded document (name and description), for a semantic rebuild after a lesson."""
-        """Each tool's expansions as sets of stemmed content words (what a query may spell out, as a name)."""
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -207,8 +208,8 @@ class SearchIndex:
         if self._semantic is None:
             hits = [self._hit(row, score) for row, score in lexical]
             return Matches(hits[:limit], len(hits), searched)
-        # The semantic ranker reads the query's content words, as the lexical one does (no values, no stopwords).
-        meaning = " ".join(w for w in words(unvalued(query, self._named)) if w not in STOPWORDS)
+        # The semantic ranker reads the words the lexical one searches (no values, no stopwords but the ASKING).
+        meaning = " ".join(w for w in words(unvalued(query, self._named)) if w not in STOPWORDS or w in ASKING)
         fused: dict[int, float] = {}
         for share, ranked in (
             (LEXICAL_SHARE, lexical),
@@ -228,13 +229,16 @@ class SearchIndex:
         """(row, score) of every tool matching a term, best first; empty when the lexical ranker is off."""
         if not self._lexical:
             return []
-        # Each term quoted: the user's text never reaches FTS5's query syntax. OR ranks by how many
-        # terms a tool matches and how rare they are (BM25's idf), which is what "closest" means here.
-        match = " OR ".join(f'"{t}"' for t in searched)
         rows = self._db.execute(
             "SELECT rowid, bm25(tools, ?, ?, ?, ?) AS rank FROM tools WHERE tools MATCH ? ORDER BY rank",
-            (*WEIGHTS, match),
+            (*WEIGHTS, _any(searched)),
         ).fetchall()
+        about = [t for t in searched if t not in ASKING]  # never empty (`terms`)
+        if len(about) < len(searched):  # a tool only a question word ("who") meets is no answer
+            topical = {
+                rowid for (rowid,) in self._db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (_any(about),))
+            }
+            rows = [row for row in rows if row[0] in topical]
         wanted = {stem(t) for t in searched}
         scored: list[tuple[int, float]] = []
         for rowid, rank in rows:
@@ -248,3 +252,9 @@ class SearchIndex:
             scored.append((rowid, -rank * (1.0 + coverage)))
         scored.sort(key=lambda item: -item[1])
         return scored
+
+
+def _any(searched: list[str]) -> str:
+    """An FTS5 query for tools with any of the terms. Each term quoted: the user's text never reaches FTS5's query
+    syntax. OR ranks by how many terms a tool matches and how rare they are (BM25's idf): what "closest" means here."""
+    return " OR ".join(f'"{t}"' for t in searched)

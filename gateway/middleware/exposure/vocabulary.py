@@ -16,6 +16,11 @@ STOPWORDS = frozenset(
     "your tool tools".split()
 )
 """Words that say nothing about which tool is meant ("which tool do I use to ..."): dropped from queries."""
+ASKING = frozenset("who what when where which how me my us our".split())
+"""Stopwords that still say something: what kind of answer is wanted (who: a person, when: a time) or whose (me, my:
+"assigned to me"). Requests in users' words (expansions) carry them, so a query's "who can take this" meets a
+tool's "who can be assigned": they are searched beside a query's other words, never alone (`terms`), and a tool
+only they match is no answer (search.py). Chosen on the tune halves (docs/benchmarks.md)."""
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "mr": ("merge", "request"),
     "mrs": ("merge", "request"),
@@ -76,14 +81,15 @@ def unvalued(text: str, named: frozenset[str] = frozenset()) -> str:
 
 
 def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
-    """A query's search terms: its words without values (but those `named`) and stopwords, each with its synonyms."""
+    """A query's search terms: its words without values (but those `named`) and stopwords, each with its synonyms;
+    the `ASKING` among them too when any other word is left (else none: "which of the" searches nothing)."""
     found: dict[str, None] = {}
     for word in words(unvalued(text, named)):
-        if word in STOPWORDS:
+        if word in STOPWORDS and word not in ASKING:
             continue
         found[word] = None
         found.update(dict.fromkeys(SYNONYMS.get(word, ())))
-    return list(found)
+    return list(found) if any(word not in ASKING for word in found) else []
 
 
 def stem(word: str) -> str:
@@ -92,7 +98,8 @@ def stem(word: str) -> str:
 
 
 def content(text: str) -> set[str]:
-    return {stem(w) for w in words(text) if w not in STOPWORDS}
+    """A request's words that a query's terms meet (`terms`: the `ASKING` words are among them), stemmed."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS or w in ASKING}
 
 
 def name_text(name: str) -> str:
