@@ -29,7 +29,9 @@ from gateway.middleware.exposure.semantic import document, embedder, warm
 from gateway.middleware.exposure.vocabulary import (
     ASKING,
     STOPWORDS,
+    any_of,
     content,
+    meant,
     name_text,
     param_text,
     stem,
@@ -208,13 +210,9 @@ class SearchIndex:
         if self._semantic is None:
             hits = [self._hit(row, score) for row, score in lexical]
             return Matches(hits[:limit], len(hits), searched)
-        # The semantic ranker reads the words the lexical one searches (no values, no stopwords but the ASKING).
-        meaning = " ".join(w for w in words(unvalued(query, self._named)) if w not in STOPWORDS or w in ASKING)
+        semantic = [(row, score) for row, score in self._semantic.ranked(meant(query, self._named)) if kept(row)]
         fused: dict[int, float] = {}
-        for share, ranked in (
-            (LEXICAL_SHARE, lexical),
-            (1 - LEXICAL_SHARE, [(row, score) for row, score in self._semantic.ranked(meaning) if kept(row)]),
-        ):
+        for share, ranked in ((LEXICAL_SHARE, lexical), (1 - LEXICAL_SHARE, semantic)):
             best = ranked[0][1] if ranked else 0.0
             for row, score in ranked if best > 0 else ():
                 fused[row] = fused.get(row, 0.0) + share * score / best
@@ -231,14 +229,12 @@ class SearchIndex:
             return []
         rows = self._db.execute(
             "SELECT rowid, bm25(tools, ?, ?, ?, ?) AS rank FROM tools WHERE tools MATCH ? ORDER BY rank",
-            (*WEIGHTS, _any(searched)),
+            (*WEIGHTS, any_of(searched)),
         ).fetchall()
-        about = [t for t in searched if t not in ASKING]  # never empty (`terms`)
-        if len(about) < len(searched):  # a tool only a question word ("who") meets is no answer
-            topical = {
-                rowid for (rowid,) in self._db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (_any(about),))
-            }
-            rows = [row for row in rows if row[0] in topical]
+        if len(topical := [t for t in searched if t not in ASKING]) < len(searched):  # never empty (`terms`)
+            # A tool that only a question word ("who") meets is no answer.
+            about = set(self._db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (any_of(topical),)))
+            rows = [row for row in rows if (row[0],) in about]
         wanted = {stem(t) for t in searched}
         scored: list[tuple[int, float]] = []
         for rowid, rank in rows:
@@ -252,9 +248,3 @@ class SearchIndex:
             scored.append((rowid, -rank * (1.0 + coverage)))
         scored.sort(key=lambda item: -item[1])
         return scored
-
-
-def _any(searched: list[str]) -> str:
-    """An FTS5 query for tools with any of the terms. Each term quoted: the user's text never reaches FTS5's query
-    syntax. OR ranks by how many terms a tool matches and how rare they are (BM25's idf): what "closest" means here."""
-    return " OR ".join(f'"{t}"' for t in searched)

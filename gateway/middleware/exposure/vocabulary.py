@@ -92,6 +92,17 @@ def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
     return list(found) if any(word not in ASKING for word in found) else []
 
 
+def meant(text: str, named: frozenset[str] = frozenset()) -> str:
+    """What the semantic ranker reads of a query: the words `terms` searches, without their synonyms."""
+    return " ".join(w for w in words(unvalued(text, named)) if w not in STOPWORDS or w in ASKING)
+
+
+def any_of(searched: list[str]) -> str:
+    """An FTS5 query for the tools with any of the terms. Each term quoted: the user's text never reaches FTS5's query
+    syntax. OR ranks by how many terms a tool matches and how rare they are (BM25's idf): what "closest" means here."""
+    return " OR ".join(f'"{t}"' for t in searched)
+
+
 def stem(word: str) -> str:
     """Enough stemming to compare a query's words with a name's (`commits`/`commit`); FTS5 stems the rest."""
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
