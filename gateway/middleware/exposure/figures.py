@@ -64,7 +64,7 @@ def find_lines(exposure: Exposure, catalog: Catalog, query: str, limit: int) -> 
     rankers = exposure.index.rankers
     how = " + ".join(rankers) + (f" ({semantic.MODEL}, scores fused)" if "semantic" in rankers else "")
     if not matches.hits:
-        searched = ", ".join(matches.terms) or "nothing but stopwords"
+        searched = ", ".join(matches.terms) or "no word about a tool"
         return [f"no tool matches {query!r} (searched: {searched}; ranked by {how})"]
     lines = [f"{len(matches.hits)} of {matches.total} tools matching {query!r}, ranked by {how}:"]
     for rank, hit in enumerate(matches.hits, 1):

@@ -11,16 +11,15 @@ _WORDS = re.compile(r"[A-Za-z0-9]+")
 _VALUES = re.compile(r"(?<![\w.-])(?:[A-Za-z][A-Za-z0-9]*-\d+|[vV]?\d+(?:[.:/-]\d+)*)(?![\w-])")
 """Values a request carries, not words about a tool: issue keys (PAY-88), numbers, versions (v1.4), dates, times."""
 STOPWORDS = frozenset(
-    "a an and any are as at be by can could do does for from have how i in into is it its me my of on or our "
-    "please should some that the their them there this to us we what when where which who will with would you "
-    "your tool tools".split()
+    "a an and any are as at be by can could do does for from have i in into is it its of on or please should some "
+    "that the their them there this to we will with would you your tool tools".split()
 )
-"""Words that say nothing about which tool is meant ("which tool do I use to ..."): dropped from queries."""
+"""Words that say nothing about which tool is meant ("do I use a tool to ..."): dropped from queries."""
 ASKING = frozenset("who what when where which how me my us our".split())
-"""Stopwords that still say something: what kind of answer is wanted (who: a person, when: a time) or whose (me, my:
-"assigned to me"). Requests in users' words (expansions) carry them, so a query's "who can take this" meets a
-tool's "who can be assigned": they are searched beside a query's other words, never alone (`terms`), and a tool
-only they match is no answer (search.py). Chosen on the tune halves (docs/benchmarks.md)."""
+"""Words that say what kind of answer is wanted (who: a person, when: a time) or whose (me, my: "assigned to me"),
+not what it is about. Requests in users' words (expansions) carry them, so a query's "who can take this" meets a
+tool's "who can be assigned": they are searched beside a query's other words, never alone (`terms`), and a tool only
+they match is no answer (search.py). Once stopwords; chosen on the tune halves (docs/benchmarks.md)."""
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "mr": ("merge", "request"),
     "mrs": ("merge", "request"),
@@ -82,10 +81,10 @@ def unvalued(text: str, named: frozenset[str] = frozenset()) -> str:
 
 def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
     """A query's search terms: its words without values (but those `named`) and stopwords, each with its synonyms;
-    the `ASKING` among them too when any other word is left (else none: "which of the" searches nothing)."""
+    none when only `ASKING` words are left ("which of the" searches nothing)."""
     found: dict[str, None] = {}
     for word in words(unvalued(text, named)):
-        if word in STOPWORDS and word not in ASKING:
+        if word in STOPWORDS:
             continue
         found[word] = None
         found.update(dict.fromkeys(SYNONYMS.get(word, ())))
@@ -94,7 +93,7 @@ def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
 
 def meant(text: str, named: frozenset[str] = frozenset()) -> str:
     """What the semantic ranker reads of a query: the words `terms` searches, without their synonyms."""
-    return " ".join(w for w in words(unvalued(text, named)) if w not in STOPWORDS or w in ASKING)
+    return " ".join(w for w in words(unvalued(text, named)) if w not in STOPWORDS)
 
 
 def any_of(searched: list[str]) -> str:
@@ -109,8 +108,8 @@ def stem(word: str) -> str:
 
 
 def content(text: str) -> set[str]:
-    """A request's words that a query's terms meet (`terms`: the `ASKING` words are among them), stemmed."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS or w in ASKING}
+    """A request's words that a query's terms may meet, stemmed."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
 def name_text(name: str) -> str:
