@@ -79,21 +79,20 @@ def unvalued(text: str, named: frozenset[str] = frozenset()) -> str:
     return _VALUES.sub(lambda value: value[0] if value[0].lower() in named else " ", text)
 
 
+def meant(text: str, named: frozenset[str] = frozenset()) -> str:
+    """The words of a query about a tool: without values (but those `named`) and stopwords. The semantic ranker reads
+    these; `terms` searches them with their synonyms."""
+    return " ".join(w for w in words(unvalued(text, named)) if w not in STOPWORDS)
+
+
 def terms(text: str, named: frozenset[str] = frozenset()) -> list[str]:
-    """A query's search terms: its words without values (but those `named`) and stopwords, each with its synonyms;
-    none when only `ASKING` words are left ("which of the" searches nothing)."""
+    """A query's search terms: its words about a tool (`meant`), each with its synonyms; none when only `ASKING` words
+    are left ("which of the" searches nothing)."""
     found: dict[str, None] = {}
-    for word in words(unvalued(text, named)):
-        if word in STOPWORDS:
-            continue
+    for word in meant(text, named).split():
         found[word] = None
         found.update(dict.fromkeys(SYNONYMS.get(word, ())))
     return list(found) if any(word not in ASKING for word in found) else []
-
-
-def meant(text: str, named: frozenset[str] = frozenset()) -> str:
-    """What the semantic ranker reads of a query: the words `terms` searches, without their synonyms."""
-    return " ".join(w for w in words(unvalued(text, named)) if w not in STOPWORDS)
 
 
 def any_of(searched: list[str]) -> str:
