@@ -119,11 +119,43 @@ BOMB_CONFIG = (
 after 39 s and 300 MB."""
 
 
+def _own_ports() -> range:
+    """This test process's ports: a slice of its own (one per xdist worker) of those below the kernel's ephemeral
+    range."""
+    try:
+        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32_768  # Linux's default
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % workers
+    span = max(1, (ephemeral - _FIRST_PORT) // workers)
+    return range(_FIRST_PORT + worker * span, _FIRST_PORT + (worker + 1) * span)
+
+
+_FIRST_PORT = 10_000
+_PORTS = _own_ports()
+_TURN = itertools.count()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    """A port for a server a test starts, free when asked and given to no other server of the suite's.
+
+    Not one the kernel picks (bind to port 0): those come from its ephemeral range, from which every outgoing
+    connection on the machine takes its local port too, so one could take it between this answer and the server's
+    bind ("address already in use"). These are below that range, each xdist worker counting through a slice of its
+    own, round and round; one in use (by anything) is skipped."""
+    for _ in _PORTS:
+        port = _PORTS[next(_TURN) % len(_PORTS)]
+        with socket.socket() as s:
+            s.setsockopt(
+                socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+            )  # as servers bind: a closed one's TIME_WAIT is no use
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_PORTS.start}-{_PORTS.stop - 1}: every one is in use")
 
 
 async def wait_for(predicate: Callable[[], bool], within_s: float = 20.0, what: str = "condition") -> None:
