@@ -47,7 +47,11 @@ class RedisLoads:
                     if raw is not None:
                         return json.loads(raw)
                     if await self._redis.set(lock_key, token, nx=True, px=int(self.lock_s * 1000)):
-                        break
+                        # Another replica's load may have ended (stored, unlocked) between the look and the lock.
+                        if (raw := await self._redis.get(value_key)) is None:
+                            break
+                        await self._release(keys=[lock_key], args=[token])
+                        return json.loads(raw)
                     await anyio.sleep(POLL_S)
         except (exceptions.RedisError, TimeoutError) as exc:
             self._warn(exc)

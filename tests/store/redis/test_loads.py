@@ -2,12 +2,15 @@
 stored value serves the others until its TTL, and an unreachable Redis falls back to loading locally."""
 
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, cast
 
 import anyio
 import pytest
 
 from gateway.store.redis import client as redis_store
+from gateway.store.redis.client import Redis
 from gateway.store.redis.loads import RedisLoads
 from tests.harness import free_port
 from tests.services import RedisServer
@@ -41,6 +44,45 @@ async def test_replicas_loading_one_key_at_once_run_the_loader_once(redis: Redis
     assert loads == 1 and values == [{"bun": ["1.2"]}] * 3
     assert await replicas[0].load("versions:stacks", loader, 60) == {"bun": ["1.2"]} and loads == 1
     for c in clients:
+        await c.aclose()
+
+
+class LooksFirst:
+    """A replica's Redis client whose first look for the value answers only after `meanwhile` ran: another replica's
+    whole load ends between this one's look and its lock."""
+
+    def __init__(self, inner: Redis, meanwhile: Callable[[], Awaitable[object]]) -> None:
+        self._inner, self._meanwhile, self._looked = inner, meanwhile, False
+
+    async def get(self, key: str) -> object:
+        value = await self._inner.get(key)
+        if not self._looked:
+            self._looked = True
+            await self._meanwhile()
+        return value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def test_a_load_that_ends_between_a_replicas_look_and_its_lock_is_read_not_run_again(redis: RedisServer) -> None:
+    prefix = f"l{secrets.token_hex(4)}:"
+    first, second = redis_store.connect(redis.url), redis_store.connect(redis.url)
+    loads = 0
+
+    async def loader() -> dict[str, list[str]]:
+        nonlocal loads
+        loads += 1
+        return {"bun": [f"1.{loads}"]}
+
+    async def other_replica() -> object:
+        return await RedisLoads(first, prefix).load("versions:stacks", loader, 60)
+
+    late = RedisLoads(cast(Redis, LooksFirst(second, other_replica)), prefix)
+    with anyio.fail_after(15):
+        assert await late.load("versions:stacks", loader, 60) == {"bun": ["1.1"]}
+    assert loads == 1
+    for c in (first, second):
         await c.aclose()
 
 
