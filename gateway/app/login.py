@@ -34,9 +34,11 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
     """Sign the user on this machine in to `server`; 0 when signed in. `say` gets each line for the person (the link
     first): the terminal's by default, a caller's own when the sign-in runs inside another program."""
     stores = open_stores(config)
-    with socket.socket() as probe:  # a free loopback port for the callback
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # The callback's socket is bound here and handed to the web server: a port only probed for and bound again later
+    # may be taken in between by any program on the machine (it comes from the range outgoing connections draw from).
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
     identity, outcome = os_user(), anyio.Event()
     said: list[str] = []
     try:
@@ -61,7 +63,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
             app = Starlette(routes=[Route("/oauth/callback", callback)])
             web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
             async with anyio.create_task_group() as tg:
-                tg.start_soon(web.serve)
+                tg.start_soon(web.serve, [listener])
                 say(f"Sign in to {server}: {url}")
                 if browse:
                     webbrowser.open(url)
@@ -72,6 +74,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
         print(f"gateway login: {exc}", file=sys.stderr)  # noqa: T201
         return 1
     finally:
+        listener.close()
         await stores.aclose()
     say(said[0] if said else f"No sign-in within {SIGN_IN_S:g} s; run gateway login {server} again.")
     return 0 if said and said[0].startswith("Signed in") else 1

@@ -4,8 +4,10 @@ stdio gateway's calls find them, and logout forgets them. A stdio session withou
 
 import json
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -14,6 +16,8 @@ import pytest
 from cryptography.fernet import Fernet
 from mcp import Client
 
+from gateway.app.login import login
+from gateway.config import load_config
 from gateway.downstreams.oauth_tokens import token_key
 from gateway.session import os_user
 from tests.harness import PYTHON, ROOT, gateway_params, hints_of, text_of, write_config
@@ -62,3 +66,42 @@ async def test_login_keeps_this_users_tokens_sealed_for_stdio_calls_and_logout_f
         }  # the stdio gateway calls as the signed-in user
         out = await anyio.run_process([*command, "logout", "forge", "--config", str(config)], env=env, cwd=str(ROOT))
         assert out.returncode == 0 and not kept.exists()
+
+
+async def test_the_callback_port_in_the_link_is_already_the_commands_own_when_the_link_is_said(
+    guarded: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the link and the redirect back, no other program can take the callback's port: it is bound before the
+    link is said (a port probed for, let go and bound again later could be taken in between)."""
+    monkeypatch.setenv("GATEWAY_TOKEN_KEY", Fernet.generate_key().decode())
+    server = {"transport": "http", "url": f"{guarded}/mcp", "auth": {"type": "oauth"}}
+    config = load_config(write_config(tmp_path, {"forge": server}, think={"state_dir": str(tmp_path / "state")}))
+    links: list[str] = []
+    bindable: list[bool] = []
+    said = anyio.Event()
+
+    def say(line: str) -> None:
+        if line.startswith("Sign in to forge: "):
+            links.append(line.split(": ", 1)[1].strip())
+            callback = parse_qs(urlsplit(links[0]).query)["redirect_uri"][0]
+            with socket.socket() as other:
+                try:
+                    other.bind(("127.0.0.1", urlsplit(callback).port or 0))
+                    bindable.append(True)
+                except OSError:
+                    bindable.append(False)
+            said.set()
+
+    code: list[int] = []
+
+    async def signing_in() -> None:
+        code.append(await login(config, "forge", browse=False, say=say))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(signing_in)
+            await said.wait()
+            async with httpx2.AsyncClient(follow_redirects=True) as browser:
+                done = await browser.get(f"{links[0]}&login_hint=me")
+    assert bindable == [False]
+    assert done.status_code == 200 and code == [0]

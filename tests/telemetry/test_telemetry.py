@@ -183,19 +183,18 @@ def _value(value: Any) -> Any:
 async def otlp() -> AsyncIterator[tuple[OtlpReceiver, int]]:
     receiver = OtlpReceiver()
     # Bound before uvicorn starts: the kernel queues connections, so the gateway can send at once.
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    port: int = sock.getsockname()[1]
-    config = uvicorn.Config(receiver.app, log_config=None, access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        try:
-            yield receiver, port
-        finally:
-            server.should_exit = True
-    sock.close()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        port: int = sock.getsockname()[1]
+        config = uvicorn.Config(receiver.app, log_config=None, access_log=False, lifespan="off")
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            try:
+                yield receiver, port
+            finally:
+                server.should_exit = True
 
 
 async def test_gateway_process_exports_its_spans_over_otlp_and_flushes_on_shutdown(
