@@ -208,7 +208,7 @@ def _serve(config: GatewayConfig, path: Path, http: str | None, ui: str | None) 
             run = partial(serve.stdio, config, path=path, ui=beside)
             anyio.run(run, backend_options={"use_uvloop": _has_uvloop()})
         else:
-            serve.http(config, *_host_port(http, config.listen.host), path=path)
+            return serve.http(config, *_host_port(http, config.listen.host), path=path)
     return 0
 
 

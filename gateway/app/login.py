@@ -6,7 +6,6 @@ the browser unless told not to), waits for the authorization server's redirect b
 configured store, where the stdio gateway's calls find them. Logout forgets them.
 """
 
-import socket
 import sys
 import webbrowser
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from gateway.app.listening import listening
 from gateway.config import GatewayConfig
 from gateway.downstreams.oauth import OAuth
 from gateway.downstreams.oauth_signin import SIGN_IN_S
@@ -34,10 +34,7 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
     """Sign the user on this machine in to `server`; 0 when signed in. `say` gets each line for the person (the link
     first): the terminal's by default, a caller's own when the sign-in runs inside another program."""
     stores = open_stores(config)
-    # The callback's socket is bound here and handed to the web server: a port only probed for and bound again later
-    # may be taken in between by any program on the machine (it comes from the range outgoing connections draw from).
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
+    listener = listening("127.0.0.1", 0)  # the callback's: its port is in the link before the server starts
     port = listener.getsockname()[1]
     identity, outcome = os_user(), anyio.Event()
     said: list[str] = []

@@ -4,6 +4,7 @@ import contextlib
 import ipaddress
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from functools import partial
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp
 
 from gateway import telemetry
 from gateway.app.gateway import Gateway
+from gateway.app.listening import listening
 from gateway.config import GatewayConfig
 from gateway.fronts.auth.admin import Admins
 from gateway.fronts.auth.asgi import Authenticate
@@ -74,7 +76,26 @@ class _Beside(uvicorn.Server):
 
 
 async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
-    """The page beside a stdio session (`serve --ui`): the same auth and checks as the HTTP front's page."""
+    """The page beside a stdio session (`serve --ui`): the same auth and checks as the HTTP front's page. An address
+    it cannot listen on (another window's gateway has the port) leaves the session without its page, never without
+    the session (`listening`)."""
+    try:
+        listener = listening(host, port)
+    except OSError as exc:
+        gateway.oauth.base_url = None  # nothing serves /connect here: a call that needs a sign-in points at login
+        logger.warning(
+            "the page is not served: cannot listen on %s:%d (%s); this session goes on without it. Give --ui a free "
+            "port (another gateway's page may have this one).",
+            host,
+            port,
+            exc.strerror or exc,
+        )
+        return
+    with listener:
+        await _page(gateway, host, port, listener)
+
+
+async def _page(gateway: Gateway, host: str, port: int, listener: socket.socket) -> None:
     config = gateway.config
     assert gateway.publisher is not None  # `stdio` records when asked for the page
     security = TransportSecuritySettings(
@@ -92,9 +113,8 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     app = Nosniff(Authenticate(Starlette(routes=routes), auth, locality=locality, signins=signins))
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.
-    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", proxy_headers=False)
-    server = _Beside(settings)
-    await server.serve()
+    settings = uvicorn.Config(app, log_level="warning", lifespan="off", proxy_headers=False)
+    await _Beside(settings).serve([listener])
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -134,28 +154,43 @@ def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
     return PageSignIns(gateway.stores.signins, auth, ttl_s=gateway.config.auth.page_session_s)
 
 
-def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> None:
-    gateway = Gateway(config, config_path=path, record=True)
-    if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
-        gateway.oauth.base_url = f"http://{host}:{port}"
-    auth = authenticator(config.auth, config.listen)
-    app = http_app(gateway, auth)
-    kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
-    required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
-    logger.info(
-        "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
-    )
-    if not kinds and not _loopback(host):
-        logger.warning(
-            "listening on %s without auth: /mcp answers anyone who can reach it; the page, /metrics, /reload and "
-            "/healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt.",
-            host,
+def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> int:
+    """`serve --http`: the exit code (1: the address cannot be listened on, said before any server is started)."""
+    try:
+        listener = listening(host, port)
+    except OSError as exc:
+        print(  # noqa: T201 -- the CLI's answer
+            f"gateway serve: cannot listen on {host}:{port} ({exc.strerror or exc}); give --http a free address "
+            "(another gateway may be serving on this one).",
+            file=sys.stderr,
         )
-    # The peer is the socket's (`proxy_headers` off): uvicorn would take X-Forwarded-For from a loopback peer as
-    # the client, and who is local is `Locality`'s to judge (`listen.trusted_proxies`).
-    uvicorn.run(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False
-    )
+        return 1
+    with listener:
+        port = listener.getsockname()[1]  # the one given, or the one the system chose for 0
+        gateway = Gateway(config, config_path=path, record=True)
+        if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
+            gateway.oauth.base_url = f"http://{host}:{port}"
+        auth = authenticator(config.auth, config.listen)
+        app = http_app(gateway, auth)
+        kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
+        required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
+        logger.info(
+            "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
+        )
+        if not kinds and not _loopback(host):
+            logger.warning(
+                "listening on %s without auth: /mcp answers anyone who can reach it; the page, /metrics, /reload and "
+                "/healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt.",
+                host,
+            )
+        # The peer is the socket's (`proxy_headers` off): uvicorn would take X-Forwarded-For from a loopback peer as
+        # the client, and who is local is `Locality`'s to judge (`listen.trusted_proxies`).
+        settings = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False
+        )
+        server = uvicorn.Server(settings)
+        server.run([listener])
+    return 0 if server.started else 3  # 3: uvicorn's code for a start that failed (the gateway's lifespan)
 
 
 def _loopback(host: str) -> bool:

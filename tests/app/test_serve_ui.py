@@ -3,6 +3,7 @@ calls that session made, to callers on this machine only (no auth configured); `
 (the page is at /ui there)."""
 
 import re
+import socket
 import subprocess
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.stdio import stdio_client
 
 from gateway.session import os_user
-from tests.harness import PYTHON, ROOT, free_port, gateway_params, kitchen, write_config
+from tests.harness import PYTHON, ROOT, free_port, gateway_params, kitchen, text_of, write_config
 from tests.think.harness import FIXTURES
 
 pytestmark = pytest.mark.anyio
@@ -49,6 +51,24 @@ async def test_the_page_beside_a_stdio_session_shows_its_calls(tmp_path: Path) -
     assert mcp.status_code == 404  # the page only: MCP stays on stdio
     assert forwarded.status_code == 403 and "only" in forwarded.text  # no auth: callers on this machine only
     assert forwarded.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_a_page_address_already_in_use_leaves_the_session_without_its_page_and_says_so(tmp_path: Path) -> None:
+    """Another window's gateway has the port: this one's session goes on (uvicorn's own bind would have ended it)."""
+    config = write_config(tmp_path, {"k": kitchen("k")}, think={"enabled": False})
+    params, port = gateway_params(config), free_port()
+    with socket.socket() as other, (tmp_path / "stderr").open("w+") as stderr:
+        other.bind(("127.0.0.1", port))
+        other.listen(1)
+        params.args = [*params.args, "--ui", f"127.0.0.1:{port}"]
+        with anyio.fail_after(60):
+            async with Client(stdio_client(params, errlog=stderr)) as client:
+                echoed = await client.call_tool("k.echo", {"text": "still here"})
+                assert not echoed.is_error and text_of(echoed) == "still here"
+        stderr.seek(0)
+        said = stderr.read()
+    assert f"the page is not served: cannot listen on 127.0.0.1:{port}" in said, said
+    assert "Give --ui a free port" in said
 
 
 def test_ui_with_http_is_refused_with_a_reason(tmp_path: Path) -> None:

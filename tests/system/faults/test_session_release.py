@@ -2,6 +2,7 @@
 a resource only an ended session watched is left at its server."""
 
 import gc
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ from gateway.downstreams.downstream import Downstream
 from gateway.downstreams.pool import Pool
 from gateway.fronts.auth.configured import authenticator
 from tests.downstreams.relay.test_relay_url_schemes import RELAYING
-from tests.harness import free_port, http_client, kitchen, text_of, wait_for, write_config
+from tests.harness import http_client, kitchen, text_of, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -30,17 +31,17 @@ async def in_process(gateway: Gateway) -> AsyncIterator[str]:
     """The gateway served over HTTP in this process (its state can be looked at), as `gateway serve` would."""
     config = gateway.config
     app = http_app(gateway, authenticator(config.auth, config.listen))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(30):
-            while not server.started:  # noqa: ASYNC110 -- uvicorn offers no event for "listening"
-                await anyio.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
+    # Bound and listening before uvicorn starts: the kernel queues connections, so the test can connect at once.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                server.should_exit = True
 
 
 async def test_handshake_era_http_sessions_leave_no_listener_or_session_behind_once_closed(tmp_path: Path) -> None:

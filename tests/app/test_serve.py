@@ -1,0 +1,44 @@
+"""`gateway serve --http HOST:PORT` (`gateway.app.serve.http`): an address it cannot listen on is said at once, before
+any server is started; port 0 serves on the one the system chose, and the log says which."""
+
+import os
+import re
+import socket
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from tests.harness import cli, gateway_command, kitchen, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+def test_an_address_in_use_is_said_with_what_to_do_and_exits_1_before_anything_starts(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")})
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        done = cli("serve", "--config", str(config), "--http", f"127.0.0.1:{port}")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"gateway serve: cannot listen on 127.0.0.1:{port} (Address already in use); give --http a free address "
+        "(another gateway may be serving on this one)."
+    )
+
+
+async def test_port_0_serves_on_the_port_the_system_chose_and_the_log_names_it(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"k": kitchen("k")}, think={"enabled": False})
+    argv, env = gateway_command(["serve", "--config", str(config), "--http", "127.0.0.1:0"], os.environ)
+    with anyio.fail_after(60):
+        async with await anyio.open_process(argv, env=env) as process:
+            assert process.stderr is not None
+            said = ""
+            while (serving := re.search(r"serving http://127\.0\.0\.1:(\d+)/mcp", said)) is None:
+                said += (await process.stderr.receive()).decode()
+            async with httpx2.AsyncClient() as http:
+                health = await http.get(f"http://127.0.0.1:{serving[1]}/healthz")
+            process.terminate()
+    assert int(serving[1]) != 0 and health.status_code == 200
