@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.app import jsonc_edit, toml_edit, userfile
+from gateway.app.launcher import launch
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +60,14 @@ class ConnectError(Exception):
     """What the user asked cannot be done as asked; the message says what to do instead."""
 
 
-def launcher(config: Path | None) -> tuple[str, list[str]]:
-    """The command and arguments that start this very gateway on stdio, with absolute paths."""
-    script = Path(sys.executable).parent / "gateway"  # the console script installed beside this Python
-    command, args = (str(script), ["serve"]) if script.is_file() else (sys.executable, ["-m", "gateway", "serve"])
-    return command, args + (["--config", str(config.resolve())] if config is not None else [])
-
-
 def entry(client: str, *, config: Path | None, url: str | None) -> dict[str, Any]:
     """The one server entry `client` needs."""
     spec = CLIENTS[client]
     if url is None:
-        command, args = launcher(config)
-        body: dict[str, Any] = {"command": command, "args": args}
+        started = launch(config)
+        if started.note is not None:
+            print(f"gateway connect: {started.note}", file=sys.stderr)  # noqa: T201 -- beside the entry, not in it
+        body: dict[str, Any] = {"command": started.command, "args": started.args}
         return {"type": spec.stdio_type, **body} if spec.stdio_type else body
     if spec.url_field is None:
         raise ConnectError(

@@ -2,7 +2,10 @@
 own venv) outside the checkout serves the embedded default (with the shipped workflows and driver prompts) to a
 real MCP client over stdio and over HTTP, and `gateway init` / `check` / `--version` work there."""
 
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,8 +25,8 @@ SHIPPED = {"code_review_v1", "develop_ticket_v1", "review_local_v1"}
 
 
 class Installed:
-    def __init__(self, venv: Path, home: Path) -> None:
-        self.venv, self.home = venv, home  # home: a folder outside the checkout to run in
+    def __init__(self, venv: Path, home: Path, wheel: Path) -> None:
+        self.venv, self.home, self.wheel = venv, home, wheel  # home: a folder outside the checkout to run in
         self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         self.env["GATEWAY_DATA"] = str(home / "data")
 
@@ -54,7 +57,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     subprocess.run(pipx, check=True, capture_output=True, timeout=600, env=pipx_env)
     venv = home / "pipx" / "venvs" / "mcp-doorway"
     assert (home / "bin" / "gateway").resolve() == (venv / "bin" / "gateway").resolve()
-    yield Installed(venv, home)
+    yield Installed(venv, home, wheel)
 
 
 def test_the_installed_gateway_is_the_wheel_not_the_checkout(installed: Installed) -> None:
@@ -105,6 +108,28 @@ async def test_the_installed_wheel_serves_the_embedded_default_over_http(install
             assert not now.is_error and isinstance(now.content[0], types.TextContent)
             flows = await client.call_tool("think.workflows.list", {})
             assert all(name in text_of(flows) for name in SHIPPED)
+
+
+async def test_an_entry_connected_from_uvx_starts_the_gateway_once_uv_deleted_its_environment(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """`uvx --from WHEEL gateway connect` runs from an environment in uv's cache: the entry it prints runs `uv tool
+    run` from the same wheel (not that environment's `gateway`), so it still starts once uv has deleted it."""
+    uvx, uv = Path(sys.executable).parent / "uvx", Path(sys.executable).parent / "uv"
+    env = {**installed.env, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    argv = [str(uvx), "--from", str(installed.wheel), "gateway", "connect", "claude-code"]
+    with anyio.fail_after(300):
+        printed = await anyio.run_process(argv, cwd=installed.home, env=env)
+    entry = json.loads(printed.stdout)["mcpServers"]["gateway"]
+    uv_run = [str(uv), "tool", "run", "--from", str(installed.wheel), "gateway", "serve"]
+    assert [entry["command"], *entry["args"]] == uv_run
+    ran_from = re.search(r"runs from uv's cache \(([^)]+)\)", printed.stderr.decode())
+    assert ran_from is not None and "uv tool install mcp-doorway" in printed.stderr.decode()
+    shutil.rmtree(ran_from[1])  # the environment it ran from, gone
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=installed.home, env=env)
+    with anyio.fail_after(120):
+        async with Client(params, mode="legacy") as client:
+            assert "git.git_status" in {t.name for t in (await client.list_tools()).tools}
 
 
 async def _up(url: str) -> bool:
