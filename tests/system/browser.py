@@ -9,6 +9,7 @@ import os
 import queue
 import subprocess
 import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -104,22 +105,36 @@ class Browser:
         return result
 
     def open(self, url: str, width: int, height: int = 900) -> None:
-        """Navigate at a viewport `width` px wide and wait for the load event."""
+        """Navigate at a viewport `width` px wide and wait for that page's load event."""
         metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
         self.send("Emulation.setDeviceMetricsOverride", metrics, session=True)
-        while not self.events.empty():
-            self.events.get_nowait()
-        self.send("Page.navigate", {"url": url}, session=True)
-        while self.events.get(timeout=60).get("method") != "Page.loadEventFired":
-            pass
+        self._drain()
+        navigated = self.send("Page.navigate", {"url": url}, session=True)["loaderId"]
+        self._loaded(lambda loader: loader == navigated)
 
     def navigate_by(self, script: str) -> None:
         """Run `script` (a form submit, a click) and wait for the page it leads to to load."""
+        self._drain()
+        current = self.send("Page.getFrameTree", session=True)["frameTree"]["frame"]["loaderId"]
+        self.evaluate(script)
+        self._loaded(lambda loader: loader != current)
+
+    def _drain(self) -> None:
         while not self.events.empty():
             self.events.get_nowait()
-        self.evaluate(script)
-        while self.events.get(timeout=60).get("method") != "Page.loadEventFired":
-            pass
+
+    def _loaded(self, ours: Callable[[str], bool]) -> None:
+        """Until the load event of the page whose navigation `ours` knows by its loader id: the load event of a page
+        before it (the new tab's about:blank, reported late) is not taken for it. Events come in order: a document's
+        commit (`Page.frameNavigated`), then its load."""
+        committed = False
+        while True:
+            event = self.events.get(timeout=60)
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Page.frameNavigated" and "parentId" not in params["frame"]:
+                committed = ours(params["frame"]["loaderId"])
+            elif method == "Page.loadEventFired" and committed:
+                return
 
     def evaluate(self, expression: str) -> Any:
         """The value of `expression` in the page (a promise is awaited)."""
