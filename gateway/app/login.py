@@ -34,44 +34,43 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
     """Sign the user on this machine in to `server`; 0 when signed in. `say` gets each line for the person (the link
     first): the terminal's by default, a caller's own when the sign-in runs inside another program."""
     stores = open_stores(config)
-    listener = listening("127.0.0.1", 0)  # the callback's: its port is in the link before the server starts
-    port = listener.getsockname()[1]
     identity, outcome = os_user(), anyio.Event()
     said: list[str] = []
     try:
-        async with OAuth(lambda: config.servers, stores.tokens, f"http://127.0.0.1:{port}", stores.signins) as oauth:
-            url, secret = await oauth.begin(server, identity)
-            if url is None:
-                say(f"Signed in to {server} as {identity.name} already.")
-                return 0
+        with listening("127.0.0.1", 0) as sockets:  # the callback's: its port is in the link before the server starts
+            base = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
+            async with OAuth(lambda: config.servers, stores.tokens, base, stores.signins) as oauth:
+                url, secret = await oauth.begin(server, identity)
+                if url is None:
+                    say(f"Signed in to {server} as {identity.name} already.")
+                    return 0
 
-            async def callback(request: Request) -> PlainTextResponse:
-                q = request.query_params
-                try:
-                    done, who = await oauth.finish(q.get("state", ""), q.get("code", ""), q.get("iss"), secret)
-                    said.append(f"Signed in to {done} as {who.name}.")
-                    return PlainTextResponse(f"{said[0]} You can close this tab.")
-                except GatewayError as exc:
-                    said.append(f"Not signed in: {exc}")
-                    return PlainTextResponse(said[0], 403)
-                finally:
-                    outcome.set()
+                async def callback(request: Request) -> PlainTextResponse:
+                    q = request.query_params
+                    try:
+                        done, who = await oauth.finish(q.get("state", ""), q.get("code", ""), q.get("iss"), secret)
+                        said.append(f"Signed in to {done} as {who.name}.")
+                        return PlainTextResponse(f"{said[0]} You can close this tab.")
+                    except GatewayError as exc:
+                        said.append(f"Not signed in: {exc}")
+                        return PlainTextResponse(said[0], 403)
+                    finally:
+                        outcome.set()
 
-            app = Starlette(routes=[Route("/oauth/callback", callback)])
-            web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(web.serve, [listener])
-                say(f"Sign in to {server}: {url}")
-                if browse:
-                    webbrowser.open(url)
-                with anyio.move_on_after(SIGN_IN_S):
-                    await outcome.wait()
-                web.should_exit = True
+                app = Starlette(routes=[Route("/oauth/callback", callback)])
+                web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(web.serve, sockets)
+                    say(f"Sign in to {server}: {url}")
+                    if browse:
+                        webbrowser.open(url)
+                    with anyio.move_on_after(SIGN_IN_S):
+                        await outcome.wait()
+                    web.should_exit = True
     except GatewayError as exc:
         print(f"gateway login: {exc}", file=sys.stderr)  # noqa: T201
         return 1
     finally:
-        listener.close()
         await stores.aclose()
     say(said[0] if said else f"No sign-in within {SIGN_IN_S:g} s; run gateway login {server} again.")
     return 0 if said and said[0].startswith("Signed in") else 1

@@ -79,23 +79,23 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
     """The page beside a stdio session (`serve --ui`): the same auth and checks as the HTTP front's page. An address
     it cannot listen on (another window's gateway has the port) leaves the session without its page, never without
     the session (`listening`)."""
-    try:
-        listener = listening(host, port)
-    except OSError as exc:
-        gateway.oauth.base_url = None  # nothing serves /connect here: a call that needs a sign-in points at login
-        logger.warning(
-            "the page is not served: cannot listen on %s:%d (%s); this session goes on without it. Give --ui a free "
-            "port (another gateway's page may have this one).",
-            host,
-            port,
-            exc.strerror or exc,
-        )
-        return
-    with listener:
-        await _page(gateway, host, port, listener)
+    with contextlib.ExitStack() as stack:
+        try:
+            sockets = stack.enter_context(listening(host, port))
+        except OSError as exc:
+            gateway.oauth.base_url = None  # nothing serves /connect here: a call that needs a sign-in points at login
+            logger.warning(
+                "the page is not served: cannot listen on %s:%d (%s); this session goes on without it. Give --ui a "
+                "free port (another gateway's page may have this one).",
+                host,
+                port,
+                exc.strerror or exc,
+            )
+            return
+        await _page(gateway, host, port, sockets)
 
 
-async def _page(gateway: Gateway, host: str, port: int, listener: socket.socket) -> None:
+async def _page(gateway: Gateway, host: str, port: int, sockets: list[socket.socket]) -> None:
     config = gateway.config
     assert gateway.publisher is not None  # `stdio` records when asked for the page
     security = TransportSecuritySettings(
@@ -114,7 +114,7 @@ async def _page(gateway: Gateway, host: str, port: int, listener: socket.socket)
     logger.info("page at http://%s:%d/ui (metrics at /metrics)", host, port)
     # The peer is the socket's (`proxy_headers` off): who is local is `Locality`'s to judge, on every request.
     settings = uvicorn.Config(app, log_level="warning", lifespan="off", proxy_headers=False)
-    await _Beside(settings).serve([listener])
+    await _Beside(settings).serve(sockets)
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -156,17 +156,17 @@ def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> int:
     """`serve --http`: the exit code (1: the address cannot be listened on, said before any server is started)."""
-    try:
-        listener = listening(host, port)
-    except OSError as exc:
-        print(  # noqa: T201 -- the CLI's answer
-            f"gateway serve: cannot listen on {host}:{port} ({exc.strerror or exc}); give --http a free address "
-            "(another gateway may be serving on this one).",
-            file=sys.stderr,
-        )
-        return 1
-    with listener:
-        port = listener.getsockname()[1]  # the one given, or the one the system chose for 0
+    with contextlib.ExitStack() as stack:
+        try:
+            sockets = stack.enter_context(listening(host, port))
+        except OSError as exc:
+            print(  # noqa: T201 -- the CLI's answer
+                f"gateway serve: cannot listen on {host}:{port} ({exc.strerror or exc}); give --http a free address "
+                "(another gateway may be serving on this one).",
+                file=sys.stderr,
+            )
+            return 1
+        port = sockets[0].getsockname()[1]  # the one given, or the one the system chose for 0
         gateway = Gateway(config, config_path=path, record=True)
         if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
             gateway.oauth.base_url = f"http://{host}:{port}"
@@ -189,7 +189,7 @@ def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = Non
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False
         )
         server = uvicorn.Server(settings)
-        server.run([listener])
+        server.run(sockets)
     return 0 if server.started else 3  # 3: uvicorn's code for a start that failed (the gateway's lifespan)
 
 
