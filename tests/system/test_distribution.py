@@ -110,6 +110,7 @@ async def test_the_installed_wheel_serves_the_embedded_default_over_http(install
             assert all(name in text_of(flows) for name in SHIPPED)
 
 
+@pytest.mark.timeout(300)  # a fresh uv cache downloads the wheel's dependencies (~5 s here; a slow index, longer)
 async def test_an_entry_connected_from_uvx_starts_the_gateway_once_uv_deleted_its_environment(
     installed: Installed, tmp_path: Path
 ) -> None:
