@@ -155,7 +155,8 @@ def page_signins(gateway: Gateway, auth: Authenticator) -> PageSignIns:
 
 
 def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = None) -> int:
-    """`serve --http`: the exit code (1: the address cannot be listened on, said before any server is started)."""
+    """`serve --http`: the exit code (1: the address cannot be listened on, said before any server is started; 3:
+    uvicorn's, the gateway did not start)."""
     with contextlib.ExitStack() as stack:
         try:
             sockets = stack.enter_context(listening(host, port))
@@ -166,31 +167,34 @@ def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = Non
                 file=sys.stderr,
             )
             return 1
-        port = sockets[0].getsockname()[1]  # the one given, or the one the system chose for 0
-        gateway = Gateway(config, config_path=path, record=True)
-        if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
-            gateway.oauth.base_url = f"http://{host}:{port}"
-        auth = authenticator(config.auth, config.listen)
-        app = http_app(gateway, auth)
-        kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
-        required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
-        logger.info(
-            "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
+        return 0 if _http(config, host, sockets, path) else 3
+
+
+def _http(config: GatewayConfig, host: str, sockets: list[socket.socket], path: Path | None) -> bool:
+    """Serves until told to stop; whether it started."""
+    port = sockets[0].getsockname()[1]  # the one given, or the one the system chose for 0
+    gateway = Gateway(config, config_path=path, record=True)
+    if config.auth.resource_url is None:  # people sign in to OAuth servers through this address
+        gateway.oauth.base_url = f"http://{host}:{port}"
+    auth = authenticator(config.auth, config.listen)
+    app = http_app(gateway, auth)
+    kinds = [k for k, on in (("static tokens", bool(auth.static)), ("JWT", auth.verifier is not None)) if on]
+    required = f"auth: {' and '.join(kinds)}" if kinds else "no auth"
+    logger.info(
+        "serving http://%s:%d/mcp (legacy SSE at /sse, health at /healthz, page at /ui; %s)", host, port, required
+    )
+    if not kinds and not _loopback(host):
+        logger.warning(
+            "listening on %s without auth: /mcp answers anyone who can reach it; the page, /metrics, /reload and "
+            "/healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt.",
+            host,
         )
-        if not kinds and not _loopback(host):
-            logger.warning(
-                "listening on %s without auth: /mcp answers anyone who can reach it; the page, /metrics, /reload and "
-                "/healthz's details answer callers on this machine only. Configure auth.tokens or auth.jwt.",
-                host,
-            )
-        # The peer is the socket's (`proxy_headers` off): uvicorn would take X-Forwarded-For from a loopback peer as
-        # the client, and who is local is `Locality`'s to judge (`listen.trusted_proxies`).
-        settings = uvicorn.Config(
-            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False
-        )
-        server = uvicorn.Server(settings)
-        server.run(sockets)
-    return 0 if server.started else 3  # 3: uvicorn's code for a start that failed (the gateway's lifespan)
+    # The peer is the socket's (`proxy_headers` off): uvicorn would take X-Forwarded-For from a loopback peer as
+    # the client, and who is local is `Locality`'s to judge (`listen.trusted_proxies`).
+    settings = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
+    server = uvicorn.Server(settings)
+    server.run(sockets)
+    return server.started
 
 
 def _loopback(host: str) -> bool:
