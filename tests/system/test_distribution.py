@@ -117,7 +117,8 @@ async def test_an_entry_connected_from_uvx_starts_the_gateway_once_uv_deleted_it
     """`uvx --from WHEEL gateway connect` runs from an environment in uv's cache: the entry it prints runs `uv tool
     run` from the same wheel (not that environment's `gateway`), so it still starts once uv has deleted it."""
     uvx, uv = Path(sys.executable).parent / "uvx", Path(sys.executable).parent / "uv"
-    env = {**installed.env, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    # uv's own roots would not know a CA the machine trusts (an intercepting proxy's): the machine's store, as pip's.
+    env = {**installed.env, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_SYSTEM_CERTS": "1"}
     argv = [str(uvx), "--from", str(installed.wheel), "gateway", "connect", "claude-code"]
     with anyio.fail_after(300):
         printed = await anyio.run_process(argv, cwd=installed.home, env=env)
