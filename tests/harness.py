@@ -77,7 +77,10 @@ def cli(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str
         if home is not None:
             stack.enter_context(patch.dict(os.environ, HOME=str(home)))
             stack.enter_context(chdir(home))
-        code = main(list(args))
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse refusing the arguments: the status a shell would see
+            code = exc.code if isinstance(exc.code, int) else 1
     return subprocess.CompletedProcess(["gateway", *args], code, out.getvalue(), err.getvalue())
 
 

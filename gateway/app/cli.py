@@ -32,8 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve MCP on stdio (default) or Streamable HTTP")
     serve.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
-    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)")
-    serve.add_argument("--ui", metavar="HOST:PORT", help="beside a stdio session: the page at /ui and /metrics")
+    serve.add_argument(
+        "--http", metavar="HOST:PORT", type=_address, help="serve Streamable HTTP at /mcp (and legacy SSE at /sse)"
+    )
+    serve.add_argument(
+        "--ui", metavar="HOST:PORT", type=_address, help="beside a stdio session: the page at /ui and /metrics"
+    )
     serve.add_argument("--log-level", default="INFO")
     check = sub.add_parser("check", help="validate a config file")
     check.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
@@ -195,7 +199,18 @@ def _has_uvloop() -> bool:
     return importlib.util.find_spec("uvloop") is not None
 
 
-def _serve(config: GatewayConfig, path: Path, http: str | None, ui: str | None) -> int:
+Address = tuple[str | None, int]
+
+
+def _address(text: str) -> Address:
+    """`--http`/`--ui`'s HOST:PORT: HOST may be left out (the config's `listen.host`), an IPv6 one in brackets."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT with a port from 0 to 65535 (127.0.0.1:8765)")
+    return host or None, int(port)
+
+
+def _serve(config: GatewayConfig, path: Path, http: Address | None, ui: Address | None) -> int:
     from gateway import telemetry
     from gateway.app import serve
 
@@ -204,14 +219,9 @@ def _serve(config: GatewayConfig, path: Path, http: str | None, ui: str | None) 
         return 2
     with telemetry.exporting(config.telemetry), suppress(KeyboardInterrupt):
         if http is None:
-            beside = None if ui is None else _host_port(ui, config.listen.host)
+            beside = None if ui is None else (ui[0] or config.listen.host, ui[1])
             run = partial(serve.stdio, config, path=path, ui=beside)
             anyio.run(run, backend_options={"use_uvloop": _has_uvloop()})
         else:
-            return serve.http(config, *_host_port(http, config.listen.host), path=path)
+            return serve.http(config, http[0] or config.listen.host, http[1], path=path)
     return 0
-
-
-def _host_port(text: str, default_host: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    return host or default_host, int(port)

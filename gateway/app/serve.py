@@ -85,8 +85,8 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
         except OSError as exc:
             gateway.oauth.base_url = None  # nothing serves /connect here: a call that needs a sign-in points at login
             logger.warning(
-                "the page is not served: cannot listen on %s:%d (%s); this session goes on without it. Give --ui a "
-                "free port (another gateway's page may have this one).",
+                "the page is not served: cannot listen on %s:%d (%s); this session goes on without it. Give --ui an "
+                "address of this machine and a port no other program listens on (another gateway's page may be there).",
                 host,
                 port,
                 exc.strerror or exc,
@@ -162,8 +162,8 @@ def http(config: GatewayConfig, host: str, port: int, *, path: Path | None = Non
             sockets = stack.enter_context(listening(host, port))
         except OSError as exc:
             print(  # noqa: T201 -- the CLI's answer
-                f"gateway serve: cannot listen on {host}:{port} ({exc.strerror or exc}); give --http a free address "
-                "(another gateway may be serving on this one).",
+                f"gateway serve: cannot listen on {host}:{port} ({exc.strerror or exc}); give --http an address of "
+                "this machine and a port no other program listens on (another gateway may be serving there).",
                 file=sys.stderr,
             )
             return 1

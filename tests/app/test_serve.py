@@ -24,9 +24,23 @@ def test_an_address_in_use_is_said_with_what_to_do_and_exits_1_before_anything_s
         done = cli("serve", "--config", str(config), "--http", f"127.0.0.1:{port}")
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"gateway serve: cannot listen on 127.0.0.1:{port} (Address already in use); give --http a free address "
-        "(another gateway may be serving on this one)."
+        f"gateway serve: cannot listen on 127.0.0.1:{port} (Address already in use); give --http an address of this "
+        "machine and a port no other program listens on (another gateway may be serving there)."
     )
+
+
+@pytest.mark.parametrize("given", ["abc", "127.0.0.1:", "127.0.0.1:99999", ":8765x", "127.0.0.1:-1"])
+@pytest.mark.parametrize("option", ["--http", "--ui"])
+def test_an_address_that_is_not_host_and_port_is_refused_with_an_example(option: str, given: str) -> None:
+    done = cli("serve", option, given)
+    assert done.returncode == 2
+    assert f"{option}: {given!r} is not HOST:PORT with a port from 0 to 65535 (127.0.0.1:8765)" in done.stderr
+
+
+def test_a_host_that_names_no_address_of_this_machine_is_said(tmp_path: Path) -> None:
+    done = cli("serve", "--config", str(write_config(tmp_path, {})), "--http", "nowhere.invalid:8765")
+    assert done.returncode == 1
+    assert done.stderr.startswith("gateway serve: cannot listen on nowhere.invalid:8765 (")
 
 
 async def test_port_0_serves_on_the_port_the_system_chose_and_the_log_names_it(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ async def test_a_page_address_already_in_use_leaves_the_session_without_its_page
         stderr.seek(0)
         said = stderr.read()
     assert f"the page is not served: cannot listen on 127.0.0.1:{port}" in said, said
-    assert "Give --ui a free port" in said
+    assert "Give --ui an address of this machine and a port no other program listens on" in said
 
 
 def test_ui_with_http_is_refused_with_a_reason(tmp_path: Path) -> None:
