@@ -12,6 +12,7 @@ from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -54,13 +55,15 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     tools.add_argument("--json", action="store_true", help="machine-readable output")
     tools.add_argument("--find", metavar="QUERY", help="try gateway.find_tools with this query instead")
-    tools.add_argument("--limit", type=int, default=5, help="hits to show with --find (default 5)")
+    tools.add_argument("--limit", type=_count, default=5, help="hits to show with --find (default 5)")
     init = sub.add_parser("init", help="write an editable starter config and the shipped workflows into DIR")
     init.add_argument("dir", nargs="?", default=Path("."), type=Path, metavar="DIR")
     connect = sub.add_parser("connect", help="print (or --write) the config snippet a client needs for this gateway")
     connect.add_argument("client", choices=sorted(CLIENTS))
     connect.add_argument("--config", type=Path, help="the config the client's gateway serves (default: embedded)")
-    connect.add_argument("--http", metavar="URL", help="reach a running gateway at URL (…/mcp) instead of stdio")
+    connect.add_argument(
+        "--http", metavar="URL", type=_url, help="reach a running gateway at URL (…/mcp) instead of stdio"
+    )
     connect.add_argument("--name", default="gateway", help="the server's name in the client (default: gateway)")
     connect.add_argument("--write", action="store_true", help="merge into the client's file, keeping the rest")
     connect.add_argument("--file", type=Path, help="with --write: that file instead of the client's usual one")
@@ -208,6 +211,20 @@ def _address(text: str) -> Address:
     if not colon or not port.isdigit() or int(port) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT with a port from 0 to 65535 (127.0.0.1:8765)")
     return host or None, int(port)
+
+
+def _url(text: str) -> str:
+    """`connect --http`'s URL: the client will be given it as it is, so it must be one."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL of a gateway (http://127.0.0.1:8765/mcp)")
+    return text
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return int(text)
 
 
 def _serve(config: GatewayConfig, path: Path, http: Address | None, ui: Address | None) -> int:

@@ -176,3 +176,9 @@ async def test_check_names_a_bad_exposure_key(tmp_path: Path) -> None:
     problems = done.stderr
     assert "exposure.mode: Input should be 'auto', 'all' or 'search'" in problems
     assert "exposure.clients[0].separator:" in problems
+
+
+@pytest.mark.parametrize("given", ["0", "-5", "five"])
+def test_tools_limit_must_be_a_whole_number_above_0(given: str) -> None:
+    done = cli("tools", "--find", "time", "--limit", given)
+    assert done.returncode == 2 and f"--limit: {given!r} is not a whole number above 0" in done.stderr

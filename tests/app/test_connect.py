@@ -377,3 +377,11 @@ def test_a_symlinked_config_is_written_through_the_link_and_stays_a_link(
     link.symlink_to(real)
     assert connect("cursor", config=None, url=URL, name="gateway", write=True, file=link) == 0
     assert link.is_symlink() and json.loads(real.read_text())["mcpServers"]["gateway"] == {"url": URL}
+
+
+@pytest.mark.parametrize("given", ["notaurl", "127.0.0.1:8765/mcp", "ftp://host/mcp", "http:///mcp"])
+def test_an_http_address_that_is_not_a_url_is_refused_before_anything_is_written(given: str, tmp_path: Path) -> None:
+    """The client is given the URL as it is: one it cannot use is refused with an example, the file untouched."""
+    done = cli("connect", "cursor", "--http", given, "--write", "--file", str(tmp_path / "mcp.json"))
+    assert done.returncode == 2 and not (tmp_path / "mcp.json").exists()
+    assert f"--http: {given!r} is not an http(s) URL of a gateway (http://127.0.0.1:8765/mcp)" in done.stderr
