@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--ui", metavar="HOST:PORT", type=_address, help="beside a stdio session: the page at /ui and /metrics"
     )
-    serve.add_argument("--log-level", default="INFO")
+    serve.add_argument("--log-level", default="INFO", type=str.upper, choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     check = sub.add_parser("check", help="validate a config file")
     check.add_argument("--config", type=Path, help="the config file (default: the embedded one)")
     check.add_argument("--as", dest="identity", metavar="IDENTITY", help="start the servers; print what it would see")
@@ -80,9 +80,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     level = getattr(args, "log_level", "WARNING")
-    logging.basicConfig(
-        level=level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "reload":
         from gateway.app.reload import request_reload
 

@@ -182,3 +182,9 @@ async def test_check_names_a_bad_exposure_key(tmp_path: Path) -> None:
 def test_tools_limit_must_be_a_whole_number_above_0(given: str) -> None:
     done = cli("tools", "--find", "time", "--limit", given)
     assert done.returncode == 2 and f"--limit: {given!r} is not a whole number above 0" in done.stderr
+
+
+def test_a_log_level_logging_does_not_know_is_refused_with_the_ones_it_does() -> None:
+    done = cli("serve", "--log-level", "bogus")
+    assert done.returncode == 2
+    assert "--log-level: invalid choice: 'BOGUS' (choose from 'DEBUG', 'INFO', 'WARNING', 'ERROR')" in done.stderr
