@@ -150,9 +150,8 @@ def free_port() -> int:
     for _ in _PORTS:
         port = _PORTS[next(_TURN) % len(_PORTS)]
         with socket.socket() as s:
-            s.setsockopt(
-                socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
-            )  # as servers bind: a closed one's TIME_WAIT is no use
+            # As servers bind: a port a closed server's connections still hold (TIME_WAIT) is as good as free.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:

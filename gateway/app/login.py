@@ -6,6 +6,7 @@ the browser unless told not to), waits for the authorization server's redirect b
 configured store, where the stdio gateway's calls find them. Logout forgets them.
 """
 
+import contextlib
 import sys
 import webbrowser
 from collections.abc import Callable
@@ -37,36 +38,37 @@ async def login(config: GatewayConfig, server: str, *, browse: bool, say: Callab
     identity, outcome = os_user(), anyio.Event()
     said: list[str] = []
     try:
-        with listening("127.0.0.1", 0) as sockets:  # the callback's: its port is in the link before the server starts
+        async with contextlib.AsyncExitStack() as stack:
+            sockets = stack.enter_context(listening("127.0.0.1", 0))  # the callback's: in the link before it serves
             base = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
-            async with OAuth(lambda: config.servers, stores.tokens, base, stores.signins) as oauth:
-                url, secret = await oauth.begin(server, identity)
-                if url is None:
-                    say(f"Signed in to {server} as {identity.name} already.")
-                    return 0
+            oauth = await stack.enter_async_context(OAuth(lambda: config.servers, stores.tokens, base, stores.signins))
+            url, secret = await oauth.begin(server, identity)
+            if url is None:
+                say(f"Signed in to {server} as {identity.name} already.")
+                return 0
 
-                async def callback(request: Request) -> PlainTextResponse:
-                    q = request.query_params
-                    try:
-                        done, who = await oauth.finish(q.get("state", ""), q.get("code", ""), q.get("iss"), secret)
-                        said.append(f"Signed in to {done} as {who.name}.")
-                        return PlainTextResponse(f"{said[0]} You can close this tab.")
-                    except GatewayError as exc:
-                        said.append(f"Not signed in: {exc}")
-                        return PlainTextResponse(said[0], 403)
-                    finally:
-                        outcome.set()
+            async def callback(request: Request) -> PlainTextResponse:
+                q = request.query_params
+                try:
+                    done, who = await oauth.finish(q.get("state", ""), q.get("code", ""), q.get("iss"), secret)
+                    said.append(f"Signed in to {done} as {who.name}.")
+                    return PlainTextResponse(f"{said[0]} You can close this tab.")
+                except GatewayError as exc:
+                    said.append(f"Not signed in: {exc}")
+                    return PlainTextResponse(said[0], 403)
+                finally:
+                    outcome.set()
 
-                app = Starlette(routes=[Route("/oauth/callback", callback)])
-                web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(web.serve, sockets)
-                    say(f"Sign in to {server}: {url}")
-                    if browse:
-                        webbrowser.open(url)
-                    with anyio.move_on_after(SIGN_IN_S):
-                        await outcome.wait()
-                    web.should_exit = True
+            app = Starlette(routes=[Route("/oauth/callback", callback)])
+            web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(web.serve, sockets)
+                say(f"Sign in to {server}: {url}")
+                if browse:
+                    webbrowser.open(url)
+                with anyio.move_on_after(SIGN_IN_S):
+                    await outcome.wait()
+                web.should_exit = True
     except GatewayError as exc:
         print(f"gateway login: {exc}", file=sys.stderr)  # noqa: T201
         return 1

@@ -92,11 +92,12 @@ async def _serve_ui(gateway: Gateway, host: str, port: int) -> None:
                 exc.strerror or exc,
             )
             return
-        await _page(gateway, host, port, sockets)
+        await _page(gateway, host, sockets)
 
 
-async def _page(gateway: Gateway, host: str, port: int, sockets: list[socket.socket]) -> None:
+async def _page(gateway: Gateway, host: str, sockets: list[socket.socket]) -> None:
     config = gateway.config
+    port = sockets[0].getsockname()[1]  # the one given, or the one the system chose for 0
     assert gateway.publisher is not None  # `stdio` records when asked for the page
     security = TransportSecuritySettings(
         allowed_hosts=config.listen.allowed_hosts, allowed_origins=config.listen.allowed_origins

@@ -7,7 +7,6 @@
 import gzip
 import os
 import signal
-import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from starlette.routing import Route
 
 from gateway import telemetry
 from gateway.app.gateway import Gateway
+from gateway.app.listening import listening
 from gateway.config import TelemetryConfig, load_config
 from tests.harness import connected, gateway_params, kitchen, text_of, write_config
 
@@ -182,15 +182,13 @@ def _value(value: Any) -> Any:
 @pytest.fixture
 async def otlp() -> AsyncIterator[tuple[OtlpReceiver, int]]:
     receiver = OtlpReceiver()
-    # Bound before uvicorn starts: the kernel queues connections, so the gateway can send at once.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(16)
-        port: int = sock.getsockname()[1]
+    # Listening before uvicorn starts: the kernel queues connections, so the gateway can send at once.
+    with listening("127.0.0.1", 0) as sockets:
+        port: int = sockets[0].getsockname()[1]
         config = uvicorn.Config(receiver.app, log_config=None, access_log=False, lifespan="off")
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
+            tg.start_soon(server.serve, sockets)
             try:
                 yield receiver, port
             finally:

@@ -2,7 +2,6 @@
 a resource only an ended session watched is left at its server."""
 
 import gc
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 import uvicorn
 
 from gateway.app.gateway import Gateway
+from gateway.app.listening import listening
 from gateway.app.serve import http_app
 from gateway.config import load_config
 from gateway.downstreams.downstream import Downstream
@@ -31,15 +31,13 @@ async def in_process(gateway: Gateway) -> AsyncIterator[str]:
     """The gateway served over HTTP in this process (its state can be looked at), as `gateway serve` would."""
     config = gateway.config
     app = http_app(gateway, authenticator(config.auth, config.listen))
-    # Bound and listening before uvicorn starts: the kernel queues connections, so the test can connect at once.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(64)
+    # Listening before uvicorn starts: the kernel queues connections, so the test can connect at once.
+    with listening("127.0.0.1", 0) as sockets:
         server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
         async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
+            tg.start_soon(server.serve, sockets)
             try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+                yield f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
             finally:
                 server.should_exit = True
 
