@@ -124,20 +124,24 @@ class TaskRunner:
         self._tell = tell
         self._tg: anyio.abc.TaskGroup | None = None
         self._running: dict[tuple[str, str], _Running] = {}
+        self._settling: set[tuple[str, str]] = set()
+        """Tasks whose call ended here and whose result is being stored (again, after a refusal): still alive."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["TaskRunner"]:
         """Calls run in a task group of its own while inside, and the heartbeat of those stored as tasks."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            tg.start_soon(
-                beating, self.records, lambda: [k for k, r in self._running.items() if r.stored], self.heartbeat_s
-            )
+            tg.start_soon(beating, self.records, self._alive, self.heartbeat_s)
             try:
                 yield self
             finally:
                 self._tg = None
                 tg.cancel_scope.cancel()
+
+    def _alive(self) -> list[tuple[str, str]]:
+        """The tasks this replica answers for: running as tasks, or ended with their result on its way to the store."""
+        return [*(key for key, running in self._running.items() if running.stored), *self._settling]
 
     def __len__(self) -> int:
         return len(self._running)
@@ -216,7 +220,11 @@ class TaskRunner:
         # resumes, and whoever reads it ended must find nothing kept in memory. The call has ended: a cancel from now
         # on is settled in the store alone, where the first to settle wins.
         self._running.pop((owner, task_id), None)
-        stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
+        self._settling.add((owner, task_id))  # alive meanwhile: its mark kept, no reader fails it between tries
+        try:
+            stored = await settled(lambda record: self.records.settle(owner, task_id, record), ended, task_id)
+        finally:
+            self._settling.discard((owner, task_id))
         if stored is not None:
             await self._tell(caller.key, wire(stored))
 
@@ -228,8 +236,10 @@ class TaskRunner:
 
     async def _checked(self, owner: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
         """The record, or (still working, its runner gone) the record settled `failed`."""
-        if record is None or record["status"] in TERMINAL or (owner, record["taskId"]) in self._running:
-            return record  # running here: alive by definition
+        if record is None or record["status"] in TERMINAL:
+            return record
+        if (key := (owner, record["taskId"])) in self._running or key in self._settling:
+            return record  # running here, or its result on its way to the store: alive by definition
         return await self.records.reap(owner, record["taskId"], lapsed(record, _now()))
 
     async def result(self, owner: str, task_id: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ class Refusing:
         self.refusals = refusals
         self.results_only = results_only
         self.refused = 0
+        self.first_refusal = anyio.Event()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.records, name)
@@ -36,6 +37,7 @@ class Refusing:
     async def settle(self, owner: str, task_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         if self.refused < self.refusals and ("result" in record or not self.results_only):
             self.refused += 1
+            self.first_refusal.set()
             raise StoreUnavailable("the test's store", "it refuses to settle")
         return await self.records.settle(owner, task_id, record)
 
@@ -60,6 +62,22 @@ async def test_a_result_the_store_refused_once_is_stored_again(tmp_path: Path) -
             result = await send(client, "tasks/result", {"taskId": tid})
         assert result["content"][0]["text"] == "xxx" and store.refused == 1
         assert (await send(client, "tasks/get", {"taskId": tid}))["status"] == "completed"
+
+
+async def test_a_task_whose_result_waits_to_be_stored_again_is_not_failed_by_a_reader_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The reader asks only once the call has ended and the store refused its result, twice: the pauses before the
+    next tries (0.5 s, 1 s) outlast the task's mark (6 beats of 50 ms) and a reader's look (every 0.5 s), and the
+    task is alive all the same — its result is coming."""
+    async with refusing(tmp_path, 2) as (client, store):
+        tid = (await as_task(client, "t.hold", {"key": "m"}))["taskId"]
+        await anyio.sleep(0.05 * 3)  # the clock itself: beats mark the task alive (a call shorter than one is not)
+        assert not (await client.call_tool("t.release", {"key": "m"})).is_error
+        with anyio.fail_after(10):
+            await store.first_refusal.wait()
+            result = await send(client, "tasks/result", {"taskId": tid})
+        assert result["content"][0]["text"] == "held m released" and store.refused == 2
 
 
 async def test_a_result_the_store_always_refuses_ends_the_task_failed_saying_why(
